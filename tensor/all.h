@@ -1,0 +1,15 @@
+// Everything in the tensor layer, for programs and tutorials: #include "tensor/all.h"
+#pragma once
+
+#include "tensor/dtype.h"
+#include "tensor/elementwise.h"
+#include "tensor/error.h"
+#include "tensor/index.h"
+#include "tensor/map.h"
+#include "tensor/matmul.h"
+#include "tensor/parallel.h"
+#include "tensor/print.h"
+#include "tensor/random.h"
+#include "tensor/reduce.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"

@@ -1,0 +1,40 @@
+// The exceptions every gradformer function throws. Each message names the operation and the
+// shapes or values involved, e.g. "matmul: inner dimensions differ: a is [4, 3], b is [5, 2]".
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace gradformer {
+
+/// Root of every error a user of the library can cause. Catch this one to catch them all.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// Shapes that do not fit the operation (do not broadcast, wrong rank, inner dims differ, ...).
+struct ShapeError : Error {
+  using Error::Error;
+};
+/// A dtype the operation does not accept, or two operands whose dtypes differ.
+struct DTypeError : Error {
+  using Error::Error;
+};
+/// An index or dimension outside the valid range.
+struct IndexError : Error {
+  using Error::Error;
+};
+/// An argument whose value is out of its domain (a negative size, a zero step, ...).
+struct ValueError : Error {
+  using Error::Error;
+};
+
+/// Streams every argument into one string: message("add: ", a.shape(), " and ", b.shape()).
+template <class... Parts>
+std::string message(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+}  // namespace gradformer

@@ -1,0 +1,79 @@
+#include "tensor/random.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace gradformer {
+
+// PCG32's seeding routine (pcg32_srandom): the stream picks the (odd) increment, the seed is mixed
+// in by two steps.
+Generator::Generator(uint64_t seed, uint64_t stream) : increment_((stream << 1u) | 1u) {
+  next_u32();
+  state_ += seed;
+  next_u32();
+}
+
+uint32_t Generator::next_u32() {
+  const uint64_t old = state_;
+  state_ = old * 6364136223846793005ULL + increment_;  // a 64-bit linear congruential step...
+  const auto xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
+  const auto rotation = static_cast<uint32_t>(old >> 59u);
+  return (xorshifted >> rotation) | (xorshifted << ((32u - rotation) & 31u));  // ...output permuted
+}
+
+double Generator::uniform() {
+  const uint64_t bits = (static_cast<uint64_t>(next_u32()) << 32 | next_u32()) >> 11;  // 53 bits
+  return static_cast<double>(bits) * 0x1.0p-53;
+}
+
+double Generator::normal() {
+  // Box-Muller: for u1, u2 uniform in (0, 1], sqrt(-2 ln u1) cos(2 pi u2) is standard normal.
+  const double u1 = 1.0 - uniform(), u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+int64_t Generator::integer(int64_t lo, int64_t hi) {
+  if (lo >= hi) throw ValueError(message("randint: empty range [", lo, ", ", hi, ")"));
+  const uint64_t range = static_cast<uint64_t>(hi - lo);
+  // Reject the top sliver of 64-bit values that would make some results more likely.
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % range;
+  for (;;) {
+    const uint64_t x = static_cast<uint64_t>(next_u32()) << 32 | next_u32();
+    if (x < limit) return lo + static_cast<int64_t>(x % range);
+  }
+}
+
+// Fills t (contiguous, fresh) in row-major order, so the numbers do not depend on the thread count.
+template <class Draw>
+static Tensor fill_random(const Shape& shape, DType dtype, const char* op, Draw draw) {
+  Tensor t = Tensor::empty(shape, dtype);
+  dispatch_floating(dtype, op, [&]<class T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(draw());
+  });
+  return t;
+}
+
+Tensor rand(const Shape& shape, Generator& gen, DType dtype) {
+  return fill_random(shape, dtype, "rand", [&] { return gen.uniform(); });
+}
+Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype) {
+  if (!(lo <= hi)) throw ValueError(message("uniform: lower bound ", lo, " is above upper bound ", hi));
+  return fill_random(shape, dtype, "uniform", [&] { return lo + (hi - lo) * gen.uniform(); });
+}
+Tensor randn(const Shape& shape, Generator& gen, DType dtype) {
+  return fill_random(shape, dtype, "randn", [&] { return gen.normal(); });
+}
+Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType dtype) {
+  if (!(std >= 0)) throw ValueError(message("normal: standard deviation must be >= 0, got ", std));
+  return fill_random(shape, dtype, "normal", [&] { return mean + std * gen.normal(); });
+}
+Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen) {
+  if (lo >= hi) throw ValueError(message("randint: empty range [", lo, ", ", hi, ")"));
+  Tensor t = Tensor::empty(shape, DType::Int64);
+  int64_t* p = t.data<int64_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = gen.integer(lo, hi);
+  return t;
+}
+
+}  // namespace gradformer

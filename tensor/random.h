@@ -1,0 +1,40 @@
+// A seedable random generator with the same sequence on every machine: PCG32 (O'Neill, 2014),
+// whose integer output is defined bit for bit, unlike std::normal_distribution's, which each
+// standard library implements its own way. Uniform numbers come from the integer bits alone;
+// normal ones add one log, sqrt and cos (Box-Muller), which every IEEE libm rounds alike to
+// within an ulp or so.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "tensor/tensor.h"
+
+namespace gradformer {
+
+class Generator {
+ public:
+  /// Seeded as PCG32's reference pcg32_srandom(seed, stream): generators with different streams
+  /// give independent sequences for the same seed.
+  explicit Generator(uint64_t seed = 0, uint64_t stream = 0);
+  uint32_t next_u32();
+  double uniform();  // in [0, 1), 53 random bits
+  double normal();   // mean 0, standard deviation 1
+  /// Uniform integer in [lo, hi) without modulo bias. ValueError if lo >= hi.
+  int64_t integer(int64_t lo, int64_t hi);
+
+  /// The whole state, to save in a checkpoint and restore for an exact resume.
+  std::array<uint64_t, 2> state() const { return {state_, increment_}; }
+  void set_state(const std::array<uint64_t, 2>& s) { state_ = s[0], increment_ = s[1]; }
+
+ private:
+  uint64_t state_ = 0, increment_ = 0;
+};
+
+Tensor rand(const Shape& shape, Generator& gen, DType dtype = DType::Float32);   // U[0, 1)
+Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype = DType::Float32);
+Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::Float32);  // N(0, 1)
+Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType dtype = DType::Float32);
+Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);      // int64 in [lo, hi)
+
+}  // namespace gradformer

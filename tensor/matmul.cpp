@@ -1,22 +1,95 @@
-// Reference implementation: correct for every shape and stride, not yet fast.
-// (The packed, cache-blocked SIMD kernel replaces the inner product below.)
+// matmul: shapes, batching and broadcasting, and the choice of kernel. The arithmetic is in
+// gemm.cpp (the blocked loops) and gemm_kernel_*.cpp (the micro-kernels).
+//   a: [..., M, K], b: [..., K, N] -> out: [..., M, N]
 #include "tensor/matmul.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string_view>
+
+#include "tensor/gemm.h"
 #include "tensor/parallel.h"
 
 namespace gradformer {
+namespace detail {
+
+bool avx2_available() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return cpu_ok && avx2_kernels<float>() != nullptr;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+MatmulKernel resolve(MatmulKernel k) {
+  if (k == MatmulKernel::Auto) return avx2_available() ? MatmulKernel::Avx2 : MatmulKernel::Portable;
+  return k;
+}
+
+MatmulKernel initial_kernel() {
+  const char* env = std::getenv("GRADFORMER_MATMUL");
+  const std::string_view choice = env ? env : "";
+  if (choice == "portable") return MatmulKernel::Portable;
+  return resolve(MatmulKernel::Auto);  // "avx2" or unset: the fastest this CPU can run
+}
+
+std::atomic<MatmulKernel>& current_kernel() {
+  static std::atomic<MatmulKernel> kernel{initial_kernel()};
+  return kernel;
+}
+
+}  // namespace
+
+template <class T>
+const MicroKernels<T>& active_kernels() {
+  if (current_kernel().load(std::memory_order_relaxed) == MatmulKernel::Avx2) return *avx2_kernels<T>();
+  return portable_kernels<T>();
+}
+template const MicroKernels<float>& active_kernels<float>();
+template const MicroKernels<double>& active_kernels<double>();
+
+}  // namespace detail
+
+bool matmul_avx2_available() { return detail::avx2_available(); }
+
+void set_matmul_kernel(MatmulKernel kernel) {
+  if (kernel == MatmulKernel::Avx2 && !detail::avx2_available())
+    throw ValueError("set_matmul_kernel: the AVX2 kernel is not available (not built in, or the CPU lacks AVX2/FMA)");
+  detail::current_kernel().store(detail::resolve(kernel));
+}
+
+MatmulKernel matmul_kernel() { return detail::current_kernel().load(); }
+
+namespace {
+
+// Below this many flops per product, a batch is split between threads by whole products rather
+// than each product by rows: attention's many 64 x 64 products each take a few microseconds, less
+// than waking a thread costs.
+constexpr double kBatchSplitFlops = 32e6;
+// ...and a thread gets at least this much work (about 10 µs), else the batch stays on one thread.
+constexpr double kMinBatchFlopsPerThread = 1e6;
+
+}  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) throw ValueError("matmul: undefined tensor");
   if (a.dim() < 2 || b.dim() < 2)
     throw ShapeError(message("matmul: both operands need at least 2 dimensions, a is ", a.shape(), ", b is ", b.shape()));
   if (a.dtype() != b.dtype()) throw DTypeError(message("matmul: dtypes differ: ", a.dtype(), " and ", b.dtype()));
+  if (!is_floating(a.dtype()))
+    throw DTypeError(message("matmul: expected a floating dtype (float32 or float64), got ", a.dtype()));
   const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   if (b.size(-2) != K)
     throw ShapeError(message("matmul: inner dimensions differ: a is ", a.shape(), ", b is ", b.shape()));
 
-  // Broadcast the batch dimensions, then view both operands as [batch..., rows, cols].
-  Shape a_batch(std::span(a.shape().begin(), a.shape().end() - 2));
-  Shape b_batch(std::span(b.shape().begin(), b.shape().end() - 2));
+  // Broadcast the batch dimensions: a size-1 (or missing) batch dimension gets stride 0, so every
+  // batch element of the output finds its operands by the same stride arithmetic.
+  const Shape a_batch(std::span(a.shape().begin(), a.shape().end() - 2));
+  const Shape b_batch(std::span(b.shape().begin(), b.shape().end() - 2));
   const Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
   Shape a_full = batch, b_full = batch, out_shape = batch;
   a_full.push_back(M), a_full.push_back(K);
@@ -25,32 +98,36 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const Tensor A = a.expand(a_full), B = b.expand(b_full);
   Tensor out = Tensor::empty(out_shape, a.dtype());
   const int64_t batches = batch.numel();
+  if (out.numel() == 0) return out;
   const int r = batch.rank();
 
   dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
+    const detail::MicroKernels<T>& uk = detail::active_kernels<T>();
     const T* pa = A.data<T>();
     const T* pb = B.data<T>();
-    T* po = out.data<T>();
-    const int64_t sam = A.strides()[r], sak = A.strides()[r + 1];
-    const int64_t sbk = B.strides()[r], sbn = B.strides()[r + 1];
-    parallel_for(0, batches * M, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t row = lo; row < hi; ++row) {
-        const int64_t bi = row / M, i = row % M;
-        int64_t oa = 0, ob = 0;
-        for (int64_t d = r - 1, rem = bi; d >= 0; --d) {
-          const int64_t idx = rem % batch[static_cast<int>(d)];
-          rem /= batch[static_cast<int>(d)];
-          oa += idx * A.strides()[static_cast<int>(d)];
-          ob += idx * B.strides()[static_cast<int>(d)];
-        }
-        T* c = po + row * N;
-        for (int64_t j = 0; j < N; ++j) c[j] = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const T aik = pa[oa + i * sam + k * sak];
-          for (int64_t j = 0; j < N; ++j) c[j] += aik * pb[ob + k * sbk + j * sbn];
-        }
+    T* pc = out.data<T>();
+    // out[bi] = A[bi] · B[bi]: the flat batch index bi is unravelled into each operand's offset.
+    auto product = [&](int64_t bi, int threads) {
+      int64_t oa = 0, ob = 0;
+      for (int64_t d = r - 1, rest = bi; d >= 0; --d) {
+        const int dim = static_cast<int>(d);
+        oa += rest % batch[dim] * A.strides()[dim];
+        ob += rest % batch[dim] * B.strides()[dim];
+        rest /= batch[dim];
       }
-    });
+      detail::gemm<T>(uk, M, N, K, {pa + oa, A.strides()[r], A.strides()[r + 1]},
+                      {pb + ob, B.strides()[r], B.strides()[r + 1]}, pc + bi * M * N, N, threads);
+    };
+    const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    if (batches > 1 && (flops < kBatchSplitFlops || batches >= 4 * num_threads())) {
+      // many products: one thread per group of whole products
+      const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / flops));
+      parallel_for(0, batches, grain, [&](int64_t lo, int64_t hi) {
+        for (int64_t bi = lo; bi < hi; ++bi) product(bi, 1);
+      });
+    } else {
+      for (int64_t bi = 0; bi < batches; ++bi) product(bi, num_threads());
+    }
   });
   return out;
 }

@@ -1,0 +1,252 @@
+// The BLIS/Goto matrix multiply: five loops around one register-blocked micro-kernel.
+//
+//   C[M, N] = A[M, K] · B[K, N]
+//
+//   loop 5, jc  (NC columns of B and C)       B[K, NC] slice
+//    loop 4, pc  (KC of the K dimension)      pack B[KC, NC] into KC x NR panels  -> lives in L3
+//     loop 3, ic  (MC rows of A and C)        pack A[MC, KC] into MR x KC panels  -> lives in L2
+//      loop 2, jr  (NR columns)               one KC x NR panel of packed B       -> lives in L1
+//       loop 1, ir  (MR rows)                 one MR x KC panel of packed A, streamed from L2
+//        micro-kernel                         C[MR, NR] in registers, k = 0..KC-1
+//
+// Each loop exists to keep one operand in one level of the cache while the loop inside it reuses
+// it, so the micro-kernel's loads hit L1 or L2 instead of memory. Packing copies each block once
+// into the exact order the micro-kernel reads it (unit stride, 64-byte aligned, zero-padded to
+// whole MR x NR tiles), which also absorbs any transposition: a transposed operand is just another
+// pair of strides to the packing loops, never a copy of the whole matrix.
+//
+// Block sizes for this machine (AMD EPYC Zen 3: 32 KiB L1d, 512 KiB L2 per core, 32 MiB L3):
+//   KC = 256: the B micro-panel, KC x NR = 256 x 16 floats = 16 KiB (256 x 8 doubles, also
+//             16 KiB), fills half of L1, leaving the other half for the A micro-panel being
+//             streamed (6 x 256 x 4 B = 6 KiB) and the C tile. A larger KC would push the B
+//             panel out of L1; a smaller one would re-read and re-write C more often (C is loaded
+//             and stored once per KC step).
+//   MC = 144 floats (72 doubles): the packed A block, MC x KC = 144 x 256 x 4 B = 144 KiB, sits in
+//             L2 with room to spare for the B micro-panels passing through on their way to L1.
+//             A multiple of MR = 6.
+//   NC = 4080: the packed B block, KC x NC = 256 x 4080 x 4 B ≈ 4 MiB, lives in L3 (32 MiB, shared
+//             by the cores); a multiple of NR. Most products in a Transformer have N < NC, so
+//             loop 5 runs once.
+// Threads: loop 3's rows are split evenly between threads in whole MR strips; the threads share
+// the packed B (each packs its own A). Every element of C is computed by one thread, with the same
+// blocking and k order whatever the thread count, so results never depend on it.
+#include "tensor/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "tensor/parallel.h"
+
+namespace gradformer::detail {
+namespace {
+
+constexpr int64_t kKC = 256;
+constexpr int64_t kMCBytes = 144 * 256 * 4;  // the packed A block: MC x KC elements
+constexpr int64_t kNC = 4080;
+// Below this many flops a product is not worth waking another thread for (about 40 µs on one core).
+constexpr double kMinFlopsPerThread = 4e6;
+// Products up to this many multiply-adds take the small path (no packing of A): at 64 x 64 x 64
+// copying A into panels costs more than the faster reads save.
+constexpr int64_t kSmallMaxMNK = 96 * 96 * 96;
+
+struct Blocking {
+  int64_t kc, mc, nc;
+};
+
+template <class T>
+Blocking blocking_for(const MicroKernels<T>& uk) {
+  const int64_t mc = std::max<int64_t>(uk.mr, kMCBytes / (kKC * static_cast<int64_t>(sizeof(T))) / uk.mr * uk.mr);
+  return {kKC, mc, kNC / uk.nr * uk.nr};
+}
+
+// A 64-byte aligned scratch buffer that grows but is never shrunk: each thread keeps its own, so
+// packing does not allocate on every call.
+class ScratchBuffer {
+ public:
+  ~ScratchBuffer() { release(); }
+  template <class T>
+  T* get(int64_t count) {
+    const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+    if (bytes > bytes_) {
+      release();
+      data_ = ::operator new(bytes, std::align_val_t{64});
+      bytes_ = bytes;
+    }
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void release() {
+    if (data_) ::operator delete(data_, std::align_val_t{64});
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+thread_local ScratchBuffer packed_a_buffer, packed_b_buffer;
+
+// Runs fn(lo, hi) over [0, n) on up to `threads` threads of the pool.
+template <class F>
+void split(int threads, int64_t n, F&& fn) {
+  if (threads <= 1 || n <= 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  parallel_for(0, n, (n + threads - 1) / threads, fn);
+}
+
+// ---- packing --------------------------------------------------------------------------------
+
+// One KC x NR panel of B: dst[k * NR + j] = B(k, j) for j < n, zero for n <= j < NR.
+//   b points at B(0, 0) of the panel; B(k, j) = b[k * rs + j * cs].
+template <class T>
+void pack_b_panel(int64_t kc, int n, int nr, const T* b, int64_t rs, int64_t cs, T* dst) {
+  if (cs == 1 && n == nr) {  // rows of B are contiguous: copy them
+    for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * nr, b + k * rs, sizeof(T) * static_cast<size_t>(nr));
+    return;
+  }
+  if (n < nr)
+    for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * nr + n, dst + (k + 1) * nr, T(0));
+  if (rs == 1) {  // B is stored transposed: each column is contiguous
+    for (int j = 0; j < n; ++j) {
+      const T* col = b + j * cs;
+      for (int64_t k = 0; k < kc; ++k) dst[k * nr + j] = col[k];
+    }
+  } else {
+    for (int64_t k = 0; k < kc; ++k)
+      for (int j = 0; j < n; ++j) dst[k * nr + j] = b[k * rs + j * cs];
+  }
+}
+
+// One MR x KC panel of A: dst[k * MR + r] = A(r, k) for r < m, zero for m <= r < MR.
+//   a points at A(0, 0) of the panel; A(r, k) = a[r * rs + k * cs].
+template <class T>
+void pack_a_panel(int64_t kc, int m, int mr, const T* a, int64_t rs, int64_t cs, T* dst) {
+  if (rs == 1 && m == mr) {  // A is stored transposed: each column of the panel is contiguous
+    for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * mr, a + k * cs, sizeof(T) * static_cast<size_t>(mr));
+    return;
+  }
+  if (m < mr)
+    for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * mr + m, dst + (k + 1) * mr, T(0));
+  if (cs == 1) {  // rows of A are contiguous
+    for (int r = 0; r < m; ++r) {
+      const T* row = a + r * rs;
+      for (int64_t k = 0; k < kc; ++k) dst[k * mr + r] = row[k];
+    }
+  } else {
+    for (int64_t k = 0; k < kc; ++k)
+      for (int r = 0; r < m; ++r) dst[k * mr + r] = a[r * rs + k * cs];
+  }
+}
+
+}  // namespace
+
+// ---- the five loops -------------------------------------------------------------------------
+
+template <class T>
+void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
+                 int64_t ldc, int threads) {
+  const Blocking bs = blocking_for(uk);
+  const int64_t MR = uk.mr, NR = uk.nr;
+  const int64_t nc_max = std::min(bs.nc, (N + NR - 1) / NR * NR);
+  T* packed_b = packed_b_buffer.get<T>(bs.kc * nc_max);  // this thread's; the others read it
+
+  for (int64_t jc = 0; jc < N; jc += bs.nc) {  // loop 5: NC columns of C
+    const int64_t nc = std::min(bs.nc, N - jc);
+    const int64_t b_panels = (nc + NR - 1) / NR;
+    for (int64_t pc = 0; pc < K; pc += bs.kc) {  // loop 4: a KC slice of K
+      const int64_t kc = std::min(bs.kc, K - pc);
+      // B[pc:pc+kc, jc:jc+nc] -> b_panels panels of kc x NR, panel p at packed_b + p * kc * NR
+      split(threads, b_panels, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          const int n = static_cast<int>(std::min(NR, nc - p * NR));
+          pack_b_panel(kc, n, uk.nr, B.data + pc * B.rs + (jc + p * NR) * B.cs, B.rs, B.cs, packed_b + p * kc * NR);
+        }
+      });
+      // Rows of C split between threads in whole MR strips; each thread walks its rows MC at a time.
+      const int64_t strips = (M + MR - 1) / MR;
+      split(threads, strips, [&](int64_t lo, int64_t hi) {
+        const int64_t row_end = std::min(M, hi * MR);
+        T* packed_a = packed_a_buffer.get<T>(bs.mc * kc);
+        for (int64_t ic = lo * MR; ic < row_end; ic += bs.mc) {  // loop 3: MC rows of C
+          const int64_t mc = std::min(bs.mc, row_end - ic);
+          // A[ic:ic+mc, pc:pc+kc] -> panels of MR x kc, panel q at packed_a + q * kc * MR
+          for (int64_t q = 0; q * MR < mc; ++q) {
+            const int m = static_cast<int>(std::min(MR, mc - q * MR));
+            pack_a_panel(kc, m, uk.mr, A.data + (ic + q * MR) * A.rs + pc * A.cs, A.rs, A.cs, packed_a + q * kc * MR);
+          }
+          for (int64_t jr = 0; jr < nc; jr += NR) {  // loop 2: one KC x NR panel of B, in L1
+            const int n = static_cast<int>(std::min(NR, nc - jr));
+            const T* bp = packed_b + (jr / NR) * kc * NR;
+            for (int64_t ir = 0; ir < mc; ir += MR) {  // loop 1: one MR x KC panel of A, from L2
+              const int m = static_cast<int>(std::min(MR, mc - ir));
+              uk.packed(kc, packed_a + (ir / MR) * kc * MR, bp, c + (ic + ir) * ldc + jc + jr, ldc, m, n, pc > 0);
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+// ---- the small path -------------------------------------------------------------------------
+
+// For attention-sized products (64 x 64 x 64) everything fits in L1 already, and packing A would
+// cost a good share of the multiply itself. A is read in place through its strides; B is read in
+// place when its rows are contiguous, else packed once into K x NR panels (a transposed B, as in
+// Q·Kᵀ). Loop order: each B panel (K x NR) stays in L1 while all of A's rows pass over it.
+template <class T>
+void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
+                int64_t ldc) {
+  const int64_t MR = uk.mr, NR = uk.nr;
+  const T* b = B.data;
+  int64_t rsb = B.rs, panel_stride = NR;  // B(k, jr + j) = b[(jr / NR) * panel_stride + k * rsb + j]
+  if (B.cs != 1) {
+    const int64_t panels = (N + NR - 1) / NR;
+    T* packed = packed_b_buffer.get<T>(panels * K * NR);
+    for (int64_t p = 0; p < panels; ++p)
+      pack_b_panel(K, static_cast<int>(std::min(NR, N - p * NR)), uk.nr, B.data + p * NR * B.cs, B.rs, B.cs,
+                   packed + p * K * NR);
+    b = packed, rsb = NR, panel_stride = K * NR;
+  }
+  for (int64_t jr = 0; jr < N; jr += NR) {
+    const int n = static_cast<int>(std::min(NR, N - jr));
+    const T* bp = b + (jr / NR) * panel_stride;
+    for (int64_t ir = 0; ir < M; ir += MR) {
+      const int m = static_cast<int>(std::min(MR, M - ir));
+      uk.unpacked(K, A.data + ir * A.rs, A.rs, A.cs, bp, rsb, c + ir * ldc + jr, ldc, m, n);
+    }
+  }
+}
+
+bool use_small_path(int64_t M, int64_t N, int64_t K) { return M * N * K <= kSmallMaxMNK; }
+
+template <class T>
+void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
+          int64_t ldc, int threads) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // an empty sum: C = 0
+    for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, T(0));
+    return;
+  }
+  if (use_small_path(M, N, K)) return gemm_small(uk, M, N, K, A, B, c, ldc);
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  threads = static_cast<int>(std::clamp<double>(flops / kMinFlopsPerThread, 1, std::max(threads, 1)));
+  gemm_packed(uk, M, N, K, A, B, c, ldc, threads);
+}
+
+#define GF_INSTANTIATE(T)                                                                                        \
+  template void gemm<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,         \
+                        int64_t, int);                                                                            \
+  template void gemm_packed<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,  \
+                               int64_t, int);                                                                     \
+  template void gemm_small<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,   \
+                              int64_t);
+GF_INSTANTIATE(float)
+GF_INSTANTIATE(double)
+#undef GF_INSTANTIATE
+
+}  // namespace gradformer::detail

@@ -1,0 +1,72 @@
+// Internal interface of the matrix multiply (not part of the public API; see matmul.h).
+//
+// gemm computes C[M, N] = A[M, K] · B[K, N] on raw pointers. A and B are read through arbitrary
+// row and column strides (a transposed operand is just a pair of swapped strides), C is written
+// with unit column stride and row stride ldc. Two ways to get there:
+//   - gemm_packed: the BLIS/Goto algorithm, five loops around a register-blocked micro-kernel,
+//     with A and B copied ("packed") into cache-sized, zero-padded panels (gemm.cpp);
+//   - gemm_small: no packing of A, for products so small that copying costs more than it saves.
+// The micro-kernels themselves live in gemm_kernel_avx2.cpp (x86-64 with AVX2 and FMA) and
+// gemm_kernel_portable.cpp (plain C++, everywhere). This header includes nothing of the library,
+// so the file compiled with -mavx2 emits no inline function a non-AVX2 file could end up using.
+#pragma once
+
+#include <cstdint>
+
+namespace gradformer::detail {
+
+/// A read-only strided matrix: element (i, j) is data[i * rs + j * cs].
+template <class T>
+struct MatrixRef {
+  const T* data;
+  int64_t rs, cs;
+};
+
+/// The register-blocked micro-kernels for one element type. Each computes one MR x NR tile of C
+/// in registers; the loops in gemm.cpp feed them.
+template <class T>
+struct MicroKernels {
+  int mr, nr;  // tile shape: MR rows of C, NR columns
+  /// c[0:m, 0:n] = (accumulate ? c : 0) + sum_k a_k ⊗ b_k over k < kc, where
+  ///   a: packed MR x kc panel, a[k * MR + r] (64-byte aligned, zero-padded beyond the valid rows),
+  ///   b: packed kc x NR panel, b[k * NR + j] (64-byte aligned, zero-padded beyond the valid columns).
+  /// The whole MR x NR tile is computed; only the valid m x n part (m <= MR, n <= NR) is written.
+  void (*packed)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m, int n, bool accumulate);
+  /// c[0:m, 0:n] = sum_k A(r, k) B(k, j) over k < kc, without packing:
+  ///   A(r, k) = a[r * rsa + k * csa] for r < m (any strides),
+  ///   B(k, j) = b[k * rsb + j] for j < n (unit column stride; only columns < n are read).
+  void (*unpacked)(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc,
+                   int m, int n);
+};
+
+// The kernel sets. avx2_kernels returns nullptr when the AVX2 kernels were not compiled in
+// (GRADFORMER_AVX2=OFF or not x86-64); the caller also checks the CPU before using them.
+template <class T> const MicroKernels<T>* avx2_kernels();
+template <class T> const MicroKernels<T>& portable_kernels();
+
+/// True when this build has the AVX2 kernels and this CPU can run them.
+bool avx2_available();
+/// The kernels matmul uses now: AVX2 when available and not overridden (set_matmul_kernel or
+/// GRADFORMER_MATMUL=portable), else portable.
+template <class T> const MicroKernels<T>& active_kernels();
+
+/// C[M, N] = A[M, K] · B[K, N]; C rows at c + i * ldc. K may be 0 (C becomes zeros).
+/// threads > 1 splits the rows of C across the pool's threads (each element of C is still
+/// computed by one thread in the same order, so the result does not depend on `threads`).
+template <class T>
+void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
+          int64_t ldc, int threads);
+
+/// The two algorithms gemm chooses between, exposed for tests, the benchmark and the tutorial.
+template <class T>
+void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
+                 int64_t ldc, int threads);
+template <class T>
+void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
+                int64_t ldc);
+
+/// Whether gemm takes the small (unpacked) path for this shape. Depends on the shape only, never on
+/// the thread count, so results are the same for every thread count.
+bool use_small_path(int64_t M, int64_t N, int64_t K);
+
+}  // namespace gradformer::detail

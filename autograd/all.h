@@ -1,0 +1,15 @@
+// Everything in the autograd layer (and the tensor layer under it): #include "autograd/all.h"
+#pragma once
+
+#include "autograd/anomaly.h"
+#include "autograd/arithmetic.h"
+#include "autograd/gradcheck.h"
+#include "autograd/graph_dot.h"
+#include "autograd/index.h"
+#include "autograd/matmul.h"
+#include "autograd/node.h"
+#include "autograd/pointwise.h"
+#include "autograd/reduce.h"
+#include "autograd/variable.h"
+#include "autograd/views.h"
+#include "tensor/all.h"

@@ -1,0 +1,175 @@
+// The backward engine: the chain rule applied to the whole graph, in topological order.
+//
+//   1. Order: list the nodes so that every node comes after all the nodes that use its output.
+//      A depth-first search gives that order (reversed post-order), done with an explicit stack:
+//      micrograd's recursive build_topo would need one C++ stack frame per op, and a 100,000-op
+//      chain overflows the stack.
+//   2. Propagate: seed dL/d(root), then visit the nodes in that order. When a node is visited,
+//      every op that used its output has already added its contribution, so its gradient is
+//      complete; its backward function turns it into gradients for its inputs, which are added
+//      (+=, never =) into their slots: a value used twice receives both contributions.
+//   3. Free: unless retain_graph, each node drops its inputs and saved tensors once it is done.
+#include <atomic>
+
+#include "autograd/node.h"
+#include "tensor/elementwise.h"
+#include "tensor/reduce.h"
+
+namespace gradformer {
+
+namespace {
+
+// A tensor nobody else holds, laid out densely: safe to add into in place.
+// Whether a gradient of shape `from` can be summed down to `to` (the reverse of broadcasting `to` up).
+bool reduces_to(const Shape& from, const Shape& to) {
+  if (to.rank() > from.rank()) return false;
+  for (int d = 1; d <= to.rank(); ++d)
+    if (to[to.rank() - d] != 1 && to[to.rank() - d] != from[from.rank() - d]) return false;
+  return true;
+}
+
+bool owned(const Tensor& t) { return t.storage().use_count() == 1 && t.is_contiguous(); }
+
+// slot += g, without ever writing into a tensor someone else can see (g may be another input's
+// gradient, a saved tensor, or the user's upstream gradient).
+void accumulate(Tensor& slot, Tensor g) {
+  if (!slot.defined())
+    slot = owned(g) ? std::move(g) : g.clone();
+  else if (owned(slot))
+    slot.add_(g);
+  else
+    slot = add(slot, g);
+}
+
+std::string freed_message(const Node& node) {
+  return message("backward: the graph through '", node.op(), "' (output ", node.shape(),
+                 ") was freed by an earlier backward(); pass retain_graph = true to the first backward "
+                 "to run backward through it again");
+}
+
+}  // namespace
+
+struct Engine {
+  static void run(VariableImpl& root, Tensor seed, bool retain_graph);
+  static std::vector<std::shared_ptr<Node>> order(const std::shared_ptr<Node>& root);
+};
+
+// Nodes reachable from root through inputs that require grad, each before every node it uses.
+std::vector<std::shared_ptr<Node>> Engine::order(const std::shared_ptr<Node>& root) {
+  static std::atomic<uint64_t> next_stamp{1};
+  const uint64_t stamp = next_stamp.fetch_add(1, std::memory_order_relaxed);  // "seen in this run"
+  std::vector<std::shared_ptr<Node>> post_order;
+  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack;  // (node, next input to look at)
+  auto push = [&](const std::shared_ptr<Node>& node) {
+    if (node->freed_) throw GraphError(freed_message(*node));
+    node->visited_ = stamp;
+    stack.emplace_back(node, 0);
+  };
+  push(root);
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next == node->inputs_.size()) {  // all inputs done: emit, like returning from a recursive call
+      post_order.push_back(std::move(node));
+      stack.pop_back();
+      continue;
+    }
+    const Variable& in = node->inputs_[next++];
+    if (!in.requires_grad()) continue;
+    const std::shared_ptr<Node>& child = in.impl()->grad_fn;
+    if (child && child->visited_ != stamp) push(child);  // like a recursive call on the child
+  }
+  // Post-order lists every node after its inputs; backward needs the reverse.
+  return {post_order.rbegin(), post_order.rend()};
+}
+
+void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
+  if (!root.grad_fn) {  // backward on a leaf: dL/dL = seed
+    accumulate(root.grad, std::move(seed));
+    return;
+  }
+  std::vector<std::shared_ptr<Node>> nodes = order(root.grad_fn);
+  root.grad_fn->grad_ = std::move(seed);
+  std::vector<Tensor> slots;
+  try {
+    for (const std::shared_ptr<Node>& node : nodes) {
+      Tensor g = std::move(node->grad_);
+      if (!g.defined()) {  // every path to this node carried a zero gradient
+        if (!retain_graph) node->free_graph();
+        continue;
+      }
+      if (auto out = node->retained_.lock()) accumulate(out->grad, g);
+      slots.assign(node->inputs_.size(), Tensor());
+      Grads grads(node->inputs_, slots);
+      node->apply(g, grads);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        const Variable& in = node->inputs_[i];
+        if (!in.requires_grad() || !slots[i].defined()) continue;
+        Tensor gi = std::move(slots[i]);
+        const Tensor& value = in.value();
+        if (gi.dtype() != value.dtype())
+          throw DTypeError(message("backward of '", node->op(), "': the gradient of input ", i, " is ", gi.dtype(),
+                                   ", the input is ", value.dtype()));
+        if (gi.shape() != value.shape()) {
+          // The one place broadcasting is undone: a [B, T, C] gradient of a [C] bias is summed to [C].
+          if (!reduces_to(gi.shape(), value.shape()))
+            throw ShapeError(message("backward of '", node->op(), "': the gradient of input ", i, " has shape ",
+                                     gi.shape(), ", which does not reduce to the input's shape ", value.shape()));
+          gi = sum_to(gi, value.shape());
+        }
+        if (anomaly_enabled()) check_backward_finite(node->op(), i, gi);
+        VariableImpl& target = *in.impl();
+        accumulate(target.grad_fn ? target.grad_fn->grad_ : target.grad, std::move(gi));
+      }
+      if (!retain_graph) node->free_graph();
+    }
+  } catch (...) {
+    for (const std::shared_ptr<Node>& node : nodes) node->grad_ = Tensor();  // no half-gathered gradients left behind
+    throw;
+  }
+}
+
+void Variable::backward(bool retain_graph) const {
+  VariableImpl& v = checked("backward");
+  if (v.value.numel() != 1)
+    throw ShapeError(message("backward: the output has shape ", v.value.shape(),
+                             "; backward() without an upstream gradient needs a one-element output"));
+  backward(ones_like(v.value), retain_graph);
+}
+
+void Variable::backward(const Tensor& grad_output, bool retain_graph) const {
+  VariableImpl& v = checked("backward");
+  if (!v.requires_grad)
+    throw GraphError(message("backward: this variable (shape ", v.value.shape(),
+                             ") does not require grad: no input of the ops that made it requires grad"));
+  if (!grad_output.defined() || grad_output.shape() != v.value.shape())
+    throw ShapeError(message("backward: the upstream gradient has shape ",
+                             grad_output.defined() ? to_string(grad_output.shape()) : std::string("(undefined)"),
+                             ", the output has shape ", v.value.shape()));
+  if (grad_output.dtype() != v.value.dtype())
+    throw DTypeError(message("backward: the upstream gradient is ", grad_output.dtype(), ", the output is ", v.value.dtype()));
+  Engine::run(v, grad_output, retain_graph);
+}
+
+// Destroying the output of a long chain would destroy node 1, whose input owns node 2, whose input
+// owns node 3, ... each destructor nested in the previous one. Instead, take over every node that
+// only this chain owns and destroy them one at a time from a flat list.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  auto adopt_inputs = [&pending](std::vector<Variable>& inputs) {
+    for (Variable& in : inputs) {
+      const std::shared_ptr<VariableImpl>& impl = in.impl();
+      if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1)
+        pending.push_back(std::move(impl->grad_fn));
+    }
+    inputs.clear();
+  };
+  adopt_inputs(inputs_);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    adopt_inputs(node->inputs_);
+    // node is destroyed here, with no inputs left: no recursion.
+  }
+}
+
+}  // namespace gradformer

@@ -1,0 +1,18 @@
+#include "autograd/matmul.h"
+
+#include "autograd/node.h"
+#include "tensor/matmul.h"
+
+namespace gradformer {
+
+// g: [..., M, N], a: [..., M, K], b: [..., K, N]
+//   dA = g b^T : [..., M, N] x [..., N, K] -> [..., M, K]
+//   dB = a^T g : [..., K, M] x [..., M, N] -> [..., K, N]
+Variable matmul(const Variable& a, const Variable& b) {
+  return record("matmul", gradformer::matmul(a.value(), b.value()), {a, b}, [](const Tensor& g, Grads& dx) {
+    if (dx.wanted(0)) dx[0] = gradformer::matmul(g, dx.input(1).transpose(-2, -1));
+    if (dx.wanted(1)) dx[1] = gradformer::matmul(dx.input(0).transpose(-2, -1), g);
+  });
+}
+
+}  // namespace gradformer

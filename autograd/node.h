@@ -1,0 +1,142 @@
+// Node: one recorded op in the graph. It holds the op's inputs (the edges to earlier nodes) and a
+// backward function that turns dL/d(output) into dL/d(each input): the chain rule, one op at a time.
+//
+// An op is written forward and backward side by side:
+//
+//   Variable mul(const Variable& a, const Variable& b) {
+//     // d(a*b)/da = b, d(a*b)/db = a
+//     return record("mul", a.value() * b.value(), {a, b}, [](const Tensor& g, Grads& dx) {
+//       if (dx.wanted(0)) dx[0] = g * dx.input(1);
+//       if (dx.wanted(1)) dx[1] = g * dx.input(0);
+//     });
+//   }
+//
+// The backward function may capture tensors it needs (the output of exp, the mask of dropout), but
+// never the output Variable: the output owns the node, so that would be a reference cycle.
+// A gradient whose shape is a broadcast of its input's shape is summed back down by the engine
+// (sum_to), in one place for every op.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "autograd/anomaly.h"
+#include "autograd/variable.h"
+
+namespace gradformer {
+
+/// What a backward function reads and writes: the inputs' values, which inputs want a gradient,
+/// and a slot per input for dL/d(input).
+class Grads {
+ public:
+  Grads(std::span<const Variable> inputs, std::span<Tensor> slots) : inputs_(inputs), slots_(slots) {}
+  size_t size() const { return slots_.size(); }
+  /// Whether input i needs a gradient: skip the work when it does not.
+  bool wanted(size_t i) const { return inputs_[i].requires_grad(); }
+  /// Input i's value, as the forward saw it.
+  const Tensor& input(size_t i) const { return inputs_[i].value(); }
+  /// The slot for dL/d(input i); leave it undefined to mean zero.
+  Tensor& operator[](size_t i) { return slots_[i]; }
+
+ private:
+  std::span<const Variable> inputs_;
+  std::span<Tensor> slots_;
+};
+
+class Node {
+ public:
+  Node(const char* op, std::vector<Variable> inputs, const Tensor& output)
+      : op_(op), inputs_(std::move(inputs)), shape_(output.shape()), dtype_(output.dtype()) {}
+  /// Unlinks the graph behind this node iteratively, so a 100,000-op chain is not destroyed by
+  /// 100,000 nested destructor calls (which would overflow the stack).
+  virtual ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const char* op() const { return op_; }
+  /// The inputs, in the op's argument order; empty once the graph has been freed.
+  const std::vector<Variable>& inputs() const { return inputs_; }
+  /// The output's shape and dtype (kept for error messages and the graph export).
+  const Shape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  /// True after a backward without retain_graph has run through this node.
+  bool freed() const { return freed_; }
+
+  /// Runs the backward function: fills grads (one slot per input) from dL/d(output).
+  virtual void apply(const Tensor& grad_output, Grads& grads) = 0;
+  /// Drops the inputs and saved tensors: the memory of the graph goes back once backward is done.
+  void free_graph() {
+    inputs_.clear();
+    free_saved();
+    freed_ = true;
+  }
+
+ protected:
+  virtual void free_saved() = 0;
+
+ private:
+  friend struct Engine;
+  const char* op_;
+  std::vector<Variable> inputs_;
+  Shape shape_;
+  DType dtype_;
+  bool freed_ = false;
+  // Engine state during one backward: the gradient gathered so far, and a visit stamp.
+  Tensor grad_;
+  uint64_t visited_ = 0;
+  std::weak_ptr<VariableImpl> retained_;  // set by Variable::retain_grad()
+  friend class Variable;
+};
+
+/// A node whose backward function is the lambda F, stored inline (one allocation per op, no
+/// std::function). std::optional so that free_graph() can release what F captured.
+template <class F>
+class LambdaNode final : public Node {
+ public:
+  LambdaNode(const char* op, std::vector<Variable> inputs, const Tensor& output, F fn)
+      : Node(op, std::move(inputs), output), fn_(std::move(fn)) {}
+  void apply(const Tensor& grad_output, Grads& grads) override { (*fn_)(grad_output, grads); }
+
+ protected:
+  void free_saved() override { fn_.reset(); }
+
+ private:
+  std::optional<F> fn_;
+};
+
+namespace detail {
+Variable make_result(Tensor value, std::shared_ptr<Node> node);
+inline Variable make_constant(Tensor value) { return Variable(std::move(value)); }
+}  // namespace detail
+
+/// Wraps an op's result: when grad mode is on and any input requires grad, records a node with
+/// `backward` (signature void(const Tensor& grad_output, Grads& grads)); else returns a constant.
+/// In anomaly mode, a non-finite output is reported here, naming the op.
+template <class F>
+Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F&& backward) {
+  if (anomaly_enabled()) check_forward_finite(op, output, inputs);
+  bool any = false;
+  if (grad_enabled())
+    for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
+  if (!any) return detail::make_constant(std::move(output));
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::vector<Variable>(inputs), output,
+                                                            std::forward<F>(backward));
+  return detail::make_result(std::move(output), std::move(node));
+}
+
+/// As above, for ops with a variable number of inputs (concat, stack).
+template <class F>
+Variable record(const char* op, Tensor output, std::vector<Variable> inputs, F&& backward) {
+  if (anomaly_enabled()) check_forward_finite(op, output, inputs);
+  bool any = false;
+  if (grad_enabled())
+    for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
+  if (!any) return detail::make_constant(std::move(output));
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::move(inputs), output, std::forward<F>(backward));
+  return detail::make_result(std::move(output), std::move(node));
+}
+
+}  // namespace gradformer

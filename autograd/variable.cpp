@@ -1,0 +1,98 @@
+#include "autograd/variable.h"
+
+#include "autograd/node.h"
+
+namespace gradformer {
+
+namespace {
+thread_local bool grad_mode = true;
+}  // namespace
+
+bool grad_enabled() { return grad_mode; }
+NoGradGuard::NoGradGuard() : previous_(grad_mode) { grad_mode = false; }
+NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
+
+Variable::Variable(Tensor value, bool requires_grad) {
+  if (!value.defined()) throw ValueError("Variable: the value is an undefined tensor");
+  if (requires_grad && !is_floating(value.dtype()))
+    throw DTypeError(message("Variable: only floating tensors can require grad, got ", value.dtype(), " of shape ",
+                             value.shape()));
+  impl_ = std::make_shared<VariableImpl>();
+  impl_->value = std::move(value);
+  impl_->requires_grad = requires_grad;
+}
+
+Variable Variable::from_impl(std::shared_ptr<VariableImpl> impl) {
+  Variable v;
+  v.impl_ = std::move(impl);
+  return v;
+}
+
+VariableImpl& Variable::checked(const char* op) const {
+  if (!impl_) throw ValueError(message(op, ": the variable is undefined (default-constructed)"));
+  return *impl_;
+}
+
+const Tensor& Variable::value() const { return checked("value").value; }
+
+void Variable::set_value(const Tensor& value) {
+  VariableImpl& v = checked("set_value");
+  if (v.grad_fn) throw GraphError(message("set_value: '", v.grad_fn->op(), "' made this variable; only a leaf's value can be replaced"));
+  if (value.shape() != v.value.shape())
+    throw ShapeError(message("set_value: new shape ", value.shape(), " differs from ", v.value.shape()));
+  v.value = value;
+}
+
+bool Variable::requires_grad() const { return impl_ && impl_->requires_grad; }
+
+Variable& Variable::set_requires_grad(bool requires_grad) {
+  VariableImpl& v = checked("set_requires_grad");
+  if (v.grad_fn)
+    throw GraphError(message("set_requires_grad: '", v.grad_fn->op(),
+                             "' made this variable; only leaves can change requires_grad (use detach())"));
+  if (requires_grad && !is_floating(v.value.dtype()))
+    throw DTypeError(message("set_requires_grad: only floating tensors can require grad, got ", v.value.dtype()));
+  v.requires_grad = requires_grad;
+  return *this;
+}
+
+bool Variable::is_leaf() const { return checked("is_leaf").grad_fn == nullptr; }
+
+const Tensor& Variable::grad() const { return checked("grad").grad; }
+
+void Variable::set_grad(const Tensor& grad) {
+  VariableImpl& v = checked("set_grad");
+  if (grad.defined() && (grad.shape() != v.value.shape() || grad.dtype() != v.value.dtype()))
+    throw ShapeError(message("set_grad: gradient ", grad.shape(), " ", grad.dtype(), " does not match the value's ",
+                             v.value.shape(), " ", v.value.dtype()));
+  v.grad = grad;
+}
+
+void Variable::zero_grad() { checked("zero_grad").grad = Tensor(); }
+
+void Variable::retain_grad() {
+  VariableImpl& v = checked("retain_grad");
+  if (v.grad_fn) v.grad_fn->retained_ = impl_;
+}
+
+Variable Variable::detach() const { return Variable(checked("detach").value); }
+
+const std::shared_ptr<Node>& Variable::grad_fn() const { return checked("grad_fn").grad_fn; }
+
+Variable& Variable::set_name(std::string name) {
+  checked("set_name").name = std::move(name);
+  return *this;
+}
+const std::string& Variable::name() const { return checked("name").name; }
+
+namespace detail {
+Variable make_result(Tensor value, std::shared_ptr<Node> node) {
+  auto impl = std::make_shared<VariableImpl>();
+  impl->value = std::move(value);
+  impl->grad_fn = std::move(node);
+  impl->requires_grad = true;
+  return Variable::from_impl(std::move(impl));
+}
+}  // namespace detail
+
+}  // namespace gradformer

@@ -217,7 +217,7 @@ void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Matr
     const T* bp = b + (jr / NR) * panel_stride;
     for (int64_t ir = 0; ir < M; ir += MR) {
       const int m = static_cast<int>(std::min(MR, M - ir));
-      uk.unpacked(K, A.data + ir * A.rs, A.rs, A.cs, bp, rsb, c + ir * ldc + jr, ldc, m, n);
+      uk.unpacked(K, A.data + ir * A.rs, A.rs, A.cs, bp, rsb, c + ir * ldc + jr, ldc, m, n, false);
     }
   }
 }

@@ -32,11 +32,11 @@ struct MicroKernels {
   ///   b: packed kc x NR panel, b[k * NR + j] (64-byte aligned, zero-padded beyond the valid columns).
   /// The whole MR x NR tile is computed; only the valid m x n part (m <= MR, n <= NR) is written.
   void (*packed)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m, int n, bool accumulate);
-  /// c[0:m, 0:n] = sum_k A(r, k) B(k, j) over k < kc, without packing:
+  /// c[0:m, 0:n] = (accumulate ? c : 0) + sum_k A(r, k) B(k, j) over k < kc, without packing:
   ///   A(r, k) = a[r * rsa + k * csa] for r < m (any strides),
   ///   B(k, j) = b[k * rsb + j] for j < n (unit column stride; only columns < n are read).
   void (*unpacked)(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc,
-                   int m, int n);
+                   int m, int n, bool accumulate);
 };
 
 // The kernel sets. avx2_kernels returns nullptr when the AVX2 kernels were not compiled in

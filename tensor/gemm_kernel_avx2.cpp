@@ -131,7 +131,7 @@ void packed_kernel(int64_t kc, const typename X::T* a, const typename X::T* b, t
 // so any layout works), B rows read in place; with kMasked only the first n columns of B exist.
 template <class X, int R, bool kMasked>
 void unpacked_kernel(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b,
-                     int64_t rsb, typename X::T* c, int64_t ldc, int n) {
+                     int64_t rsb, typename X::T* c, int64_t ldc, int n, bool accumulate) {
   constexpr int W = X::kLanes;
   typename X::V acc[R][2];
   unroll<R>([&](auto r) { acc[r][0] = acc[r][1] = X::zero(); });
@@ -155,28 +155,28 @@ void unpacked_kernel(int64_t kc, const typename X::T* a, int64_t rsa, int64_t cs
     });
     b += rsb;
   }
-  write_tile<X, R>(acc, c, ldc, R, n, false);
+  write_tile<X, R>(acc, c, ldc, R, n, accumulate);
 }
 
 template <class X, int R>
 void unpacked_rows(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b, int64_t rsb,
-                   typename X::T* c, int64_t ldc, int n) {
+                   typename X::T* c, int64_t ldc, int n, bool accumulate) {
   if (n == 2 * X::kLanes)
-    unpacked_kernel<X, R, false>(kc, a, rsa, csa, b, rsb, c, ldc, n);
+    unpacked_kernel<X, R, false>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
   else
-    unpacked_kernel<X, R, true>(kc, a, rsa, csa, b, rsb, c, ldc, n);
+    unpacked_kernel<X, R, true>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
 }
 
 template <class X>
 void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b,
-                       int64_t rsb, typename X::T* c, int64_t ldc, int m, int n) {
+                       int64_t rsb, typename X::T* c, int64_t ldc, int m, int n, bool accumulate) {
   switch (m) {
-    case 1: return unpacked_rows<X, 1>(kc, a, rsa, csa, b, rsb, c, ldc, n);
-    case 2: return unpacked_rows<X, 2>(kc, a, rsa, csa, b, rsb, c, ldc, n);
-    case 3: return unpacked_rows<X, 3>(kc, a, rsa, csa, b, rsb, c, ldc, n);
-    case 4: return unpacked_rows<X, 4>(kc, a, rsa, csa, b, rsb, c, ldc, n);
-    case 5: return unpacked_rows<X, 5>(kc, a, rsa, csa, b, rsb, c, ldc, n);
-    default: return unpacked_rows<X, 6>(kc, a, rsa, csa, b, rsb, c, ldc, n);
+    case 1: return unpacked_rows<X, 1>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 2: return unpacked_rows<X, 2>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 3: return unpacked_rows<X, 3>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 4: return unpacked_rows<X, 4>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 5: return unpacked_rows<X, 5>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    default: return unpacked_rows<X, 6>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
   }
 }
 

@@ -29,10 +29,10 @@ void packed_kernel(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m,
   write_tile(acc, c, ldc, m, n, accumulate);
 }
 
-// c[0:m, 0:n] = A(0:m, 0:kc) · B(0:kc, 0:n), A(r, k) = a[r*rsa + k*csa], B(k, j) = b[k*rsb + j]
+// c[0:m, 0:n] (+)= A(0:m, 0:kc) · B(0:kc, 0:n), A(r, k) = a[r*rsa + k*csa], B(k, j) = b[k*rsb + j]
 template <class T>
 void unpacked_kernel(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc,
-                     int m, int n) {
+                     int m, int n, bool accumulate) {
   T acc[kMR][kNR] = {};
   if (m == kMR && n == kNR) {  // the common full tile: fixed trip counts, vectorised
     for (int64_t k = 0; k < kc; ++k, b += rsb)
@@ -47,7 +47,7 @@ void unpacked_kernel(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* 
         for (int j = 0; j < n; ++j) acc[r][j] += ar * b[j];
       }
   }
-  write_tile(acc, c, ldc, m, n, false);
+  write_tile(acc, c, ldc, m, n, accumulate);
 }
 
 const MicroKernels<float> kPortableFloat{kMR, kNR, packed_kernel<float>, unpacked_kernel<float>};

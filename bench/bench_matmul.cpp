@@ -1,0 +1,111 @@
+// bench_matmul: gradformer's matmul on the shapes of ../shared/peers/matmul_shapes.txt, registered as
+//   BM_Matmul/M:<M>/N:<N>/K:<K>/TA:<0|1>/TB:<0|1>/T:<threads>   with a GFLOPS counter,
+// the same names as the OpenBLAS peer (../shared/peers/openblas_matmul_bench.cpp), so that
+//   ../shared/peers/matmul_vs_openblas.sh build/bench/bench_matmul
+// prints our / OpenBLAS ratios measured side by side. TA = 1: A is stored transposed, [K, M], and
+// passed as a transposed view (TB likewise for B: stored [N, K]). T: threads of gradformer's pool.
+// The shapes come from the file named by $MATMUL_SHAPES, else from the built-in copy below.
+//
+// Also the ladder of tutorial chapter 2 (tutorials/02-matmul.cpp) at n = 512 and 1024:
+//   BM_Ladder/<step>/n:<n>    naive, loop_order, micro_kernel, blocked, packed, threaded
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#define GRADFORMER_LADDER_NO_MAIN
+#include "tutorials/02-matmul.cpp"
+
+using namespace gradformer;
+
+namespace {
+
+// A copy of ../shared/peers/matmul_shapes.txt: M N K TA TB T per line.
+const char* const kBuiltinShapes = R"(# square
+256 256 256 0 0 1
+512 512 512 0 0 1
+1024 1024 1024 0 0 1
+2048 2048 2048 0 0 1
+1024 1024 1024 0 0 2
+2048 2048 2048 0 0 2
+# Linear layers of the base model (d_model 512, d_ff 2048) on a batch of 1024 tokens; weights stored [out, in]
+1024 512 512 0 1 1
+1024 2048 512 0 1 1
+1024 512 2048 0 1 1
+1024 512 2048 0 0 1
+2048 512 1024 1 0 1
+1024 2048 512 0 1 2
+1024 512 2048 0 1 2
+# the small model of the tutorials (d_model 128, d_ff 512) on a batch of 800 tokens
+800 128 128 0 1 1
+800 512 128 0 1 1
+800 128 512 0 1 1
+128 128 800 1 0 1
+# one attention head (d_k 64) over 64 positions
+64 64 64 0 1 1
+64 64 64 0 0 1
+32 32 64 0 1 1
+)";
+
+void BM_Matmul(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const bool ta = state.range(3) != 0, tb = state.range(4) != 0;
+  set_num_threads(static_cast<int>(state.range(5)));
+  Generator gen(0);
+  // a: [M, K] (a view of a [K, M] tensor when TA), b: [K, N] (a view of [N, K] when TB)
+  const Tensor a = ta ? uniform({K, M}, -1, 1, gen).transpose(0, 1) : uniform({M, K}, -1, 1, gen);
+  const Tensor b = tb ? uniform({N, K}, -1, 1, gen).transpose(0, 1) : uniform({K, N}, -1, 1, gen);
+  for (auto _ : state) {
+    Tensor c = matmul(a, b);
+    benchmark::DoNotOptimize(c.data<float>());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(M * N * K) * static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+}
+
+void BM_Ladder(benchmark::State& state, const ladder::Step* step) {
+  const int64_t n = state.range(0);
+  set_num_threads(step->uses_all_threads ? 2 : 1);
+  Generator gen(0);
+  const std::vector<float> a = uniform({n, n}, -1, 1, gen).to_vector<float>(), b = uniform({n, n}, -1, 1, gen).to_vector<float>();
+  std::vector<float> c(static_cast<size_t>(n * n));
+  for (auto _ : state) {
+    step->run(a.data(), b.data(), c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string shapes = kBuiltinShapes;
+  if (const char* path = std::getenv("MATMUL_SHAPES")) {
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "bench_matmul: cannot read MATMUL_SHAPES=%s\n", path);
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    shapes = text.str();
+  }
+  auto* bm = benchmark::RegisterBenchmark("BM_Matmul", BM_Matmul);
+  bm->ArgNames({"M", "N", "K", "TA", "TB", "T"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+  std::istringstream lines(shapes);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    int64_t m, n, k, ta, tb, t;
+    if (s >> m >> n >> k >> ta >> tb >> t) bm->Args({m, n, k, ta, tb, t});
+  }
+  for (const ladder::Step& step : ladder::kSteps)
+    benchmark::RegisterBenchmark((std::string("BM_Ladder/") + step.name).c_str(), BM_Ladder, &step)
+        ->ArgName("n")->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}

@@ -1,0 +1,192 @@
+// Chapter 2's companion program: the ladder from a naive triple loop to a packed, cache-blocked,
+// threaded SIMD matrix multiply, each step timed in GFLOP/s and as a percent of this machine's peak.
+//
+//   02-matmul            the chapter's measurements: n = 512 and 1024
+//   02-matmul --quick    a quick check that every step runs and agrees (what the test suite runs)
+//
+// bench/bench_matmul.cpp includes this file (with GRADFORMER_LADDER_NO_MAIN defined) to benchmark
+// the same ladder steps, so the chapter, the program and the benchmark share one copy of the code.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "tensor/all.h"
+#include "tensor/gemm.h"
+#include "tensor/matmul.h"
+#include "tensor/parallel.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define LADDER_HAVE_X86 1
+#endif
+
+namespace ladder {
+
+using gradformer::detail::MicroKernels;
+
+// ---- the machine's peak ----------------------------------------------------------------------
+
+#if defined(LADDER_HAVE_X86)
+inline volatile float fma_sink;
+// Peak = what the FMA units can do when nothing else is in the way: 12 independent chains of
+// fused multiply-adds on 8-float vectors, so that every cycle both FMA pipes start a new one.
+// (12 chains, not 2: an FMA takes 4 cycles to finish, and 2 pipes x 4 cycles = 8 in flight.)
+__attribute__((target("avx2,fma"))) double fma_flops(int64_t steps) {
+  __m256 acc[12];
+  for (int r = 0; r < 12; ++r) acc[r] = _mm256_set1_ps(static_cast<float>(r));
+  const __m256 x = _mm256_set1_ps(0.999f), y = _mm256_set1_ps(0.001f);
+  for (int64_t s = 0; s < steps; ++s)
+    for (int r = 0; r < 12; ++r) acc[r] = _mm256_fmadd_ps(acc[r], x, y);
+  for (int r = 0; r < 12; ++r) fma_sink = _mm256_cvtss_f32(acc[r]);  // used, so not optimised away
+  return 12.0 * 8 * 2 * static_cast<double>(steps);  // 12 FMAs x 8 lanes x 2 flops each
+}
+#endif
+
+// ---- step 1: the definition -----------------------------------------------------------------
+// C[i, j] = sum over k of A[i, k] * B[k, j]; A: [n, n], B: [n, n], C: [n, n], all row-major.
+void naive(const float* a, const float* b, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t k = 0; k < n; ++k) sum += a[i * n + k] * b[k * n + j];  // b walks down a column
+      c[i * n + j] = sum;
+    }
+}
+
+// ---- step 2: loop order ---------------------------------------------------------------------
+// The same sums, with k in the middle: the inner loop now walks along a row of B and a row of C.
+void loop_order(const float* a, const float* b, float* c, int64_t n) {
+  std::fill(c, c + n * n, 0.0f);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < n; ++k) {
+      const float aik = a[i * n + k];
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += aik * b[k * n + j];  // unit stride: vectorised
+    }
+}
+
+// ---- step 3: the micro-kernel alone ---------------------------------------------------------
+// C is cut into MR x NR tiles (6 x 16 with AVX2); each tile lives in registers while k runs.
+//   uk.unpacked(kc, A tile rows, rsa, csa, B tile columns, rsb, C tile, ldc, m, n, accumulate)
+void micro_kernel(const float* a, const float* b, float* c, int64_t n) {
+  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  for (int64_t i = 0; i < n; i += uk.mr)
+    for (int64_t j = 0; j < n; j += uk.nr) {
+      const int m = static_cast<int>(std::min<int64_t>(uk.mr, n - i));
+      const int w = static_cast<int>(std::min<int64_t>(uk.nr, n - j));
+      uk.unpacked(n, a + i * n, n, 1, b + j, n, c + i * n + j, n, m, w, false);
+    }
+}
+
+// ---- step 4: cache blocking -----------------------------------------------------------------
+// Five loops around the same micro-kernel, each named for the cache that keeps its operand:
+void blocked(const float* a, const float* b, float* c, int64_t n) {
+  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  const int64_t KC = 256, MC = 144, NC = 4080;
+  for (int64_t jc = 0; jc < n; jc += NC)                 // loop 5: B[:, jc:jc+NC]      -> L3
+    for (int64_t pc = 0; pc < n; pc += KC)               // loop 4: B[pc:pc+KC, jc:...] -> L3
+      for (int64_t ic = 0; ic < n; ic += MC)             // loop 3: A[ic:ic+MC, pc:...] -> L2
+        for (int64_t jr = jc; jr < std::min(n, jc + NC); jr += uk.nr)  // loop 2: KC x NR of B -> L1
+          for (int64_t ir = ic; ir < std::min(n, ic + MC); ir += uk.mr) {  // loop 1: MR x KC of A
+            const int64_t kc = std::min(KC, n - pc);
+            const int m = static_cast<int>(std::min<int64_t>(uk.mr, n - ir));
+            const int w = static_cast<int>(std::min<int64_t>(uk.nr, n - jr));
+            uk.unpacked(kc, a + ir * n + pc, n, 1, b + pc * n + jr, n, c + ir * n + jr, n, m, w, pc > 0);
+          }
+}
+
+// ---- step 5: packing, and step 6: threads ---------------------------------------------------
+// The library's gemm_packed (tensor/gemm.cpp): the loops of step 4, plus copying each block of B
+// and A into the micro-kernel's reading order; with threads, the rows of C are split between cores.
+void packed(const float* a, const float* b, float* c, int64_t n) {
+  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  gradformer::detail::gemm_packed<float>(uk, n, n, n, {a, n, 1}, {b, n, 1}, c, n, 1);
+}
+
+void threaded(const float* a, const float* b, float* c, int64_t n) {
+  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  gradformer::detail::gemm_packed<float>(uk, n, n, n, {a, n, 1}, {b, n, 1}, c, n, gradformer::num_threads());
+}
+
+struct Step {
+  const char* name;
+  void (*run)(const float* a, const float* b, float* c, int64_t n);
+  bool uses_all_threads;
+};
+
+inline const Step kSteps[] = {
+    {"naive", naive, false},   {"loop_order", loop_order, false}, {"micro_kernel", micro_kernel, false},
+    {"blocked", blocked, false}, {"packed", packed, false},       {"threaded", threaded, true},
+};
+
+}  // namespace ladder
+
+#if !defined(GRADFORMER_LADDER_NO_MAIN)
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// GFLOP/s of the best of `reps` runs (the best, because on a shared machine noise only slows).
+double measure(const ladder::Step& step, const std::vector<float>& a, const std::vector<float>& b,
+               std::vector<float>& c, int64_t n, int reps) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    step.run(a.data(), b.data(), c.data(), n);
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int threads = gradformer::num_threads();
+  std::printf("kernel: %s, threads: %d\n", gradformer::matmul_kernel() == gradformer::MatmulKernel::Avx2 ? "avx2" : "portable", threads);
+
+  // Peak of one core: flops per cycle x cycles per second, measured by keeping the FMA units busy.
+  double peak = 0;
+#if defined(LADDER_HAVE_X86)
+  if (gradformer::matmul_avx2_available()) {
+    const int64_t steps = quick ? 2'000'000 : 50'000'000;
+    const auto start = std::chrono::steady_clock::now();
+    const double flops = ladder::fma_flops(steps);
+    peak = flops / seconds_since(start) / 1e9;
+    std::printf("peak of one core: %.1f GFLOP/s (32 flops per cycle at %.2f GHz)\n", peak, peak / 32);
+  }
+#endif
+  if (peak == 0) std::printf("peak: not measured on this CPU (see the chapter for the formula)\n");
+
+  int failures = 0;
+  for (const int64_t n : quick ? std::vector<int64_t>{200} : std::vector<int64_t>{512, 1024}) {
+    // A, B: [n, n] with values in [-1, 1); the reference is the library's matmul.
+    gradformer::Generator gen(42);
+    const gradformer::Tensor ta = gradformer::uniform({n, n}, -1, 1, gen), tb = gradformer::uniform({n, n}, -1, 1, gen);
+    const std::vector<float> a = ta.to_vector<float>(), b = tb.to_vector<float>();
+    const std::vector<float> want = gradformer::matmul(ta, tb).to_vector<float>();
+    std::vector<float> c(static_cast<size_t>(n * n));
+    std::printf("\nn = %lld          GFLOP/s   %% of peak\n", static_cast<long long>(n));
+    for (const ladder::Step& step : ladder::kSteps) {
+      const bool slow = std::strcmp(step.name, "naive") == 0 || std::strcmp(step.name, "loop_order") == 0;
+      const double gflops = measure(step, a, b, c, n, quick || (slow && n > 512) ? 1 : 5);
+      const double step_peak = peak * (step.uses_all_threads ? threads : 1);
+      // every step must compute the same product: |difference| <= n * eps * sum|a*b| <= n * eps * n
+      double worst = 0;
+      for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(c[i] - want[i])));
+      const bool ok = worst <= 2.0 * static_cast<double>(n * n) * 1.2e-7;
+      failures += !ok;
+      std::printf("  %-13s %9.1f   %8.0f%%%s\n", step.name, gflops, step_peak > 0 ? 100 * gflops / step_peak : 0.0,
+                  ok ? "" : "   WRONG RESULT");
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+#endif

@@ -100,14 +100,33 @@ void split(int threads, int64_t n, F&& fn) {
 
 // ---- packing --------------------------------------------------------------------------------
 
+// dst[k * W + i] = src[k * stride + i] for i < w: copies kc runs of w contiguous elements. The
+// common widths get a compile-time count, so each run is a few vector moves, not a memcpy call.
+template <int W, class T>
+void copy_runs(int64_t kc, const T* src, int64_t stride, T* dst) {
+  for (int64_t k = 0; k < kc; ++k)
+    for (int i = 0; i < W; ++i) dst[k * W + i] = src[k * stride + i];
+}
+
+template <class T>
+void copy_runs(int64_t kc, int w, const T* src, int64_t stride, T* dst) {
+  switch (w) {
+    case 4: return copy_runs<4>(kc, src, stride, dst);
+    case 6: return copy_runs<6>(kc, src, stride, dst);
+    case 8: return copy_runs<8>(kc, src, stride, dst);
+    case 16: return copy_runs<16>(kc, src, stride, dst);
+    default:
+      for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * w, src + k * stride, sizeof(T) * static_cast<size_t>(w));
+  }
+}
+
 // One KC x NR panel of B: dst[k * NR + j] = B(k, j) for j < n, zero for n <= j < NR.
 //   b points at B(0, 0) of the panel; B(k, j) = b[k * rs + j * cs].
 template <class T>
-void pack_b_panel(int64_t kc, int n, int nr, const T* b, int64_t rs, int64_t cs, T* dst) {
-  if (cs == 1 && n == nr) {  // rows of B are contiguous: copy them
-    for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * nr, b + k * rs, sizeof(T) * static_cast<size_t>(nr));
-    return;
-  }
+void pack_b_panel(const MicroKernels<T>& uk, int64_t kc, int n, const T* b, int64_t rs, int64_t cs, T* dst) {
+  const int nr = uk.nr;
+  if (cs == 1 && n == nr) return copy_runs(kc, nr, b, rs, dst);  // rows of B are contiguous
+  if (rs == 1 && n == nr && uk.pack_b_cols) return uk.pack_b_cols(kc, b, cs, dst);
   if (n < nr)
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * nr + n, dst + (k + 1) * nr, T(0));
   if (rs == 1) {  // B is stored transposed: each column is contiguous
@@ -124,11 +143,10 @@ void pack_b_panel(int64_t kc, int n, int nr, const T* b, int64_t rs, int64_t cs,
 // One MR x KC panel of A: dst[k * MR + r] = A(r, k) for r < m, zero for m <= r < MR.
 //   a points at A(0, 0) of the panel; A(r, k) = a[r * rs + k * cs].
 template <class T>
-void pack_a_panel(int64_t kc, int m, int mr, const T* a, int64_t rs, int64_t cs, T* dst) {
-  if (rs == 1 && m == mr) {  // A is stored transposed: each column of the panel is contiguous
-    for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * mr, a + k * cs, sizeof(T) * static_cast<size_t>(mr));
-    return;
-  }
+void pack_a_panel(const MicroKernels<T>& uk, int64_t kc, int m, const T* a, int64_t rs, int64_t cs, T* dst) {
+  const int mr = uk.mr;
+  if (rs == 1 && m == mr) return copy_runs(kc, mr, a, cs, dst);  // A stored transposed: columns contiguous
+  if (cs == 1 && m == mr && uk.pack_a_rows) return uk.pack_a_rows(kc, a, rs, dst);
   if (m < mr)
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * mr + m, dst + (k + 1) * mr, T(0));
   if (cs == 1) {  // rows of A are contiguous
@@ -163,20 +181,20 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
       split(threads, b_panels, [&](int64_t lo, int64_t hi) {
         for (int64_t p = lo; p < hi; ++p) {
           const int n = static_cast<int>(std::min(NR, nc - p * NR));
-          pack_b_panel(kc, n, uk.nr, B.data + pc * B.rs + (jc + p * NR) * B.cs, B.rs, B.cs, packed_b + p * kc * NR);
+          pack_b_panel(uk, kc, n, B.data + pc * B.rs + (jc + p * NR) * B.cs, B.rs, B.cs, packed_b + p * kc * NR);
         }
       });
       // Rows of C split between threads in whole MR strips; each thread walks its rows MC at a time.
       const int64_t strips = (M + MR - 1) / MR;
       split(threads, strips, [&](int64_t lo, int64_t hi) {
         const int64_t row_end = std::min(M, hi * MR);
-        T* packed_a = packed_a_buffer.get<T>(bs.mc * kc);
+        T* packed_a = packed_a_buffer.get<T>(bs.mc * kc + MR);  // + MR: room for pack_a_rows' overrun
         for (int64_t ic = lo * MR; ic < row_end; ic += bs.mc) {  // loop 3: MC rows of C
           const int64_t mc = std::min(bs.mc, row_end - ic);
           // A[ic:ic+mc, pc:pc+kc] -> panels of MR x kc, panel q at packed_a + q * kc * MR
           for (int64_t q = 0; q * MR < mc; ++q) {
             const int m = static_cast<int>(std::min(MR, mc - q * MR));
-            pack_a_panel(kc, m, uk.mr, A.data + (ic + q * MR) * A.rs + pc * A.cs, A.rs, A.cs, packed_a + q * kc * MR);
+            pack_a_panel(uk, kc, m, A.data + (ic + q * MR) * A.rs + pc * A.cs, A.rs, A.cs, packed_a + q * kc * MR);
           }
           for (int64_t jr = 0; jr < nc; jr += NR) {  // loop 2: one KC x NR panel of B, in L1
             const int n = static_cast<int>(std::min(NR, nc - jr));
@@ -208,7 +226,7 @@ void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Matr
     const int64_t panels = (N + NR - 1) / NR;
     T* packed = packed_b_buffer.get<T>(panels * K * NR);
     for (int64_t p = 0; p < panels; ++p)
-      pack_b_panel(K, static_cast<int>(std::min(NR, N - p * NR)), uk.nr, B.data + p * NR * B.cs, B.rs, B.cs,
+      pack_b_panel(uk, K, static_cast<int>(std::min(NR, N - p * NR)), B.data + p * NR * B.cs, B.rs, B.cs,
                    packed + p * K * NR);
     b = packed, rsb = NR, panel_stride = K * NR;
   }

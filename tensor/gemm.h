@@ -37,6 +37,13 @@ struct MicroKernels {
   ///   B(k, j) = b[k * rsb + j] for j < n (unit column stride; only columns < n are read).
   void (*unpacked)(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc,
                    int m, int n, bool accumulate);
+  /// Optional fast packers for the two layouts that need a transpose while packing (nullptr: the
+  /// generic loops in gemm.cpp do it). pack_a_rows packs an MR x kc panel of an A whose rows are
+  /// contiguous, dst[k * MR + r] = a[r * rs + k]; it may write up to MR elements past the panel
+  /// (the buffer has room). pack_b_cols packs a kc x NR panel of a B whose columns are contiguous
+  /// (a transposed B), dst[k * NR + j] = b[j * cs + k].
+  void (*pack_a_rows)(int64_t kc, const T* a, int64_t rs, T* dst);
+  void (*pack_b_cols)(int64_t kc, const T* b, int64_t cs, T* dst);
 };
 
 // The kernel sets. avx2_kernels returns nullptr when the AVX2 kernels were not compiled in

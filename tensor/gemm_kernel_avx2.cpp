@@ -180,8 +180,105 @@ void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t 
   }
 }
 
-const MicroKernels<float> kAvx2Float{kMR, 16, packed_kernel<F32>, unpacked_dispatch<F32>};
-const MicroKernels<double> kAvx2Double{kMR, 8, packed_kernel<F64>, unpacked_dispatch<F64>};
+// ---- packing with in-register transposes ------------------------------------------------------
+// Packing a row-major A (or a transposed B) is a transpose: the panel wants, for each k, the MR
+// elements of one column. Element by element that costs about as much as a small product itself,
+// so 8 x 8 (float) and 4 x 4 (double) blocks are transposed in registers instead.
+
+// r[i][j] -> r[j][i] for an 8 x 8 block of floats.
+GF_INLINE void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+// r[i][j] -> r[j][i] for a 4 x 4 block of doubles.
+GF_INLINE void transpose4(__m256d (&r)[4]) {
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// dst[k*6 + r] = a[r*rs + k]: 6 rows (+ 2 rows of zeros) transposed 8 k at a time; each store
+// writes 8 floats, the last 2 overwritten by the next k's (or left as slack past the panel).
+void pack_a_rows_f32(int64_t kc, const float* a, int64_t rs, float* dst) {
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8) {
+    __m256 r[8];
+    for (int i = 0; i < kMR; ++i) r[i] = _mm256_loadu_ps(a + i * rs + k);
+    r[6] = r[7] = _mm256_setzero_ps();
+    transpose8(r);
+    for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (k + i) * kMR, r[i]);
+  }
+  for (; k < kc; ++k)
+    for (int i = 0; i < kMR; ++i) dst[k * kMR + i] = a[i * rs + k];
+}
+
+// dst[k*16 + j] = b[j*cs + k]: two 8 x 8 transposes per 8 k.
+void pack_b_cols_f32(int64_t kc, const float* b, int64_t cs, float* dst) {
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8)
+    for (int h = 0; h < 2; ++h) {
+      __m256 r[8];
+      for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(b + (h * 8 + j) * cs + k);
+      transpose8(r);
+      for (int i = 0; i < 8; ++i) _mm256_store_ps(dst + (k + i) * 16 + h * 8, r[i]);
+    }
+  for (; k < kc; ++k)
+    for (int j = 0; j < 16; ++j) dst[k * 16 + j] = b[j * cs + k];
+}
+
+// dst[k*6 + r] = a[r*rs + k]: rows 0-3 by a 4 x 4 transpose, rows 4-5 interleaved in pairs.
+void pack_a_rows_f64(int64_t kc, const double* a, int64_t rs, double* dst) {
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    __m256d r[4];
+    for (int i = 0; i < 4; ++i) r[i] = _mm256_loadu_pd(a + i * rs + k);
+    transpose4(r);
+    const __m256d x4 = _mm256_loadu_pd(a + 4 * rs + k), x5 = _mm256_loadu_pd(a + 5 * rs + k);
+    const __m256d lo = _mm256_unpacklo_pd(x4, x5), hi = _mm256_unpackhi_pd(x4, x5);  // pairs for k 0,2 and 1,3
+    const __m128d pairs[4] = {_mm256_castpd256_pd128(lo), _mm256_castpd256_pd128(hi), _mm256_extractf128_pd(lo, 1),
+                              _mm256_extractf128_pd(hi, 1)};
+    for (int i = 0; i < 4; ++i) {
+      _mm256_storeu_pd(dst + (k + i) * kMR, r[i]);
+      _mm_storeu_pd(dst + (k + i) * kMR + 4, pairs[i]);
+    }
+  }
+  for (; k < kc; ++k)
+    for (int i = 0; i < kMR; ++i) dst[k * kMR + i] = a[i * rs + k];
+}
+
+// dst[k*8 + j] = b[j*cs + k]: two 4 x 4 transposes per 4 k.
+void pack_b_cols_f64(int64_t kc, const double* b, int64_t cs, double* dst) {
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4)
+    for (int h = 0; h < 2; ++h) {
+      __m256d r[4];
+      for (int j = 0; j < 4; ++j) r[j] = _mm256_loadu_pd(b + (h * 4 + j) * cs + k);
+      transpose4(r);
+      for (int i = 0; i < 4; ++i) _mm256_store_pd(dst + (k + i) * 8 + h * 4, r[i]);
+    }
+  for (; k < kc; ++k)
+    for (int j = 0; j < 8; ++j) dst[k * 8 + j] = b[j * cs + k];
+}
+
+const MicroKernels<float> kAvx2Float{kMR, 16, packed_kernel<F32>, unpacked_dispatch<F32>, pack_a_rows_f32, pack_b_cols_f32};
+const MicroKernels<double> kAvx2Double{kMR, 8, packed_kernel<F64>, unpacked_dispatch<F64>, pack_a_rows_f64, pack_b_cols_f64};
 
 }  // namespace
 

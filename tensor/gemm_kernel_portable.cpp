@@ -50,8 +50,8 @@ void unpacked_kernel(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* 
   write_tile(acc, c, ldc, m, n, accumulate);
 }
 
-const MicroKernels<float> kPortableFloat{kMR, kNR, packed_kernel<float>, unpacked_kernel<float>};
-const MicroKernels<double> kPortableDouble{kMR, kNR, packed_kernel<double>, unpacked_kernel<double>};
+const MicroKernels<float> kPortableFloat{kMR, kNR, packed_kernel<float>, unpacked_kernel<float>, nullptr, nullptr};
+const MicroKernels<double> kPortableDouble{kMR, kNR, packed_kernel<double>, unpacked_kernel<double>, nullptr, nullptr};
 
 }  // namespace
 

@@ -13,13 +13,14 @@
 
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
+#include "tensor/parallel.h"
+#include "tensor/strided_loop.h"
 #include "tensor/reduce.h"
 
 namespace gradformer {
 
 namespace {
 
-// A tensor nobody else holds, laid out densely: safe to add into in place.
 // Whether a gradient of shape `from` can be summed down to `to` (the reverse of broadcasting `to` up).
 bool reduces_to(const Shape& from, const Shape& to) {
   if (to.rank() > from.rank()) return false;
@@ -28,17 +29,47 @@ bool reduces_to(const Shape& from, const Shape& to) {
   return true;
 }
 
+// A tensor nobody else holds, laid out densely: safe to add into in place.
 bool owned(const Tensor& t) { return t.storage().use_count() == 1 && t.is_contiguous(); }
 
+// Elementwise over two dense tensors of one shape, in parallel when large. Gradients are added
+// up many times per step, so this skips the general strided machinery (and its cost on tiny tensors).
+template <class F>
+bool dense_loop(const Tensor& dst, const Tensor& src, F fn) {
+  if (!src.is_contiguous() || src.dtype() != dst.dtype() || src.shape() != dst.shape()) return false;
+  dispatch_floating(dst.dtype(), "accumulate", [&]<class T>() {
+    T* d = dst.data<T>();
+    const T* s = src.data<T>();
+    const int64_t n = dst.numel();
+    if (n <= kElementwiseGrain) {
+      for (int64_t i = 0; i < n; ++i) d[i] = fn(d[i], s[i]);
+      return;
+    }
+    parallel_for(0, n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) d[i] = fn(d[i], s[i]);
+    });
+  });
+  return true;
+}
+
+// A fresh dense copy of g.
+Tensor dense_copy(const Tensor& g) {
+  Tensor copy = Tensor::empty(g.shape(), g.dtype());
+  if (!dense_loop(copy, g, [](auto, auto s) { return s; })) copy.copy_(g);
+  return copy;
+}
+
 // slot += g, without ever writing into a tensor someone else can see (g may be another input's
-// gradient, a saved tensor, or the user's upstream gradient).
-void accumulate(Tensor& slot, Tensor g) {
+// gradient, a saved tensor, or the user's upstream gradient). A leaf's gradient is made a tensor of
+// its own on first arrival, so the user (or an optimizer) may change it in place; an op's pending
+// gradient may stay shared, since the engine adds into it in place only when it owns it.
+void accumulate(Tensor& slot, Tensor g, bool leaf) {
   if (!slot.defined())
-    slot = owned(g) ? std::move(g) : g.clone();
-  else if (owned(slot))
-    slot.add_(g);
-  else
+    slot = (!leaf || owned(g)) ? std::move(g) : dense_copy(g);
+  else if (!owned(slot))
     slot = add(slot, g);
+  else if (!dense_loop(slot, g, [](auto d, auto s) { return d + s; }))
+    slot.add_(g);  // g is a strided view: the general kernel
 }
 
 std::string freed_message(const Node& node) {
@@ -84,7 +115,7 @@ std::vector<std::shared_ptr<Node>> Engine::order(const std::shared_ptr<Node>& ro
 
 void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
   if (!root.grad_fn) {  // backward on a leaf: dL/dL = seed
-    accumulate(root.grad, std::move(seed));
+    accumulate(root.grad, std::move(seed), /*leaf=*/true);
     return;
   }
   std::vector<std::shared_ptr<Node>> nodes = order(root.grad_fn);
@@ -97,7 +128,7 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
         if (!retain_graph) node->free_graph();
         continue;
       }
-      if (auto out = node->retained_.lock()) accumulate(out->grad, g);
+      if (auto out = node->retained_.lock()) accumulate(out->grad, g, /*leaf=*/true);
       slots.assign(node->inputs_.size(), Tensor());
       Grads grads(node->inputs_, slots);
       node->apply(g, grads);
@@ -118,7 +149,10 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
         }
         if (anomaly_enabled()) check_backward_finite(node->op(), i, gi);
         VariableImpl& target = *in.impl();
-        accumulate(target.grad_fn ? target.grad_fn->grad_ : target.grad, std::move(gi));
+        if (target.grad_fn)
+          accumulate(target.grad_fn->grad_, std::move(gi), /*leaf=*/false);
+        else
+          accumulate(target.grad, std::move(gi), /*leaf=*/true);
       }
       if (!retain_graph) node->free_graph();
     }
@@ -133,7 +167,9 @@ void Variable::backward(bool retain_graph) const {
   if (v.value.numel() != 1)
     throw ShapeError(message("backward: the output has shape ", v.value.shape(),
                              "; backward() without an upstream gradient needs a one-element output"));
-  backward(ones_like(v.value), retain_graph);
+  Tensor seed = Tensor::empty(v.value.shape(), v.value.dtype());  // dL/dL = 1
+  dispatch_floating(seed.dtype(), "backward", [&]<class T>() { *seed.data<T>() = T(1); });
+  backward(seed, retain_graph);
 }
 
 void Variable::backward(const Tensor& grad_output, bool retain_graph) const {

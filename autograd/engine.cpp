@@ -113,6 +113,11 @@ std::vector<std::shared_ptr<Node>> Engine::order(const std::shared_ptr<Node>& ro
   return {post_order.rbegin(), post_order.rend()};
 }
 
+std::vector<std::shared_ptr<Node>> topological_order(const Variable& root) {
+  if (!root.defined() || !root.grad_fn()) return {};
+  return Engine::order(root.grad_fn());
+}
+
 void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
   if (!root.grad_fn) {  // backward on a leaf: dL/dL = seed
     accumulate(root.grad, std::move(seed), /*leaf=*/true);

@@ -107,6 +107,11 @@ class LambdaNode final : public Node {
   std::optional<F> fn_;
 };
 
+/// The nodes behind root in the order backward visits them: each node before the nodes that made
+/// its inputs (a reversed post-order of a depth-first search). For teaching and debugging.
+/// GraphError if part of the graph was freed.
+std::vector<std::shared_ptr<Node>> topological_order(const Variable& root);
+
 namespace detail {
 Variable make_result(Tensor value, std::shared_ptr<Node> node);
 inline Variable make_constant(Tensor value) { return Variable(std::move(value)); }

@@ -1,0 +1,169 @@
+// Chapter 3: autograd. The companion program of tutorials/03-autograd.md: every listing of the
+// chapter is a piece of this file, and every output the chapter shows is what this program prints.
+// It exits with a non-zero status if a claim the chapter makes does not hold.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "autograd/all.h"
+
+using namespace gradformer;
+
+namespace {
+
+int failures = 0;
+void claim(bool holds, const char* what) {
+  if (!holds) {
+    std::cout << "CLAIM FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+
+void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+
+// ---- 1. the chain rule on a small expression ------------------------------------------------
+
+void chain_rule() {
+  section("the chain rule, and the graph as Graphviz DOT");
+  Variable a(scalar(2.0), true), b(scalar(-3.0), true), c(scalar(10.0), true), f(scalar(-2.0), true);
+  a.set_name("a"), b.set_name("b"), c.set_name("c"), f.set_name("f");
+  Variable e = a * b;  // e = -6
+  Variable d = e + c;  // d = 4
+  Variable L = d * f;  // L = -8
+  e.set_name("e"), d.set_name("d"), L.set_name("L");
+  std::cout << to_dot(L);  // before backward, which frees the graph
+
+  e.retain_grad(), d.retain_grad();  // keep the gradients of non-leaves too, to print them
+  L.backward();
+  std::cout << "L = " << L.item() << "\n";
+  std::cout << "dL/dd = " << d.grad().item() << "   dL/df = " << f.grad().item() << "\n";
+  std::cout << "dL/de = " << e.grad().item() << "   dL/dc = " << c.grad().item() << "\n";
+  std::cout << "dL/da = " << a.grad().item() << "   dL/db = " << b.grad().item() << "\n";
+  // by hand: dL/da = dL/dd * dd/de * de/da = f * 1 * b
+  claim(a.grad().item() == f.item() * b.item(), "dL/da = f * b");
+  claim(b.grad().item() == f.item() * a.item(), "dL/db = f * a");
+}
+
+// ---- 2. topological order -------------------------------------------------------------------
+
+void topological() {
+  section("topological order");
+  Variable x(scalar(3.0), true);
+  Variable y = x * x;    // mul
+  Variable z = exp(y);   // exp
+  Variable out = y + z;  // add: y is used twice, directly and through exp
+  for (const auto& node : topological_order(out)) std::cout << node->op() << " ";
+  std::cout << "\n";
+  out.backward();
+  // d(out)/dx = (1 + e^y) * 2x, with y = x^2
+  std::cout << "dout/dx = " << x.grad().item() << ", by hand " << (1 + std::exp(9.0f)) * 6 << "\n";
+}
+
+// The number of calls a naive backward makes: it calls itself on each input as soon as it gets a
+// gradient, so a node is visited once per path from the output, not once.
+long long naive_visits(const Node& node) {
+  long long visits = 1;
+  for (const Variable& input : node.inputs())
+    if (input.grad_fn()) visits += naive_visits(*input.grad_fn());
+  return visits;
+}
+
+void why_not_recursion() {
+  section("why recursion over children is not enough");
+  Variable x(scalar(1.0, DType::Float64), true);
+  Variable y = x;
+  for (int i = 0; i < 20; ++i) y = y + y;  // 20 nodes, each using the previous one twice
+  std::cout << "nodes: " << topological_order(y).size() << ", naive recursive visits: " << naive_visits(*y.grad_fn())
+            << "\n";
+  y.backward();
+  std::printf("dy/dx = %.0f = 2^20\n", x.grad().item());
+  claim(x.grad().item() == 1048576.0, "dy/dx = 2^20");
+
+  using clock = std::chrono::steady_clock;
+  Variable w(scalar(1.0), true);
+  Variable chain = w;
+  for (int i = 0; i < 100000; ++i) chain = chain * 1.0;
+  const auto start = clock::now();
+  chain.backward();
+  chain = Variable();  // releases the 100,000 nodes, one at a time
+  const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+  std::printf("a 100,000-op chain: backward and release in %.3f s, dw = %g\n", seconds, w.grad().item());
+}
+
+// ---- 3. gradient accumulation ---------------------------------------------------------------
+
+void accumulation() {
+  section("gradient accumulation");
+  Variable a(scalar(3.0), true);
+  Variable b = a + a;
+  b.backward();
+  std::cout << "b = a + a: db/da = " << a.grad().item() << "\n";
+  claim(a.grad().item() == 2.0, "b = a + a gives 2");
+  Variable c = a * 4.0;
+  c.backward();
+  std::cout << "after a second backward (dc/da = 4): a.grad = " << a.grad().item() << "\n";
+  a.zero_grad();
+  std::cout << "after zero_grad: a.grad defined? " << std::boolalpha << a.grad().defined() << "\n";
+}
+
+// ---- 4. gradient checking -------------------------------------------------------------------
+
+// The central difference of tanh at x = 0.5, in float32 and float64, against the exact derivative.
+template <class T>
+double central_difference_error(double eps) {
+  const T x = T(0.5), h = static_cast<T>(eps);
+  const double numeric = (static_cast<double>(std::tanh(x + h)) - static_cast<double>(std::tanh(x - h))) / (2 * eps);
+  const double exact = 1 - std::tanh(0.5) * std::tanh(0.5);
+  return std::abs(numeric - exact);
+}
+
+void why_float64() {
+  section("why float64");
+  for (double eps : {1e-2, 1e-4, 1e-6})
+    std::printf("eps %.0e: error float32 %.1e, float64 %.1e\n", eps, central_difference_error<float>(eps),
+                central_difference_error<double>(eps));
+  claim(central_difference_error<double>(1e-6) < 1e-9, "float64 with eps 1e-6 is good to 1e-9");
+  claim(central_difference_error<float>(1e-6) > 1e-3, "float32 with eps 1e-6 is useless");
+}
+
+void gradient_check() {
+  section("gradcheck");
+  Generator gen(0);
+  const Tensor x = randn({4, 5}, gen, DType::Float64), w = randn({5, 3}, gen, DType::Float64);
+  GradcheckResult ok = gradcheck([](const std::vector<Variable>& in) { return tanh(matmul(in[0], in[1])); }, {x, w});
+  std::cout << ok.report << "\n";
+  claim(ok.ok, "tanh(x w) passes");
+}
+
+// square(x) = x^2, whose derivative is 2x. This backward forgets the 2.
+Variable broken_square(const Variable& x) {
+  return record("broken_square", x.value() * x.value(), {x}, [](const Tensor& g, Grads& dx) {
+    dx[0] = g * dx.input(0);  // should be g * 2 * x
+  });
+}
+
+void broken_backward() {
+  section("a broken backward, caught");
+  Generator gen(1);
+  GradcheckResult bad = gradcheck([](const std::vector<Variable>& in) { return broken_square(in[0]); },
+                                  {randn({3}, gen, DType::Float64)});
+  std::cout << bad.report << "\n";
+  claim(!bad.ok, "the broken backward is caught");
+  claim(std::abs(bad.analytic * 2 - bad.numeric) < 1e-6, "off by exactly the forgotten factor 2");
+}
+
+}  // namespace
+
+int main() {
+  chain_rule();
+  topological();
+  why_not_recursion();
+  accumulation();
+  why_float64();
+  gradient_check();
+  broken_backward();
+  if (failures) std::cout << "\n" << failures << " claim(s) failed\n";
+  return failures == 0 ? 0 : 1;
+}

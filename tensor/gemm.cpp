@@ -140,6 +140,16 @@ void pack_b_panel(const MicroKernels<T>& uk, int64_t kc, int n, const T* b, int6
   }
 }
 
+// Panels lo..hi-1 of a B whose rows are contiguous, all NR columns present: each row of the block
+// is read once, left to right, and dealt out NR elements to each panel (reading panel by panel
+// instead would step through memory a whole row apart for every 64 bytes copied).
+template <int NR, class T>
+void pack_b_rows(int64_t kc, int64_t lo, int64_t hi, const T* b, int64_t rs, T* dst) {
+  for (int64_t k = 0; k < kc; ++k)
+    for (int64_t p = lo; p < hi; ++p)
+      for (int j = 0; j < NR; ++j) dst[(p * kc + k) * NR + j] = b[k * rs + p * NR + j];
+}
+
 // One MR x KC panel of A: dst[k * MR + r] = A(r, k) for r < m, zero for m <= r < MR.
 //   a points at A(0, 0) of the panel; A(r, k) = a[r * rs + k * cs].
 template <class T>
@@ -179,6 +189,13 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
       const int64_t kc = std::min(bs.kc, K - pc);
       // B[pc:pc+kc, jc:jc+nc] -> b_panels panels of kc x NR, panel p at packed_b + p * kc * NR
       split(threads, b_panels, [&](int64_t lo, int64_t hi) {
+        const T* b = B.data + pc * B.rs + jc * B.cs;
+        if (B.cs == 1 && (uk.nr == 16 || uk.nr == 8)) {  // whole panels row by row, the ragged one below
+          const int64_t full = std::clamp<int64_t>(nc / NR, lo, hi);
+          if (uk.nr == 16) pack_b_rows<16>(kc, lo, full, b, B.rs, packed_b);
+          if (uk.nr == 8) pack_b_rows<8>(kc, lo, full, b, B.rs, packed_b);
+          lo = full;
+        }
         for (int64_t p = lo; p < hi; ++p) {
           const int n = static_cast<int>(std::min(NR, nc - p * NR));
           pack_b_panel(uk, kc, n, B.data + pc * B.rs + (jc + p * NR) * B.cs, B.rs, B.cs, packed_b + p * kc * NR);

@@ -9,6 +9,7 @@
 //      complete; its backward function turns it into gradients for its inputs, which are added
 //      (+=, never =) into their slots: a value used twice receives both contributions.
 //   3. Free: unless retain_graph, each node drops its inputs and saved tensors once it is done.
+#include <algorithm>
 #include <atomic>
 
 #include "autograd/node.h"
@@ -110,7 +111,8 @@ std::vector<std::shared_ptr<Node>> Engine::order(const std::shared_ptr<Node>& ro
     if (child && child->visited_ != stamp) push(child);  // like a recursive call on the child
   }
   // Post-order lists every node after its inputs; backward needs the reverse.
-  return {post_order.rbegin(), post_order.rend()};
+  std::reverse(post_order.begin(), post_order.end());
+  return post_order;
 }
 
 std::vector<std::shared_ptr<Node>> topological_order(const Variable& root) {

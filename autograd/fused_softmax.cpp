@@ -109,7 +109,9 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   if (logits.dim() < 1) throw ShapeError(message(op, ": logits need at least one dimension, got shape ", logits.shape()));
   const int64_t C = logits.size(-1), rows = logits.numel() / std::max<int64_t>(C, 1);
   if (target.dtype() != DType::Int64) throw DTypeError(message(op, ": target must be int64, got ", target.dtype()));
-  if (target.numel() != rows || target.dim() != logits.dim() - 1)
+  Shape expected = logits.shape();
+  expected.erase(expected.rank() - 1);
+  if (target.shape() != expected)
     throw ShapeError(message(op, ": logits ", logits.shape(), " need a target of shape [...] matching all but the last dimension, got ",
                              target.shape()));
   const double eps = options.label_smoothing;

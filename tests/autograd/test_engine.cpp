@@ -8,7 +8,7 @@
 using namespace gradformer;
 using test::values;
 
-TEST_CASE("the chain rule on micrograd's expression, by hand") {
+TEST_CASE("the chain rule on micrograd's expression by hand") {
   // L = (a*b + c) * f with a=2, b=-3, c=10, f=-2:  d = a*b + c = 4, L = -8
   // dL/df = d = 4, dL/dd = f = -2, dL/dc = -2, dL/da = -2 * b = 6, dL/db = -2 * a = -4
   Variable a(scalar(2.0, DType::Float64), true), b(scalar(-3.0, DType::Float64), true);
@@ -62,7 +62,7 @@ TEST_CASE("accumulation never writes into a tensor someone else holds") {
   CHECK(values(b.grad()) == std::vector<double>{2, 2});
 }
 
-TEST_CASE("retain_graph allows a second backward; without it the graph is freed") {
+TEST_CASE("retain_graph allows a second backward and without it the graph is freed") {
   Variable x(scalar(2.0), true);
   Variable y = x * x * x;  // dy/dx = 3x^2 = 12
   y.backward(true);
@@ -85,7 +85,7 @@ TEST_CASE("a freed graph also frees what it saved") {
   CHECK(saved.expired());
 }
 
-TEST_CASE("NoGradGuard records nothing, and restores the previous mode") {
+TEST_CASE("NoGradGuard records nothing and restores the previous mode") {
   Variable x(scalar(1.0), true);
   {
     NoGradGuard no_grad;
@@ -143,7 +143,7 @@ TEST_CASE("backward on a leaf accumulates the seed") {
   CHECK(x.grad().item() == 1.0);
 }
 
-TEST_CASE("a 100,000-op chain back-propagates and is released without recursion") {
+TEST_CASE("a 100000-op chain back-propagates and is released without recursion") {
   Variable x(scalar(1.0, DType::Float64), true);
   Variable y = x;
   std::weak_ptr<Node> first_node;
@@ -158,7 +158,7 @@ TEST_CASE("a 100,000-op chain back-propagates and is released without recursion"
   CHECK(first_node.expired());
 }
 
-TEST_CASE("a 100,000-op chain that never ran backward is released too") {
+TEST_CASE("a 100000-op chain that never ran backward is released too") {
   Variable x(scalar(1.0), true);
   Variable y = x;
   std::weak_ptr<Node> first_node;

@@ -55,7 +55,7 @@ TEST_CASE("softmax by hand") {
   CHECK(lbig[1] == Approx(-1000));
 }
 
-TEST_CASE("gradcheck: fused softmax and log_softmax, any dim") {
+TEST_CASE("gradcheck: fused softmax and log_softmax along any dim") {
   CHECK_GRADCHECK([](const V& v) { return softmax(v[0]); }, {rnd({3, 5}, 1, -3, 3)});
   CHECK_GRADCHECK([](const V& v) { return log_softmax(v[0]); }, {rnd({3, 5}, 2, -3, 3)});
   CHECK_GRADCHECK([](const V& v) { return softmax(v[0], 0); }, {rnd({4, 2, 3}, 3)});

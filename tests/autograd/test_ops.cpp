@@ -18,7 +18,7 @@ TEST_CASE("gradcheck: arithmetic with broadcasting") {
   CHECK_GRADCHECK([](const V& x) { return x[0] * x[0]; }, {rnd({}, 5)});  // rank 0
 }
 
-TEST_CASE("arithmetic gradients by hand: a [2, 3] plus a [3] bias") {
+TEST_CASE("arithmetic gradients by hand: a 2x3 matrix plus a bias of 3") {
   Variable a(zeros({2, 3}), true), bias(zeros({3}), true);
   sum(a + bias).backward();
   CHECK(bias.grad().shape() == Shape{3});
@@ -75,7 +75,7 @@ TEST_CASE("gradcheck: where and masked_fill") {
   CHECK(values(x.grad()) == std::vector<double>{1, 0, 1, 1, 1, 0});
 }
 
-TEST_CASE("gradcheck: matmul, batched, broadcast and with transposed operands") {
+TEST_CASE("gradcheck: matmul batched and broadcast and with transposed operands") {
   CHECK_GRADCHECK([](const V& v) { return matmul(v[0], v[1]); }, {rnd({3, 4}, 14), rnd({4, 2}, 15)});
   CHECK_GRADCHECK([](const V& v) { return matmul(v[0], v[1]); }, {rnd({2, 3, 4}, 16), rnd({2, 4, 5}, 17)});
   CHECK_GRADCHECK([](const V& v) { return matmul(v[0], v[1]); }, {rnd({2, 3, 4}, 18), rnd({4, 5}, 19)});  // b broadcast
@@ -172,7 +172,7 @@ TEST_CASE("reduction gradients by hand") {
   for (double gi : values(e.grad())) CHECK(gi == Approx(0.25));
 }
 
-TEST_CASE("gradcheck: index_select and gather, with repeated indices") {
+TEST_CASE("gradcheck: index_select and gather with repeated indices") {
   const Tensor ids = tensor({0, 2, 2, 1, 0, 2}, {2, 3}, DType::Int64);
   CHECK_GRADCHECK([&](const V& v) { return index_select(v[0], 0, ids); }, {rnd({3, 4}, 50)});
   CHECK_GRADCHECK([&](const V& v) { return index_select(v[0], 1, ids); }, {rnd({2, 3, 2}, 51)});
@@ -188,7 +188,7 @@ TEST_CASE("an embedding row looked up twice receives both gradients") {
   CHECK_THROWS_MSG(embedding(weight, tensor({4}, {1}, DType::Int64)), IndexError, "index_select: index 4 is out of range");
 }
 
-TEST_CASE("dropout: mask saved, survivors scaled by 1/(1-p), same mask in backward") {
+TEST_CASE("dropout: the mask is saved and survivors are scaled by 1/(1-p)") {
   Generator gen(7);
   Variable x(ones({1000}, DType::Float64), true);
   Variable y = dropout(x, 0.25, gen);
@@ -222,4 +222,18 @@ TEST_CASE("gradcheck rejects overlapping inputs and float32 results") {
                    "overlapping elements");
   CHECK_THROWS_MSG(gradcheck([](const V& v) { return Variable(v[0].value().to(DType::Float32)); }, {rnd({2}, 63)}),
                    DTypeError, "f must return float64");
+}
+
+TEST_CASE("op errors are typed and name the op and the shapes") {
+  Variable x(zeros({2, 3}), true);
+  CHECK_THROWS_MSG(reshape(x, {4}), ShapeError, "reshape: shape [4] is invalid for 6 elements");
+  CHECK_THROWS_MSG(concat({x, Variable(zeros({2, 2}))}, 0), ShapeError, "concat: tensor 1 has shape [2, 2]");
+  CHECK_THROWS_MSG(stack({x, Variable(zeros({3, 2}))}, 0), ShapeError, "stack: tensor 1 has shape [3, 2]");
+  CHECK_THROWS_MSG(softmax(x, 2), IndexError, "softmax: dimension 2 is out of range for a tensor of rank 2");
+  CHECK_THROWS_MSG(sum(x, {5}), IndexError, "sum: dimension 5 is out of range");
+  CHECK_THROWS_MSG(expand(x, {3, 3}), ShapeError, "expand: cannot expand shape [2, 3] to [3, 3]");
+  CHECK_THROWS_MSG(layer_norm(x, Variable(), Variable(), 0.0), ValueError, "layer_norm: eps must be positive");
+  CHECK_THROWS_MSG(cross_entropy(x, tensor({0, 1}, {1, 2}, DType::Int64)), ShapeError, "got [1, 2]");
+  CHECK_THROWS_MSG(exp(Variable(arange(3, DType::Int64))), DTypeError, "exp: expected a floating dtype");
+  CHECK_THROWS_MSG(Variable().value(), ValueError, "value: the variable is undefined");
 }

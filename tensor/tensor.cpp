@@ -268,7 +268,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   src.check_defined("copy_");
   dispatch_any(dtype_, [&]<class T>() {
     dispatch_any(src.dtype_, [&]<class S>() {
-      update<T, S>("copy_", *this, src, [](T, S s) { return static_cast<T>(s); });
+      assign<T, S>("copy_", *this, src, [](S s) { return static_cast<T>(s); });
     });
   });
   return *this;
@@ -276,9 +276,12 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 Tensor& Tensor::fill_(double value) {
   check_defined("fill_");
+  // The value as a one-element tensor of this dtype, broadcast over every element.
   dispatch_any(dtype_, [&]<class T>() {
     const T v = static_cast<T>(value);
-    update<T, T>("fill_", *this, *this, [v](T, T) { return v; });
+    const Tensor one(std::make_shared<Storage>(sizeof(T)), Shape{}, Shape{}, 0, dtype_);
+    *one.data<T>() = v;
+    assign<T, T>("fill_", *this, one, [](T x) { return x; });
   });
   return *this;
 }

@@ -71,7 +71,7 @@ TEST_CASE("int64 tensors support arithmetic and comparisons but not floating mat
   CHECK_THROWS_MSG(i / i, DTypeError, "div: integer division is not supported");
 }
 
-TEST_CASE("comparisons give bool tensors; where and masked_fill select by them") {
+TEST_CASE("comparisons give bool tensors, and where and masked_fill select by them") {
   const Tensor a = tensor({1, 5, 3}, {3});
   const Tensor b = tensor({2, 5, 1}, {3});
   CHECK(lt(a, b).dtype() == DType::Bool);

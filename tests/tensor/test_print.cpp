@@ -30,3 +30,11 @@ TEST_CASE("tensors of more than 1000 elements show only their edges") {
   const std::string s = to_string(arange(2000, DType::Int64));
   CHECK(s == "tensor([   0,    1,    2, ..., 1997, 1998, 1999], shape=[2000], dtype=int64)");
 }
+
+TEST_CASE("the README's first look prints what the README says") {
+  Tensor x = arange(6).reshape({2, 3});
+  Tensor y = x - max(x, {-1}, true);
+  CHECK(to_string(y) ==
+        "tensor([[-2.0000, -1.0000,  0.0000],\n"
+        "        [-2.0000, -1.0000,  0.0000]], shape=[2, 3], dtype=float32)");
+}

@@ -12,7 +12,7 @@ TEST_CASE("the generator reproduces PCG32's reference sequence") {
   for (uint32_t e : expected) CHECK(gen.next_u32() == e);
 }
 
-TEST_CASE("the same seed gives the same tensors; another seed other tensors") {
+TEST_CASE("the same seed gives the same tensors, another seed other tensors") {
   Generator a(123), b(123), c(124);
   const std::vector<float> first = randn({64}, a).to_vector<float>();
   CHECK(randn({64}, b).to_vector<float>() == first);
@@ -49,7 +49,7 @@ TEST_CASE("uniform and normal numbers have the right moments") {
   CHECK(max(w).item() < 0.5);
 }
 
-TEST_CASE("randint covers [lo, hi) evenly") {
+TEST_CASE("randint covers lo to hi-1 evenly") {
   Generator gen(3);
   const Tensor t = randint({60000}, 1, 4, gen);
   CHECK(t.dtype() == DType::Int64);

@@ -43,7 +43,7 @@ TEST_CASE("shapes that do not broadcast are a ShapeError naming the op and both 
   CHECK_THROWS_AS(broadcast_shapes({0}, {2}, "t"), ShapeError);  // 0 is not 1: no stretching
 }
 
-TEST_CASE("negative dimensions count from the end; out of range is an IndexError") {
+TEST_CASE("negative dimensions count from the end, and out of range is an IndexError") {
   CHECK(normalize_dim(-1, 3, "t") == 2);
   CHECK(normalize_dim(0, 3, "t") == 0);
   CHECK_THROWS_MSG(normalize_dim(3, 3, "sum"), IndexError, "sum: dimension 3 is out of range for a tensor of rank 3");

@@ -36,7 +36,7 @@ TEST_CASE("a new tensor is contiguous with row-major strides and 64-byte aligned
   CHECK(Tensor::empty({3}, DType::Float64).storage()->bytes() == 24);
 }
 
-TEST_CASE("copying a tensor handle shares the storage; clone does not") {
+TEST_CASE("copying a tensor handle shares the storage, clone does not") {
   Tensor a = zeros({3});
   Tensor b = a;  // a handle, like a Python reference
   b.fill_(1.0);

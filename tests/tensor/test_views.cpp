@@ -19,7 +19,7 @@ TEST_CASE("transpose swaps shape and strides and shares storage") {
   CHECK(t.to_vector<float>() == std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11});
 }
 
-TEST_CASE("permute reorders dimensions; duplicates and wrong counts are errors") {
+TEST_CASE("permute reorders dimensions, and duplicates or wrong counts are errors") {
   const Tensor x = arange(24).reshape({2, 3, 4});
   const Tensor p = x.permute({2, 0, 1});
   CHECK(p.shape() == Shape{4, 2, 3});

@@ -42,6 +42,8 @@ std::string index_string(const std::vector<int64_t>& index) {
 
 }  // namespace
 
+static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vector<Variable>& xs, const GradcheckOptions& options);
+
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
   std::vector<Variable> xs;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -55,7 +57,25 @@ GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>&
                                ") has overlapping elements; pass a contiguous copy"));
     xs.emplace_back(t.to(DType::Float64), true);
   }
+  return check_leaves(f, xs, options);
+}
 
+GradcheckResult gradcheck(const std::function<Variable()>& f, const std::vector<Variable>& leaves,
+                          const GradcheckOptions& options) {
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    Variable leaf = leaves[i];
+    if (!leaf.is_leaf() || !leaf.requires_grad() || leaf.dtype() != DType::Float64)
+      throw ValueError(message("gradcheck: leaf ", i, " (", leaf.name(), ", shape ", leaf.shape(),
+                               ") must be a float64 leaf that requires grad"));
+    if (has_overlap(leaf.value()))
+      throw ValueError(message("gradcheck: leaf ", i, " has overlapping elements"));
+    leaf.zero_grad();
+  }
+  return check_leaves([&](const std::vector<Variable>&) { return f(); }, leaves, options);
+}
+
+// The check itself, on leaves xs: the floating ones that require grad are perturbed in place.
+static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vector<Variable>& xs, const GradcheckOptions& options) {
   // Analytic gradients, twice: the second backward must add the same amount again.
   const Variable out = f(xs);
   if (out.dtype() != DType::Float64)

@@ -45,4 +45,12 @@ using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 /// (an expanded view), DTypeError if f does not return float64.
 GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
 
+/// The same check for leaves that already exist, such as a module's parameters: f() computes the
+/// output from them (through the module), and the gradients of every leaf are checked. Each leaf
+/// must be a float64 leaf that requires grad; their gradients are reset first.
+///   Linear lin(3, 2, gen, true, DType::Float64);
+///   gradcheck([&] { return lin.forward(x); }, lin.parameters());
+GradcheckResult gradcheck(const std::function<Variable()>& f, const std::vector<Variable>& leaves,
+                          const GradcheckOptions& options = {});
+
 }  // namespace gradformer

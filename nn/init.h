@@ -1,0 +1,20 @@
+// Parameter initialisation, drawn from an explicit seeded Generator so a run is reproducible.
+#pragma once
+
+#include "autograd/variable.h"
+#include "tensor/random.h"
+
+namespace gradformer {
+
+/// Glorot & Bengio (2010): U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)), which keeps the
+/// variance of activations and of gradients about equal across a layer. For a weight [out, in, ...]
+/// fan_in = in * receptive, fan_out = out * receptive. What the reference Transformer
+/// implementations use for every matrix. ShapeError for fewer than 2 dimensions.
+void xavier_uniform_(const Variable& weight, Generator& gen, double gain = 1.0);
+
+/// U(lo, hi) in place.
+void uniform_(const Variable& p, double lo, double hi, Generator& gen);
+/// N(mean, std^2) in place.
+void normal_(const Variable& p, double mean, double std, Generator& gen);
+
+}  // namespace gradformer

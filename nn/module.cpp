@@ -1,0 +1,86 @@
+#include "nn/module.h"
+
+#include <sstream>
+
+namespace gradformer {
+
+void Module::check_new_name(const std::string& name) const {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw ValueError(message("register: invalid name '", name, "' (must be non-empty, without dots)"));
+  for (const auto& [n, _] : parameters_)
+    if (n == name) throw ValueError(message("register: the name '", name, "' is already taken"));
+  for (const auto& [n, _] : children_)
+    if (n == name) throw ValueError(message("register: the name '", name, "' is already taken"));
+}
+
+Variable Module::register_parameter(const std::string& name, const Tensor& value) {
+  check_new_name(name);
+  Variable p(value, /*requires_grad=*/true);
+  p.set_name(name);
+  parameters_.emplace_back(name, p);
+  return p;
+}
+
+void Module::collect(const std::string& prefix, std::vector<std::pair<std::string, Variable>>& out) const {
+  for (const auto& [name, p] : parameters_) out.emplace_back(prefix + name, p);
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+}
+
+std::vector<std::pair<std::string, Variable>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Variable>> out;
+  collect("", out);
+  return out;
+}
+
+std::vector<Variable> Module::parameters() const {
+  std::vector<Variable> out;
+  for (auto& [_, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+int64_t Module::parameter_count() const {
+  int64_t n = 0;
+  for (const Variable& p : parameters()) n += p.numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [_, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (Variable& p : parameters()) p.zero_grad();
+}
+
+StateDict Module::state_dict() const {
+  StateDict state;
+  for (const auto& [name, p] : named_parameters()) state.emplace(name, p.value());
+  return state;
+}
+
+void Module::load_state_dict(const StateDict& state) {
+  const auto params = named_parameters();
+  std::ostringstream problems;
+  std::map<std::string, bool> expected;
+  for (const auto& [name, p] : params) {
+    expected[name] = true;
+    const auto it = state.find(name);
+    if (it == state.end()) {
+      problems << "\n  missing: " << name << " " << p.shape();
+    } else if (it->second.shape() != p.shape() || it->second.dtype() != p.dtype()) {
+      problems << "\n  mismatched: " << name << " is " << p.shape() << " " << p.dtype() << " in the model, "
+               << it->second.shape() << " " << it->second.dtype() << " in the state";
+    }
+  }
+  for (const auto& [name, t] : state)
+    if (!expected.count(name)) problems << "\n  unexpected: " << name << " " << t.shape();
+  if (!problems.str().empty())
+    throw ShapeError(message("load_state_dict: the state does not fit the model:", problems.str()));
+  for (const auto& [name, p] : params) {
+    Tensor value = p.value();  // a handle to the parameter's storage
+    value.copy_(state.at(name));
+  }
+}
+
+}  // namespace gradformer

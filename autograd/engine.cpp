@@ -91,21 +91,25 @@ std::vector<std::shared_ptr<Node>> Engine::order(const std::shared_ptr<Node>& ro
   static std::atomic<uint64_t> next_stamp{1};
   const uint64_t stamp = next_stamp.fetch_add(1, std::memory_order_relaxed);  // "seen in this run"
   std::vector<std::shared_ptr<Node>> post_order;
-  std::vector<std::pair<std::shared_ptr<Node>, size_t>> stack;  // (node, next input to look at)
+  // (node, next input to look at). The graph keeps every node on it alive; the buffer is reused
+  // from one backward to the next on this thread.
+  thread_local std::vector<std::pair<const std::shared_ptr<Node>*, size_t>> stack;
+  stack.clear();
   auto push = [&](const std::shared_ptr<Node>& node) {
     if (node->freed_) throw GraphError(freed_message(*node));
     node->visited_ = stamp;
-    stack.emplace_back(node, 0);
+    stack.emplace_back(&node, 0);
   };
   push(root);
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
-    if (next == node->inputs_.size()) {  // all inputs done: emit, like returning from a recursive call
-      post_order.push_back(std::move(node));
+    const std::span<const Variable> inputs = (*node)->inputs();
+    if (next == inputs.size()) {  // all inputs done: emit, like returning from a recursive call
+      post_order.push_back(*node);
       stack.pop_back();
       continue;
     }
-    const Variable& in = node->inputs_[next++];
+    const Variable& in = inputs[next++];
     if (!in.requires_grad()) continue;
     const std::shared_ptr<Node>& child = in.impl()->grad_fn;
     if (child && child->visited_ != stamp) push(child);  // like a recursive call on the child
@@ -127,7 +131,8 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
   }
   std::vector<std::shared_ptr<Node>> nodes = order(root.grad_fn);
   root.grad_fn->grad_ = std::move(seed);
-  std::vector<Tensor> slots;
+  std::array<Tensor, 4> inline_slots;  // most ops have at most 4 inputs: no allocation
+  std::vector<Tensor> spilled_slots;
   try {
     for (const std::shared_ptr<Node>& node : nodes) {
       Tensor g = std::move(node->grad_);
@@ -136,11 +141,16 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
         continue;
       }
       if (auto out = node->retained_.lock()) accumulate(out->grad, g, /*leaf=*/true);
-      slots.assign(node->inputs_.size(), Tensor());
-      Grads grads(node->inputs_, slots);
+      const std::span<const Variable> inputs = node->inputs();
+      if (inputs.size() > inline_slots.size()) spilled_slots.assign(inputs.size(), Tensor());
+      const std::span<Tensor> slots = inputs.size() > inline_slots.size()
+                                          ? std::span<Tensor>(spilled_slots)
+                                          : std::span<Tensor>(inline_slots.data(), inputs.size());
+      for (Tensor& slot : slots) slot = Tensor();  // nothing left over from the previous node
+      Grads grads(inputs, slots);
       node->apply(g, grads);
       for (size_t i = 0; i < slots.size(); ++i) {
-        const Variable& in = node->inputs_[i];
+        const Variable& in = inputs[i];
         if (!in.requires_grad() || !slots[i].defined()) continue;
         Tensor gi = std::move(slots[i]);
         const Tensor& value = in.value();
@@ -198,19 +208,19 @@ void Variable::backward(const Tensor& grad_output, bool retain_graph) const {
 // only this chain owns and destroy them one at a time from a flat list.
 Node::~Node() {
   std::vector<std::shared_ptr<Node>> pending;
-  auto adopt_inputs = [&pending](std::vector<Variable>& inputs) {
-    for (Variable& in : inputs) {
+  auto adopt_inputs = [&pending](Node& node) {
+    for (const Variable& in : node.inputs_span()) {
       const std::shared_ptr<VariableImpl>& impl = in.impl();
       if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1)
         pending.push_back(std::move(impl->grad_fn));
     }
-    inputs.clear();
+    node.release_inputs();
   };
-  adopt_inputs(inputs_);
+  adopt_inputs(*this);
   while (!pending.empty()) {
     std::shared_ptr<Node> node = std::move(pending.back());
     pending.pop_back();
-    adopt_inputs(node->inputs_);
+    adopt_inputs(*node);
     // node is destroyed here, with no inputs left: no recursion.
   }
 }

@@ -17,6 +17,8 @@
 // (sum_to), in one place for every op.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,8 +50,11 @@ class Grads {
 
 class Node {
  public:
-  Node(const char* op, std::vector<Variable> inputs, const Tensor& output)
-      : op_(op), inputs_(std::move(inputs)), shape_(output.shape()), dtype_(output.dtype()) {}
+  Node(const char* op, std::span<const Variable> inputs, const Tensor& output)
+      : op_(op), input_count_(inputs.size()), shape_(output.shape()), dtype_(output.dtype()) {
+    if (inputs.size() > kInlineInputs) spilled_.assign(inputs.begin(), inputs.end());
+    else std::copy(inputs.begin(), inputs.end(), inline_.begin());
+  }
   /// Unlinks the graph behind this node iteratively, so a 100,000-op chain is not destroyed by
   /// 100,000 nested destructor calls (which would overflow the stack).
   virtual ~Node();
@@ -58,7 +63,7 @@ class Node {
 
   const char* op() const { return op_; }
   /// The inputs, in the op's argument order; empty once the graph has been freed.
-  const std::vector<Variable>& inputs() const { return inputs_; }
+  std::span<const Variable> inputs() const { return inputs_span(); }
   /// The output's shape and dtype (kept for error messages and the graph export).
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
@@ -69,7 +74,7 @@ class Node {
   virtual void apply(const Tensor& grad_output, Grads& grads) = 0;
   /// Drops the inputs and saved tensors: the memory of the graph goes back once backward is done.
   void free_graph() {
-    inputs_.clear();
+    release_inputs();
     free_saved();
     freed_ = true;
   }
@@ -79,8 +84,22 @@ class Node {
 
  private:
   friend struct Engine;
+  // Most ops have at most three inputs: keep them inside the node (no second allocation).
+  static constexpr size_t kInlineInputs = 3;
+  std::span<Variable> inputs_span() {
+    return input_count_ > kInlineInputs ? std::span<Variable>(spilled_) : std::span<Variable>(inline_.data(), input_count_);
+  }
+  std::span<const Variable> inputs_span() const { return const_cast<Node*>(this)->inputs_span(); }
+  void release_inputs() {
+    for (Variable& v : inputs_span()) v = Variable();
+    spilled_.clear();
+    input_count_ = 0;
+  }
+
   const char* op_;
-  std::vector<Variable> inputs_;
+  std::array<Variable, kInlineInputs> inline_;
+  std::vector<Variable> spilled_;
+  size_t input_count_;
   Shape shape_;
   DType dtype_;
   bool freed_ = false;
@@ -96,8 +115,8 @@ class Node {
 template <class F>
 class LambdaNode final : public Node {
  public:
-  LambdaNode(const char* op, std::vector<Variable> inputs, const Tensor& output, F fn)
-      : Node(op, std::move(inputs), output), fn_(std::move(fn)) {}
+  LambdaNode(const char* op, std::span<const Variable> inputs, const Tensor& output, F fn)
+      : Node(op, inputs, output), fn_(std::move(fn)) {}
   void apply(const Tensor& grad_output, Grads& grads) override { (*fn_)(grad_output, grads); }
 
  protected:
@@ -127,20 +146,20 @@ Variable record(const char* op, Tensor output, std::initializer_list<Variable> i
   if (grad_enabled())
     for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
   if (!any) return detail::make_constant(std::move(output));
-  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::vector<Variable>(inputs), output,
-                                                            std::forward<F>(backward));
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::span<const Variable>(inputs.begin(), inputs.size()),
+                                                            output, std::forward<F>(backward));
   return detail::make_result(std::move(output), std::move(node));
 }
 
 /// As above, for ops with a variable number of inputs (concat, stack).
 template <class F>
-Variable record(const char* op, Tensor output, std::vector<Variable> inputs, F&& backward) {
+Variable record(const char* op, Tensor output, const std::vector<Variable>& inputs, F&& backward) {
   if (anomaly_enabled()) check_forward_finite(op, output, inputs);
   bool any = false;
   if (grad_enabled())
     for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
   if (!any) return detail::make_constant(std::move(output));
-  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::move(inputs), output, std::forward<F>(backward));
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::span<const Variable>(inputs), output, std::forward<F>(backward));
   return detail::make_result(std::move(output), std::move(node));
 }
 

@@ -95,7 +95,8 @@ void split(int threads, int64_t n, F&& fn) {
     fn(int64_t{0}, n);
     return;
   }
-  parallel_for(0, n, (n + threads - 1) / threads, fn);
+  // grain n / threads (rounded down), so that parallel_for makes `threads` pieces, split evenly
+  parallel_for(0, n, std::max<int64_t>(1, n / threads), fn);
 }
 
 // ---- packing --------------------------------------------------------------------------------

@@ -72,55 +72,71 @@ namespace {
 constexpr double kBatchSplitFlops = 32e6;
 // ...and a thread gets at least this much work (about 10 µs), else the batch stays on one thread.
 constexpr double kMinBatchFlopsPerThread = 1e6;
+// A single product this small never uses more than one thread (gemm has the same rule; checking it
+// here as well saves asking the pool how many threads it has).
+constexpr double kMinThreadedFlops = 4e6;
 
 }  // namespace
 
+// The strides of x's batch dimensions, aligned to the broadcast batch shape `batch` (from the
+// right): 0 where x lacks the dimension or has size 1 there, so that every element of the batch
+// finds its operand with the same arithmetic, broadcast or not.
+static Shape batch_strides(const Tensor& x, const Shape& batch) {
+  Shape strides = batch;
+  const int missing = batch.rank() - (x.dim() - 2);
+  for (int d = 0; d < batch.rank(); ++d)
+    strides[d] = d < missing || x.shape()[d - missing] == 1 ? 0 : x.strides()[d - missing];
+  return strides;
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) throw ValueError("matmul: undefined tensor");
-  if (a.dim() < 2 || b.dim() < 2)
+  const int ra = a.dim(), rb = b.dim();
+  if (ra < 2 || rb < 2)
     throw ShapeError(message("matmul: both operands need at least 2 dimensions, a is ", a.shape(), ", b is ", b.shape()));
   if (a.dtype() != b.dtype()) throw DTypeError(message("matmul: dtypes differ: ", a.dtype(), " and ", b.dtype()));
   if (!is_floating(a.dtype()))
     throw DTypeError(message("matmul: expected a floating dtype (float32 or float64), got ", a.dtype()));
-  const int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
-  if (b.size(-2) != K)
+  const int64_t M = a.shape()[ra - 2], K = a.shape()[ra - 1], N = b.shape()[rb - 1];
+  if (b.shape()[rb - 2] != K)
     throw ShapeError(message("matmul: inner dimensions differ: a is ", a.shape(), ", b is ", b.shape()));
 
-  // Broadcast the batch dimensions: a size-1 (or missing) batch dimension gets stride 0, so every
-  // batch element of the output finds its operands by the same stride arithmetic.
-  const Shape a_batch(std::span(a.shape().begin(), a.shape().end() - 2));
-  const Shape b_batch(std::span(b.shape().begin(), b.shape().end() - 2));
-  const Shape batch = broadcast_shapes(a_batch, b_batch, "matmul");
-  Shape a_full = batch, b_full = batch, out_shape = batch;
-  a_full.push_back(M), a_full.push_back(K);
-  b_full.push_back(K), b_full.push_back(N);
+  // out: [batch..., M, N], batch = the broadcast of a's and b's leading dimensions
+  Shape batch;
+  if (ra > 2 || rb > 2)
+    batch = broadcast_shapes(Shape(std::span(a.shape().begin(), ra - 2)), Shape(std::span(b.shape().begin(), rb - 2)),
+                             "matmul");
+  Shape out_shape = batch;
   out_shape.push_back(M), out_shape.push_back(N);
-  const Tensor A = a.expand(a_full), B = b.expand(b_full);
   Tensor out = Tensor::empty(out_shape, a.dtype());
-  const int64_t batches = batch.numel();
   if (out.numel() == 0) return out;
+  const int64_t batches = batch.numel();
   const int r = batch.rank();
+  const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);
+  // the matrices' own strides: A(i, k) = pa[i * sam + k * sak], B(k, j) = pb[k * sbk + j * sbn]
+  const int64_t sam = a.strides()[ra - 2], sak = a.strides()[ra - 1], sbk = b.strides()[rb - 2], sbn = b.strides()[rb - 1];
 
   dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
     const detail::MicroKernels<T>& uk = detail::active_kernels<T>();
-    const T* pa = A.data<T>();
-    const T* pb = B.data<T>();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
     T* pc = out.data<T>();
     // out[bi] = A[bi] · B[bi]: the flat batch index bi is unravelled into each operand's offset.
     auto product = [&](int64_t bi, int threads) {
       int64_t oa = 0, ob = 0;
       for (int64_t d = r - 1, rest = bi; d >= 0; --d) {
         const int dim = static_cast<int>(d);
-        oa += rest % batch[dim] * A.strides()[dim];
-        ob += rest % batch[dim] * B.strides()[dim];
+        oa += rest % batch[dim] * a_bs[dim];
+        ob += rest % batch[dim] * b_bs[dim];
         rest /= batch[dim];
       }
-      detail::gemm<T>(uk, M, N, K, {pa + oa, A.strides()[r], A.strides()[r + 1]},
-                      {pb + ob, B.strides()[r], B.strides()[r + 1]}, pc + bi * M * N, N, threads);
+      detail::gemm<T>(uk, M, N, K, {pa + oa, sam, sak}, {pb + ob, sbk, sbn}, pc + bi * M * N, N, threads);
     };
     const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    if (batches > 1 && (flops < kBatchSplitFlops || batches >= 4 * num_threads())) {
-      // many products: one thread per group of whole products
+    if (batches == 1) {
+      product(0, flops < kMinThreadedFlops ? 1 : num_threads());
+    } else if (flops < kBatchSplitFlops || batches >= 4 * num_threads()) {
+      // many products: each thread takes whole products
       const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / flops));
       parallel_for(0, batches, grain, [&](int64_t lo, int64_t hi) {
         for (int64_t bi = lo; bi < hi; ++bi) product(bi, 1);

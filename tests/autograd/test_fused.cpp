@@ -180,3 +180,27 @@ TEST_CASE("fused cross_entropy agrees with its composition") {
               [&](const V& v) { return cross_entropy_unfused(v[0], target, {.label_smoothing = 0.1}); },
               {rnd({64, 10}, 62, -5, 5).to(DType::Float32)}, 1e-5);
 }
+
+TEST_CASE("fused kernels give the same bits for any thread count") {
+  // Large enough that rows (and layer_norm's columns) are split between threads.
+  const Tensor x = rnd({512, 96}, 70, -3, 3).to(DType::Float32);
+  const Tensor w = rnd({96}, 71).to(DType::Float32), b = rnd({96}, 72).to(DType::Float32);
+  Generator gen(73);
+  const Tensor target = randint({512}, 0, 96, gen);
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Variable xv(x.clone(), true), wv(w.clone(), true), bv(b.clone(), true);
+    Variable loss = cross_entropy(layer_norm(xv, wv, bv), target, {.ignore_index = 5, .label_smoothing = 0.1}) +
+                    sum(softmax(xv) * log_softmax(xv));
+    loss.backward();
+    std::vector<float> all = loss.value().to_vector<float>();
+    for (const Variable& v : {xv, wv, bv})
+      for (float g : v.grad().to_vector<float>()) all.push_back(g);
+    return all;
+  };
+  const int original = num_threads();
+  const std::vector<float> one = run(1), two = run(2), three = run(3);
+  set_num_threads(original);
+  CHECK(one == two);
+  CHECK(one == three);
+}

@@ -101,23 +101,29 @@ void split(int threads, int64_t n, F&& fn) {
 
 // ---- packing --------------------------------------------------------------------------------
 
-// dst[k * W + i] = src[k * stride + i] for i < w: copies kc runs of w contiguous elements. The
-// common widths get a compile-time count, so each run is a few vector moves, not a memcpy call.
+// Panels lo..hi-1 of width W, each kc rows long, from a source whose runs of W elements are
+// contiguous: dst[(p * kc + k) * W + i] = src[k * stride + p * W + i]. Packs a row-major B
+// (W = NR) and a transposed A (W = MR). Eight source rows at a time are dealt out to every panel:
+// the reads stay within a few KiB (in L1), and each panel receives 8 x W contiguous elements at once
+// rather than W at a time, a whole panel apart. memcpy of a compile-time size is a few vector moves.
 template <int W, class T>
-void copy_runs(int64_t kc, const T* src, int64_t stride, T* dst) {
-  for (int64_t k = 0; k < kc; ++k)
-    for (int i = 0; i < W; ++i) dst[k * W + i] = src[k * stride + i];
+void deal_runs(int64_t kc, int64_t lo, int64_t hi, const T* src, int64_t stride, T* dst) {
+  for (int64_t k0 = 0; k0 < kc; k0 += 8) {
+    const int64_t k1 = std::min(kc, k0 + 8);
+    for (int64_t p = lo; p < hi; ++p)
+      for (int64_t k = k0; k < k1; ++k) std::memcpy(dst + (p * kc + k) * W, src + k * stride + p * W, sizeof(T) * W);
+  }
 }
 
+// deal_runs for the widths the kernels use; false if w is not one of them.
 template <class T>
-void copy_runs(int64_t kc, int w, const T* src, int64_t stride, T* dst) {
+bool deal_runs(int w, int64_t kc, int64_t lo, int64_t hi, const T* src, int64_t stride, T* dst) {
   switch (w) {
-    case 4: return copy_runs<4>(kc, src, stride, dst);
-    case 6: return copy_runs<6>(kc, src, stride, dst);
-    case 8: return copy_runs<8>(kc, src, stride, dst);
-    case 16: return copy_runs<16>(kc, src, stride, dst);
-    default:
-      for (int64_t k = 0; k < kc; ++k) std::memcpy(dst + k * w, src + k * stride, sizeof(T) * static_cast<size_t>(w));
+    case 4: return deal_runs<4>(kc, lo, hi, src, stride, dst), true;
+    case 6: return deal_runs<6>(kc, lo, hi, src, stride, dst), true;
+    case 8: return deal_runs<8>(kc, lo, hi, src, stride, dst), true;
+    case 16: return deal_runs<16>(kc, lo, hi, src, stride, dst), true;
+    default: return false;
   }
 }
 
@@ -126,7 +132,7 @@ void copy_runs(int64_t kc, int w, const T* src, int64_t stride, T* dst) {
 template <class T>
 void pack_b_panel(const MicroKernels<T>& uk, int64_t kc, int n, const T* b, int64_t rs, int64_t cs, T* dst) {
   const int nr = uk.nr;
-  if (cs == 1 && n == nr) return copy_runs(kc, nr, b, rs, dst);  // rows of B are contiguous
+  if (cs == 1 && n == nr && deal_runs(nr, kc, 0, 1, b, rs, dst)) return;  // rows of B are contiguous
   if (rs == 1 && n == nr && uk.pack_b_cols) return uk.pack_b_cols(kc, b, cs, dst);
   if (n < nr)
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * nr + n, dst + (k + 1) * nr, T(0));
@@ -141,22 +147,12 @@ void pack_b_panel(const MicroKernels<T>& uk, int64_t kc, int n, const T* b, int6
   }
 }
 
-// Panels lo..hi-1 of a B whose rows are contiguous, all NR columns present: each row of the block
-// is read once, left to right, and dealt out NR elements to each panel (reading panel by panel
-// instead would step through memory a whole row apart for every 64 bytes copied).
-template <int NR, class T>
-void pack_b_rows(int64_t kc, int64_t lo, int64_t hi, const T* b, int64_t rs, T* dst) {
-  for (int64_t k = 0; k < kc; ++k)
-    for (int64_t p = lo; p < hi; ++p)
-      for (int j = 0; j < NR; ++j) dst[(p * kc + k) * NR + j] = b[k * rs + p * NR + j];
-}
-
 // One MR x KC panel of A: dst[k * MR + r] = A(r, k) for r < m, zero for m <= r < MR.
 //   a points at A(0, 0) of the panel; A(r, k) = a[r * rs + k * cs].
 template <class T>
 void pack_a_panel(const MicroKernels<T>& uk, int64_t kc, int m, const T* a, int64_t rs, int64_t cs, T* dst) {
   const int mr = uk.mr;
-  if (rs == 1 && m == mr) return copy_runs(kc, mr, a, cs, dst);  // A stored transposed: columns contiguous
+  if (rs == 1 && m == mr && deal_runs(mr, kc, 0, 1, a, cs, dst)) return;  // A stored transposed
   if (cs == 1 && m == mr && uk.pack_a_rows) return uk.pack_a_rows(kc, a, rs, dst);
   if (m < mr)
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * mr + m, dst + (k + 1) * mr, T(0));
@@ -191,11 +187,9 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
       // B[pc:pc+kc, jc:jc+nc] -> b_panels panels of kc x NR, panel p at packed_b + p * kc * NR
       split(threads, b_panels, [&](int64_t lo, int64_t hi) {
         const T* b = B.data + pc * B.rs + jc * B.cs;
-        if (B.cs == 1 && (uk.nr == 16 || uk.nr == 8)) {  // whole panels row by row, the ragged one below
+        if (B.cs == 1) {  // rows of B contiguous: whole panels row by row, the ragged one below
           const int64_t full = std::clamp<int64_t>(nc / NR, lo, hi);
-          if (uk.nr == 16) pack_b_rows<16>(kc, lo, full, b, B.rs, packed_b);
-          if (uk.nr == 8) pack_b_rows<8>(kc, lo, full, b, B.rs, packed_b);
-          lo = full;
+          if (deal_runs(uk.nr, kc, lo, full, b, B.rs, packed_b)) lo = full;
         }
         for (int64_t p = lo; p < hi; ++p) {
           const int n = static_cast<int>(std::min(NR, nc - p * NR));
@@ -210,7 +204,10 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
         for (int64_t ic = lo * MR; ic < row_end; ic += bs.mc) {  // loop 3: MC rows of C
           const int64_t mc = std::min(bs.mc, row_end - ic);
           // A[ic:ic+mc, pc:pc+kc] -> panels of MR x kc, panel q at packed_a + q * kc * MR
-          for (int64_t q = 0; q * MR < mc; ++q) {
+          int64_t q = 0;
+          if (A.rs == 1 && deal_runs(uk.mr, kc, 0, mc / MR, A.data + ic + pc * A.cs, A.cs, packed_a))
+            q = mc / MR;  // A stored transposed: whole panels row by row, the ragged one below
+          for (; q * MR < mc; ++q) {
             const int m = static_cast<int>(std::min(MR, mc - q * MR));
             pack_a_panel(uk, kc, m, A.data + (ic + q * MR) * A.rs + pc * A.cs, A.rs, A.cs, packed_a + q * kc * MR);
           }

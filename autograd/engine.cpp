@@ -131,7 +131,7 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
   }
   std::vector<std::shared_ptr<Node>> nodes = order(root.grad_fn);
   root.grad_fn->grad_ = std::move(seed);
-  std::array<Tensor, 4> inline_slots;  // most ops have at most 4 inputs: no allocation
+  std::array<Tensor, 3> inline_slots;  // most ops have at most 3 inputs: no allocation
   std::vector<Tensor> spilled_slots;
   try {
     for (const std::shared_ptr<Node>& node : nodes) {
@@ -146,13 +146,16 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
       const std::span<Tensor> slots = inputs.size() > inline_slots.size()
                                           ? std::span<Tensor>(spilled_slots)
                                           : std::span<Tensor>(inline_slots.data(), inputs.size());
-      for (Tensor& slot : slots) slot = Tensor();  // nothing left over from the previous node
       Grads grads(inputs, slots);
       node->apply(g, grads);
       for (size_t i = 0; i < slots.size(); ++i) {
         const Variable& in = inputs[i];
-        if (!in.requires_grad() || !slots[i].defined()) continue;
-        Tensor gi = std::move(slots[i]);
+        if (!slots[i].defined()) continue;
+        if (!in.requires_grad()) {  // computed although not wanted: drop it, the slot is reused
+          slots[i] = Tensor();
+          continue;
+        }
+        Tensor gi = std::move(slots[i]);  // leaves the slot undefined for the next node
         const Tensor& value = in.value();
         if (gi.dtype() != value.dtype())
           throw DTypeError(message("backward of '", node->op(), "': the gradient of input ", i, " is ", gi.dtype(),

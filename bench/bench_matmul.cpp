@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #define GRADFORMER_LADDER_NO_MAIN
 #include "tutorials/02-matmul.cpp"
@@ -67,7 +68,7 @@ void BM_Matmul(benchmark::State& state) {
 
 void BM_Ladder(benchmark::State& state, const ladder::Step* step) {
   const int64_t n = state.range(0);
-  set_num_threads(step->uses_all_threads ? 2 : 1);
+  set_num_threads(step->uses_all_threads ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1);
   Generator gen(0);
   const std::vector<float> a = uniform({n, n}, -1, 1, gen).to_vector<float>(), b = uniform({n, n}, -1, 1, gen).to_vector<float>();
   std::vector<float> c(static_cast<size_t>(n * n));

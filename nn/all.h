@@ -2,6 +2,12 @@
 #pragma once
 
 #include "autograd/all.h"
+#include "nn/adam.h"
+#include "nn/clip.h"
 #include "nn/init.h"
 #include "nn/layers.h"
+#include "nn/loss.h"
 #include "nn/module.h"
+#include "nn/optimizer.h"
+#include "nn/schedule.h"
+#include "nn/sgd.h"

@@ -1,0 +1,60 @@
+#include "nn/adam.h"
+
+#include <cmath>
+
+#include "tensor/parallel.h"
+
+namespace gradformer {
+
+Adam::Adam(std::vector<Variable> params, const AdamOptions& options)
+    : Optimizer(std::move(params), options.lr, "adam"), options_(options) {
+  const auto in_unit_interval = [](double beta) { return beta >= 0 && beta < 1; };
+  check_option("Adam", "beta1", options.beta1, in_unit_interval(options.beta1), "in [0, 1)");
+  check_option("Adam", "beta2", options.beta2, in_unit_interval(options.beta2), "in [0, 1)");
+  check_option("Adam", "eps", options.eps, std::isfinite(options.eps) && options.eps >= 0, "finite and >= 0");
+  // Allocated up front (not at the first step) so the state always has every entry; zeros are
+  // exactly what the first update expects.
+  m_ = zeros_like_each(params_);
+  v_ = zeros_like_each(params_);
+  param_steps_ = zeros({static_cast<int64_t>(params_.size())}, DType::Int64);
+}
+
+std::vector<std::pair<std::string, Tensor>> Adam::buffers() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (size_t i = 0; i < m_.size(); ++i) out.emplace_back("m." + std::to_string(i), m_[i]);
+  for (size_t i = 0; i < v_.size(); ++i) out.emplace_back("v." + std::to_string(i), v_[i]);
+  out.emplace_back("param_steps", param_steps_);
+  return out;
+}
+
+void Adam::step() {
+  const double beta1 = options_.beta1, beta2 = options_.beta2;
+  int64_t* param_steps = param_steps_.data<int64_t>();
+  for_each_with_grad([&](size_t i, Tensor& value, const Tensor& grad) {
+    const int64_t t = ++param_steps[i];
+    // The per-step scalars in double, once per parameter; the elementwise work in the parameter's dtype.
+    const double step_size = lr_ / (1 - std::pow(beta1, static_cast<double>(t)));
+    const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, static_cast<double>(t)));
+    dispatch_floating(value.dtype(), "Adam.step", [&]<class T>() {
+      T* p = value.data<T>();
+      const T* g = grad.data<T>();
+      T* m = m_[i].data<T>();
+      T* v = v_[i].data<T>();
+      const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+      const T one_minus_b1 = static_cast<T>(1 - beta1), one_minus_b2 = static_cast<T>(1 - beta2);
+      const T size = static_cast<T>(step_size), bc2 = static_cast<T>(bias_correction2_sqrt);
+      const T eps = static_cast<T>(options_.eps);
+      // Elementwise: the split across threads never changes a result.
+      parallel_for(0, value.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k) {
+          m[k] = b1 * m[k] + one_minus_b1 * g[k];
+          v[k] = b2 * v[k] + one_minus_b2 * g[k] * g[k];
+          p[k] -= size * m[k] / (std::sqrt(v[k]) / bc2 + eps);
+        }
+      });
+    });
+  });
+  ++steps_;
+}
+
+}  // namespace gradformer

@@ -1,6 +1,7 @@
 #include "autograd/variable.h"
 
 #include "autograd/node.h"
+#include "tensor/print.h"
 
 namespace gradformer {
 
@@ -84,6 +85,13 @@ Variable& Variable::set_name(std::string name) {
   return *this;
 }
 const std::string& Variable::name() const { return checked("name").name; }
+
+std::ostream& operator<<(std::ostream& out, const Variable& v) {
+  if (!v.defined()) return out << "variable(undefined)";
+  out << "variable(" << v.value();
+  if (v.grad_fn()) return out << ", grad_fn=" << v.grad_fn()->op() << ")";
+  return out << (v.requires_grad() ? ", leaf, requires_grad)" : ", constant)");
+}
 
 namespace detail {
 Variable make_result(Tensor value, std::shared_ptr<Node> node) {

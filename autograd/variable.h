@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "tensor/error.h"
@@ -95,6 +96,9 @@ class Variable {
   VariableImpl& checked(const char* op) const;
   std::shared_ptr<VariableImpl> impl_;
 };
+
+/// variable(tensor([...], shape=[2], dtype=float32), grad_fn=mul) or (..., leaf, requires_grad)
+std::ostream& operator<<(std::ostream& out, const Variable& v);
 
 // ---- grad mode -----------------------------------------------------------------------------
 

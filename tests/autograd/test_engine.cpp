@@ -1,6 +1,7 @@
 // The engine: chain rule on hand-computed cases, accumulation, retain_graph, freed graphs,
 // no-grad, detach, deep chains, anomaly mode, graph export, error paths.
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "helpers.h"
@@ -244,4 +245,15 @@ TEST_CASE("backward checks the shape and dtype a backward function returns") {
   CHECK_THROWS_MSG(sum(bad_shape).backward(), ShapeError, "backward of 'bad_shape': the gradient of input 0 has shape [2]");
   Variable bad_dtype = record("bad_dtype", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({3}, DType::Float64); });
   CHECK_THROWS_MSG(sum(bad_dtype).backward(), DTypeError, "backward of 'bad_dtype'");
+}
+
+TEST_CASE("a variable prints its value and where it came from") {
+  Variable a(tensor({1, 2}, {2}), true);
+  std::ostringstream out;
+  out << a << "\n" << a * 2.0 << "\n" << Variable(scalar(1.0)) << "\n" << Variable();
+  const std::string s = out.str();
+  CHECK(s.find("shape=[2], dtype=float32), leaf, requires_grad)") != std::string::npos);
+  CHECK(s.find("grad_fn=mul)") != std::string::npos);
+  CHECK(s.find("constant)") != std::string::npos);
+  CHECK(s.find("variable(undefined)") != std::string::npos);
 }

@@ -1,0 +1,57 @@
+// Scaled dot-product attention (Vaswani et al., 2017, section 3.2.1):
+//
+//   "We compute the dot products of the query with all keys, divide each by sqrt(d_k), and apply a
+//    softmax function to obtain the weights on the values."
+//
+//       Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
+//
+// Shapes: q [..., Tq, d_k], k [..., Tk, d_k], v [..., Tk, d_v] -> output [..., Tq, d_v] and
+// weights [..., Tq, Tk]; in a Transformer the leading dimensions are [B, H] (batch, heads).
+//
+// MASK CONVENTION: a bool mask is TRUE WHERE ATTENTION IS ALLOWED. It broadcasts against the scores
+// [..., Tq, Tk]: a padding mask [B, 1, 1, S], a causal-and-padding mask [B, 1, T, T]. Where it is
+// false the score is -infinity before the softmax, so the weight is exactly 0. A query whose keys are
+// all masked gets weights 0 and output 0 (and gradient 0), not the NaN that softmax of -inf gives.
+#pragma once
+
+#include <optional>
+
+#include "autograd/variable.h"
+#include "tensor/random.h"
+
+namespace gradformer {
+
+struct AttentionOptions {
+  /// Dropout on the attention weights while training, as PyTorch's MultiheadAttention does
+  /// (the Annotated Transformer too). Needs `dropout_gen` when > 0.
+  double dropout_p = 0.0;
+  Generator* dropout_gen = nullptr;
+  /// The factor on Q K^T; 1/sqrt(d_k) when not given (1.0 shows why the scaling is there).
+  std::optional<double> scale;
+};
+
+/// What attention returns: the output (differentiable) and the weights softmax(Q K^T / sqrt(d_k))
+/// before dropout, for visualisation (a plain tensor: no gradient flows through it).
+struct Attention {
+  Variable output;  // [..., Tq, d_v]
+  Tensor weights;   // [..., Tq, Tk]
+};
+
+/// The fused version: one op with a hand-written backward. Each (batch, head) is computed in one
+/// pass by tight vectorisable loops, in parallel over batch x heads; the probabilities are the only
+/// intermediate saved for backward:
+///   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dP * P)) * scale,  dQ = dS K,  dK = dS^T Q
+/// The inputs may be strided views (the heads of a projection) as long as their last dimension is
+/// contiguous; the output of rank-4 inputs is laid out [B, Tq, H, d_v] in memory (so merging the
+/// heads back into [B, Tq, H * d_v] is a free view).
+/// Errors: ShapeError (ranks, sizes, a mask that does not broadcast), DTypeError (mixed or
+/// non-floating dtypes, a non-bool mask), ValueError (dropout_p outside [0, 1) or no generator).
+Attention scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask = {},
+                                       const AttentionOptions& options = {});
+
+/// The same function composed from autograd ops (matmul, masked_fill, softmax, mul): the reference
+/// the fused version is tested against, and the version chapter 5 builds step by step.
+Attention scaled_dot_product_attention_unfused(const Variable& q, const Variable& k, const Variable& v,
+                                               const Tensor& mask = {}, const AttentionOptions& options = {});
+
+}  // namespace gradformer

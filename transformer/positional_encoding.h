@@ -1,0 +1,48 @@
+// Sinusoidal positional encoding (Vaswani et al., 2017, section 3.5):
+//
+//   "Since our model contains no recurrence and no convolution, in order for the model to make use
+//    of the order of the sequence, we must inject some information about the relative or absolute
+//    position of the tokens in the sequence."
+//
+//       PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
+//       PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
+//
+//   "We chose this function because we hypothesized it would allow the model to easily learn to
+//    attend by relative positions, since for any fixed offset k, PE(pos+k) can be represented as a
+//    linear function of PE(pos)."  — each (sin, cos) pair is rotated by the angle k / 10000^(2i/d).
+//
+//   "In the embedding layers, we multiply those weights by sqrt(d_model)." (section 3.4) ...
+//   "we apply dropout to the sums of the embeddings and the positional encodings" (section 5.4)
+#pragma once
+
+#include <memory>
+
+#include "nn/all.h"
+
+namespace gradformer {
+
+/// The table PE [max_len, d_model] (d_model even). ValueError for non-positive or odd sizes.
+Tensor sinusoidal_encoding(int64_t max_len, int64_t d_model, DType dtype = DType::Float32);
+
+/// The rotation that takes PE(pos) to PE(pos + k) for every pos: a [d_model, d_model] block-diagonal
+/// matrix of 2x2 rotations [[cos a_i, sin a_i], [-sin a_i, cos a_i]], a_i = k / 10000^(2i/d), so
+/// PE(pos + k) = R_k PE(pos) (PE as a column).
+Tensor positional_rotation(int64_t k, int64_t d_model, DType dtype = DType::Float64);
+
+/// x -> dropout(x + PE[start : start + T]). No parameters (the table is a constant, not trained).
+class PositionalEncoding : public Module {
+ public:
+  PositionalEncoding(int64_t d_model, int64_t max_len, double dropout_p, std::shared_ptr<Generator> dropout_gen,
+                     DType dtype = DType::Float32);
+  /// x: [B, T, d_model] -> [B, T, d_model]; positions start, start + 1, ... (start > 0 when decoding
+  /// one token at a time). ShapeError naming max_len if the sequence is too long.
+  Variable forward(const Variable& x, int64_t start = 0) const;
+  const Tensor& table() const { return table_; }
+  int64_t max_len() const { return table_.size(0); }
+
+ private:
+  Tensor table_;  // [max_len, d_model]
+  std::shared_ptr<Dropout> dropout_;
+};
+
+}  // namespace gradformer

@@ -9,6 +9,7 @@
 #include "autograd/index.h"
 #include "autograd/matmul.h"
 #include "autograd/node.h"
+#include "autograd/op_checks.h"
 #include "autograd/pointwise.h"
 #include "autograd/reduce.h"
 #include "autograd/variable.h"

@@ -237,3 +237,13 @@ TEST_CASE("op errors are typed and name the op and the shapes") {
   CHECK_THROWS_MSG(exp(Variable(arange(3, DType::Int64))), DTypeError, "exp: expected a floating dtype");
   CHECK_THROWS_MSG(Variable().value(), ValueError, "value: the variable is undefined");
 }
+
+TEST_CASE("every entry of autograd_op_checks passes gradcheck") {
+  const std::vector<OpCheck> checks = autograd_op_checks();
+  CHECK(checks.size() >= 40);
+  for (const OpCheck& c : checks) {
+    const GradcheckResult r = gradcheck(c.f, c.inputs);
+    INFO(c.name << ": " << r.report);
+    CHECK(r.ok);
+  }
+}

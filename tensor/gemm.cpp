@@ -27,12 +27,14 @@
 //   NC = 4080: the packed B block, KC x NC = 256 x 4080 x 4 B ≈ 4 MiB, lives in L3 (32 MiB, shared
 //             by the cores); a multiple of NR. Most products in a Transformer have N < NC, so
 //             loop 5 runs once.
-// Threads: loop 3's rows are split evenly between threads in whole MR strips; the threads share
-// the packed B (each packs its own A). Every element of C is computed by one thread, with the same
-// blocking and k order whatever the thread count, so results never depend on it.
+// Threads: loop 3's rows are shared between threads in whole MR strips (a few chunks per thread,
+// each taken by whichever thread is free); all threads read one packed B (and pack it together),
+// each packs its own A. Every element of C is computed by one thread, with the same blocking and
+// k order whatever the thread count, so results never depend on it.
 #include "tensor/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -88,15 +90,21 @@ class ScratchBuffer {
 
 thread_local ScratchBuffer packed_a_buffer, packed_b_buffer;
 
-// Runs fn(lo, hi) over [0, n) on up to `threads` threads of the pool.
+// Runs fn(lo, hi) over chunks covering [0, n) on up to `threads` threads of the pool. The threads
+// take the next chunk as they finish one (about 4 chunks per thread), so that a thread the OS
+// schedules late, on a busy machine, does less of the work instead of holding everyone up. Which
+// thread computes a chunk never changes the arithmetic, so the result is the same either way.
 template <class F>
-void split(int threads, int64_t n, F&& fn) {
+void share(int threads, int64_t n, F&& fn) {
   if (threads <= 1 || n <= 1) {
     fn(int64_t{0}, n);
     return;
   }
-  // grain n / threads (rounded down), so that parallel_for makes `threads` pieces, split evenly
-  parallel_for(0, n, std::max<int64_t>(1, n / threads), fn);
+  const int64_t chunk = std::max<int64_t>(1, (n + 4 * threads - 1) / (4 * threads));
+  std::atomic<int64_t> next{0};
+  parallel_for(0, threads, 1, [&](int64_t, int64_t) {
+    for (int64_t lo; (lo = next.fetch_add(chunk)) < n;) fn(lo, std::min(n, lo + chunk));
+  });
 }
 
 // ---- packing --------------------------------------------------------------------------------
@@ -185,7 +193,7 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
     for (int64_t pc = 0; pc < K; pc += bs.kc) {  // loop 4: a KC slice of K
       const int64_t kc = std::min(bs.kc, K - pc);
       // B[pc:pc+kc, jc:jc+nc] -> b_panels panels of kc x NR, panel p at packed_b + p * kc * NR
-      split(threads, b_panels, [&](int64_t lo, int64_t hi) {
+      share(threads, b_panels, [&](int64_t lo, int64_t hi) {
         const T* b = B.data + pc * B.rs + jc * B.cs;
         if (B.cs == 1) {  // rows of B contiguous: whole panels row by row, the ragged one below
           const int64_t full = std::clamp<int64_t>(nc / NR, lo, hi);
@@ -196,9 +204,9 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
           pack_b_panel(uk, kc, n, B.data + pc * B.rs + (jc + p * NR) * B.cs, B.rs, B.cs, packed_b + p * kc * NR);
         }
       });
-      // Rows of C split between threads in whole MR strips; each thread walks its rows MC at a time.
+      // Rows of C shared between threads in whole MR strips; each walks its rows MC at a time.
       const int64_t strips = (M + MR - 1) / MR;
-      split(threads, strips, [&](int64_t lo, int64_t hi) {
+      share(threads, strips, [&](int64_t lo, int64_t hi) {
         const int64_t row_end = std::min(M, hi * MR);
         T* packed_a = packed_a_buffer.get<T>(bs.mc * kc + MR);  // + MR: room for pack_a_rows' overrun
         for (int64_t ic = lo * MR; ic < row_end; ic += bs.mc) {  // loop 3: MC rows of C

@@ -9,5 +9,6 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/optimizer.h"
+#include "nn/safetensors.h"
 #include "nn/schedule.h"
 #include "nn/sgd.h"

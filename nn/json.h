@@ -1,0 +1,67 @@
+// A minimal JSON reader and writer: exactly what a safetensors header needs, and strict.
+// Values are objects, arrays, strings and integers; true, false, null and non-integer numbers are
+// rejected as unsupported (a safetensors header never holds them). Object members keep their file
+// order and duplicates are kept, so the caller can report a duplicate name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tensor/error.h"
+
+namespace gradformer {
+
+/// Invalid or unsupported JSON; the message gives the byte offset and what was wrong there.
+struct JsonError : Error {
+  using Error::Error;
+};
+
+class Json {
+ public:
+  enum class Kind { Object, Array, String, Integer };
+  using Members = std::vector<std::pair<std::string, Json>>;
+
+  static Json object(Members members = {});
+  static Json array(std::vector<Json> items = {});
+  static Json string(std::string text);  // text must be UTF-8 (dump checks)
+  static Json integer(int64_t value);
+
+  /// Parses one value (surrounding whitespace allowed). The text must be valid UTF-8.
+  /// Nesting deeper than 64 levels is a JsonError, so a hostile file cannot exhaust the stack.
+  static Json parse(std::string_view text);
+  /// Compact JSON text ({"a":[1,2]}), non-ASCII characters as UTF-8. JsonError for a string that
+  /// is not valid UTF-8.
+  std::string dump() const;
+
+  Kind kind() const { return kind_; }
+  bool is_object() const { return kind_ == Kind::Object; }
+  bool is_array() const { return kind_ == Kind::Array; }
+  bool is_string() const { return kind_ == Kind::String; }
+  bool is_integer() const { return kind_ == Kind::Integer; }
+  const Members& members() const { return members_; }
+  const std::vector<Json>& items() const { return items_; }
+  const std::string& text() const { return text_; }
+  int64_t value() const { return integer_; }
+
+ private:
+  void dump_to(std::string& out) const;
+
+  Kind kind_ = Kind::Object;
+  Members members_;
+  std::vector<Json> items_;
+  std::string text_;
+  int64_t integer_ = 0;
+};
+
+/// "object", "array", "string", "integer": for error messages.
+const char* kind_name(Json::Kind kind);
+
+/// The offset of the first byte that breaks UTF-8 (overlong forms, surrogates and code points
+/// above U+10FFFF included), or nothing if the text is valid.
+std::optional<size_t> invalid_utf8_at(std::string_view text);
+
+}  // namespace gradformer

@@ -1,0 +1,291 @@
+#include "nn/safetensors.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "nn/json.h"
+
+namespace gradformer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DTypeName {
+  DType dtype;
+  const char* name;
+};
+constexpr DTypeName kDTypes[] = {
+    {DType::Float32, "F32"}, {DType::Float64, "F64"}, {DType::Int64, "I64"}, {DType::Bool, "BOOL"}};
+
+const char* safetensors_name(DType dtype) {
+  for (const auto& d : kDTypes)
+    if (d.dtype == dtype) return d.name;
+  return "?";
+}
+
+std::optional<DType> dtype_from_name(const std::string& name) {
+  for (const auto& d : kDTypes)
+    if (name == d.name) return d.dtype;
+  return std::nullopt;
+}
+
+/// The file stores little-endian elements; on a big-endian machine swap each element's bytes
+/// (the same operation converts both ways). A no-op on little-endian machines.
+void swap_to_little_endian(char* bytes, size_t count, size_t itemsize) {
+  if constexpr (std::endian::native == std::endian::big) {
+    for (size_t i = 0; i < count; ++i) std::reverse(bytes + i * itemsize, bytes + (i + 1) * itemsize);
+  } else {
+    (void)bytes, (void)count, (void)itemsize;
+  }
+}
+
+std::string system_reason() { return errno ? std::string(": ") + std::strerror(errno) : std::string(); }
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+}  // namespace
+
+// ---- writing --------------------------------------------------------------------------------
+
+void save_safetensors(const fs::path& path, const StateDict& tensors, const std::map<std::string, std::string>& metadata) {
+  const std::string where = "save_safetensors: " + path.string() + ": ";
+  // The header: __metadata__ first, then each tensor with its byte range in the data part.
+  Json::Members header;
+  if (!metadata.empty()) {
+    Json::Members entries;
+    for (const auto& [key, value] : metadata) entries.emplace_back(key, Json::string(value));
+    header.emplace_back("__metadata__", Json::object(std::move(entries)));
+  }
+  std::vector<Tensor> data;  // contiguous, in the order of the header
+  int64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    if (name == "__metadata__") throw CheckpointError(where + "\"__metadata__\" is reserved and cannot name a tensor");
+    if (!tensor.defined()) throw CheckpointError(where + "tensor " + quoted(name) + " is undefined");
+    std::vector<Json> shape;
+    for (const int64_t d : tensor.shape()) shape.push_back(Json::integer(d));
+    const int64_t bytes = tensor.numel() * static_cast<int64_t>(itemsize(tensor.dtype()));
+    header.emplace_back(name, Json::object({{"dtype", Json::string(safetensors_name(tensor.dtype()))},
+                                            {"shape", Json::array(std::move(shape))},
+                                            {"data_offsets", Json::array({Json::integer(offset), Json::integer(offset + bytes)})}}));
+    offset += bytes;
+    data.push_back(tensor.contiguous());
+  }
+  std::string text;
+  try {
+    text = Json::object(std::move(header)).dump();
+  } catch (const JsonError& e) {
+    throw CheckpointError(where + "a name or metadata entry is not valid UTF-8 (" + e.what() + ")");
+  }
+  // Padding to a multiple of 8 keeps the data 8-byte aligned when the file is memory-mapped.
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  // Written beside the target and renamed over it: rename within one directory is atomic, so the
+  // target is always either the old complete file or the new complete file.
+  const fs::path temporary = path.string() + ".tmp";
+  auto fail = [&](const std::string& what) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw CheckpointError(where + what);
+  };
+  {
+    errno = 0;
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) fail("cannot create the temporary file " + temporary.string() + system_reason());
+    char length[8];
+    uint64_t n = text.size();
+    for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((n >> (8 * i)) & 0xFF);  // little-endian
+    out.write(length, 8);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    for (const Tensor& t : data) {
+      const size_t bytes = static_cast<size_t>(t.numel()) * itemsize(t.dtype());
+      const char* begin = reinterpret_cast<const char*>(t.storage()->data()) + t.offset() * static_cast<int64_t>(itemsize(t.dtype()));
+      if constexpr (std::endian::native == std::endian::big) {
+        std::vector<char> swapped(begin, begin + bytes);
+        swap_to_little_endian(swapped.data(), static_cast<size_t>(t.numel()), itemsize(t.dtype()));
+        out.write(swapped.data(), static_cast<std::streamsize>(bytes));
+      } else {
+        out.write(begin, static_cast<std::streamsize>(bytes));
+      }
+    }
+    out.close();
+    if (!out) fail("cannot write the temporary file " + temporary.string() + system_reason());
+  }
+  std::error_code error;
+  fs::rename(temporary, path, error);
+  if (error) fail("cannot rename " + temporary.string() + " into place: " + error.message());
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+namespace {
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+class Reader {
+ public:
+  explicit Reader(const fs::path& path) : where_("load_safetensors: " + path.string() + ": ") {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw CheckpointError(where_ + what); }
+  [[noreturn]] void fail(const std::string& tensor, const std::string& what) const {
+    throw CheckpointError(where_ + "tensor " + quoted(tensor) + ": " + what);
+  }
+
+  std::map<std::string, std::string> read_metadata(const Json& value) const {
+    if (!value.is_object()) fail(message("__metadata__ must be an object of strings, got ", kind_name(value.kind())));
+    std::map<std::string, std::string> out;
+    for (const auto& [key, entry] : value.members()) {
+      if (!entry.is_string())
+        fail(message("__metadata__ must map strings to strings, but ", quoted(key), " is ", kind_name(entry.kind())));
+      if (!out.emplace(key, entry.text()).second) fail("duplicate name in __metadata__: " + quoted(key));
+    }
+    return out;
+  }
+
+  Entry read_entry(const std::string& name, const Json& value) const {
+    if (!value.is_object()) fail(name, message("must be an object, got ", kind_name(value.kind())));
+    const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    for (const auto& [key, field] : value.members()) {
+      const Json** slot = key == "dtype" ? &dtype : key == "shape" ? &shape : key == "data_offsets" ? &offsets : nullptr;
+      if (!slot) fail(name, "unknown key " + quoted(key) + " (expected dtype, shape, data_offsets)");
+      if (*slot) fail(name, "duplicate key " + quoted(key));
+      *slot = &field;
+    }
+    if (!dtype || !shape || !offsets) fail(name, std::string("missing ") + (!dtype ? "dtype" : !shape ? "shape" : "data_offsets"));
+
+    Entry entry{name, DType::Float32, {}, 0, 0};
+    if (!dtype->is_string()) fail(name, "dtype must be a string");
+    const auto known = dtype_from_name(dtype->text());
+    if (!known) fail(name, "unsupported dtype " + quoted(dtype->text()) + " (gradformer reads F32, F64, I64 and BOOL)");
+    entry.dtype = *known;
+
+    if (!shape->is_array()) fail(name, "shape must be an array of integers");
+    if (shape->items().size() > static_cast<size_t>(kMaxRank))
+      fail(name, message("shape has ", shape->items().size(), " dimensions, more than the ", kMaxRank, " supported"));
+    uint64_t numel = 1;
+    bool overflow = false;
+    for (const Json& d : shape->items()) {
+      if (!d.is_integer() || d.value() < 0) fail(name, "shape must hold non-negative integers");
+      entry.shape.push_back(d.value());
+      const uint64_t size = static_cast<uint64_t>(d.value());
+      if (size != 0 && numel > std::numeric_limits<uint64_t>::max() / size) overflow = true;
+      numel *= size;
+    }
+    if (overflow && numel != 0) fail(name, message("shape ", entry.shape, " has more elements than fit in 64 bits"));
+
+    if (!offsets->is_array() || offsets->items().size() != 2 || !offsets->items()[0].is_integer() ||
+        !offsets->items()[1].is_integer() || offsets->items()[0].value() < 0 || offsets->items()[1].value() < 0)
+      fail(name, "data_offsets must be [begin, end], two non-negative integers");
+    entry.begin = static_cast<uint64_t>(offsets->items()[0].value());
+    entry.end = static_cast<uint64_t>(offsets->items()[1].value());
+    if (entry.end < entry.begin) fail(name, message("data_offsets [", entry.begin, ", ", entry.end, "] end before they begin"));
+    const uint64_t item = itemsize(entry.dtype);
+    if (numel > std::numeric_limits<uint64_t>::max() / item || entry.end - entry.begin != numel * item)
+      fail(name, message("size mismatch: data_offsets [", entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin,
+                         " bytes, but dtype ", dtype->text(), " and shape ", entry.shape, " need ", numel * item));
+    return entry;
+  }
+
+  /// The tensors must tile [0, data_size) exactly: sorted by offset, each begins where the previous ended.
+  void check_layout(std::vector<Entry>& entries, uint64_t data_size) const {
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+    });
+    uint64_t covered = 0;
+    const Entry* previous = nullptr;
+    for (const Entry& e : entries) {
+      if (e.begin < covered)
+        fail(e.name, message("data_offsets [", e.begin, ", ", e.end, "] overlap those of tensor ", quoted(previous->name),
+                             " [", previous->begin, ", ", previous->end, "]"));
+      if (e.begin > covered)
+        fail(e.name, message("gap: data_offsets begin at ", e.begin, " but the previous tensor ends at ", covered,
+                             " (bytes [", covered, ", ", e.begin, ") belong to no tensor)"));
+      covered = e.end;
+      previous = &e;
+    }
+    if (covered > data_size)
+      fail(message("truncated: the tensors need ", covered, " bytes of data, but the file holds ", data_size, " after the header"));
+    if (covered < data_size)
+      fail(message("trailing bytes: the tensors cover ", covered, " bytes of data, but the file holds ", data_size, " after the header"));
+  }
+
+ private:
+  std::string where_;
+};
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const fs::path& path) {
+  Reader reader(path);
+  std::error_code error;
+  const uint64_t file_size = fs::file_size(path, error);
+  if (error) reader.fail("cannot read the file: " + error.message());
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) reader.fail("cannot open the file" + system_reason());
+
+  if (file_size < 8)
+    reader.fail(message("file too short: ", file_size, " bytes, but a safetensors file starts with an 8-byte header length"));
+  unsigned char length[8];
+  in.read(reinterpret_cast<char*>(length), 8);
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
+  if (n < 2) reader.fail(message("header length ", n, " is below the minimum of 2 (\"{}\")"));
+  if (n > kMaxSafetensorsHeader) reader.fail(message("header length ", n, " exceeds the limit of ", kMaxSafetensorsHeader, " bytes"));
+  if (n > file_size - 8)
+    reader.fail(message("header length ", n, " exceeds the ", file_size - 8, " bytes after the length field (truncated file?)"));
+
+  std::string text(n, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  if (static_cast<uint64_t>(in.gcount()) != n) reader.fail("cannot read the header" + system_reason());
+  if (text[0] != '{') reader.fail("the header must begin with '{'");
+  Json header;
+  try {
+    header = Json::parse(text);
+  } catch (const JsonError& e) {
+    reader.fail(std::string("the header is not valid UTF-8 JSON: ") + e.what());
+  }
+  if (!header.is_object()) reader.fail("the header must be a JSON object");
+
+  SafetensorsFile file;
+  std::vector<Entry> entries;
+  std::set<std::string> names;
+  for (const auto& [name, value] : header.members()) {
+    if (!names.insert(name).second) reader.fail("duplicate name " + quoted(name));
+    if (name == "__metadata__") file.metadata = reader.read_metadata(value);
+    else entries.push_back(reader.read_entry(name, value));
+  }
+  reader.check_layout(entries, file_size - 8 - n);
+
+  for (const Entry& e : entries) {
+    Tensor t = Tensor::empty(e.shape, e.dtype);
+    const size_t bytes = e.end - e.begin;
+    char* destination = reinterpret_cast<char*>(t.storage()->data());
+    in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
+    in.read(destination, static_cast<std::streamsize>(bytes));
+    if (static_cast<size_t>(in.gcount()) != bytes) reader.fail(e.name, "cannot read the data (did the file change?)");
+    swap_to_little_endian(destination, static_cast<size_t>(t.numel()), itemsize(e.dtype));
+    if (e.dtype == DType::Bool)  // any other byte in a C++ bool is undefined behaviour
+      for (size_t i = 0; i < bytes; ++i)
+        if (static_cast<unsigned char>(destination[i]) > 1)
+          reader.fail(e.name, message("BOOL element ", i, " is byte ", static_cast<int>(static_cast<unsigned char>(destination[i])),
+                                      ", not 0 or 1"));
+    file.tensors.emplace(e.name, std::move(t));
+  }
+  return file;
+}
+
+}  // namespace gradformer

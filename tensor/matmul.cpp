@@ -16,7 +16,8 @@ namespace detail {
 
 bool avx2_available() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool cpu_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  // (the compiler's CPU check also asks the OS whether it saves the 256-bit registers)
+  static const bool cpu_ok = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   return cpu_ok && avx2_kernels<float>() != nullptr;
 #else
   return false;

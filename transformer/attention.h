@@ -27,7 +27,7 @@ struct AttentionOptions {
   double dropout_p = 0.0;
   Generator* dropout_gen = nullptr;
   /// The factor on Q K^T; 1/sqrt(d_k) when not given (1.0 shows why the scaling is there).
-  std::optional<double> scale;
+  std::optional<double> scale = std::nullopt;
 };
 
 /// What attention returns: the output (differentiable) and the weights softmax(Q K^T / sqrt(d_k))

@@ -97,8 +97,9 @@ Attention MultiheadAttention::forward_step(const Variable& x, KVCache& cache, co
   if (!cache.empty() && (cache.k.size(0) != x.size(0)))
     throw ShapeError(message("MultiheadAttention: forward_step input ", x.shape(), " does not match the cache's batch of ",
                              cache.k.size(0)));
-  cache.k = cache.empty() ? kv.k : concat({cache.k, kv.k}, 2);
-  cache.v = cache.empty() ? kv.v : concat({cache.v, kv.v}, 2);
+  const bool first = cache.empty();
+  cache.k = first ? kv.k : concat({cache.k, kv.k}, 2);  // [B, H, T_cached + Tn, d_k]
+  cache.v = first ? kv.v : concat({cache.v, kv.v}, 2);
   if (mask.defined() || x.size(1) == 1) return attend(q, cache, mask);
   // Several new positions at once: each sees the cached ones and the new ones up to itself.
   const int64_t tn = x.size(1), past = cache.length() - tn;

@@ -18,7 +18,7 @@ template <class F>
 Run run(F attention, const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& mask) {
   Variable q(q0.clone(), true), k(k0.clone(), true), v(v0.clone(), true);
   Attention a = attention(q, k, v, mask, AttentionOptions{});
-  a.output.backward(rnd(a.output.shape(), 99));
+  a.output.backward(rnd(a.output.shape(), 99).to(a.output.dtype()));
   return {values(a.output.value()), values(a.weights), values(q.grad()), values(k.grad()), values(v.grad())};
 }
 

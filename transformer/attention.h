@@ -37,13 +37,11 @@ struct Attention {
   Tensor weights;   // [..., Tq, Tk]
 };
 
-/// The fused version: one op with a hand-written backward. Each (batch, head) is computed in one
-/// pass by tight vectorisable loops, in parallel over batch x heads; the probabilities are the only
-/// intermediate saved for backward:
+/// The fused version: one op with a hand-written backward. The four products go to the fast
+/// batched matmul (the heads of a projection and K^T are read in place, as strided views); the
+/// scaling, masking and softmax are one pass over the scores, done in place, and the probabilities
+/// are the only intermediate saved for backward:
 ///   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dP * P)) * scale,  dQ = dS K,  dK = dS^T Q
-/// The inputs may be strided views (the heads of a projection) as long as their last dimension is
-/// contiguous; the output of rank-4 inputs is laid out [B, Tq, H, d_v] in memory (so merging the
-/// heads back into [B, Tq, H * d_v] is a free view).
 /// Errors: ShapeError (ranks, sizes, a mask that does not broadcast), DTypeError (mixed or
 /// non-floating dtypes, a non-bool mask), ValueError (dropout_p outside [0, 1) or no generator).
 Attention scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask = {},

@@ -69,7 +69,7 @@ Attention MultiheadAttention::attend(const Variable& q, const KVCache& kv, const
   AttentionOptions options;
   if (is_training() && dropout_p > 0) options.dropout_p = dropout_p, options.dropout_gen = dropout_gen_.get();
   Attention heads = scaled_dot_product_attention(q, kv.k, kv.v, m, options);  // [B, H, Tq, d_k]
-  // The fused op lays its output out as [B, Tq, H, d_k], so this transpose-and-merge is a view.
+  // [B, H, Tq, d_k] -> [B, Tq, H, d_k] -> [B, Tq, d]: Concat(head_1, ..., head_h)
   const Variable merged = reshape(transpose(heads.output, 1, 2), {q.size(0), q.size(2), d_model_});
   return {out_proj->forward(merged), heads.weights};
 }

@@ -41,6 +41,15 @@ Batch make_batch(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out,
   return batch;
 }
 
+std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
+                                      const Vocab& target_vocab) {
+  std::vector<EncodedPair> encoded;
+  encoded.reserve(pairs.size());
+  for (const SentencePair& pair : pairs)
+    encoded.push_back({source_vocab.encode(pair.source), target_vocab.encode(pair.target)});
+  return encoded;
+}
+
 Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices) {
   if (indices.empty()) throw ValueError("collate: no sentences to batch");
   size_t src_len = 0, tgt_len = 0;

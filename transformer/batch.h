@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tensor/all.h"
+#include "transformer/tsv.h"
 #include "transformer/vocab.h"
 
 namespace gradformer {
@@ -43,6 +44,10 @@ struct EncodedPair {
   std::vector<int64_t> source;
   std::vector<int64_t> target;
 };
+
+/// Each side encoded with its vocabulary (unknown words become <unk>).
+std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
+                                      const Vocab& target_vocab);
 
 /// Pads pairs[indices] into one batch: src = source + </s>, tgt_in = <s> + target,
 /// tgt_out = target + </s>, each padded with <pad> to the longest in the batch.

@@ -138,3 +138,14 @@ TEST_CASE("batcher gives a sentence over the token budget its own batch") {
   const auto batches = plan_batches(pairs, {.max_tokens = 4}, nullptr);
   CHECK(batches == std::vector<std::vector<int64_t>>{{1, 2}, {0}});
 }
+
+TEST_CASE("encode_pairs then collate turns a text corpus into a batch") {
+  const std::vector<SentencePair> text = {{{"le", "chat"}, {"the", "cat"}}, {{"un", "zèbre"}, {"a", "zebra"}}};
+  const Vocab fr = Vocab::build({{"le", "chat"}, {"le"}}), en = Vocab::build({{"the", "cat"}, {"the"}});
+  const auto pairs = encode_pairs(text, fr, en);
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0].source == std::vector<int64_t>{4, 5});
+  CHECK(pairs[1].source == std::vector<int64_t>{Vocab::unk, Vocab::unk});
+  CHECK(pairs[1].target == std::vector<int64_t>{Vocab::unk, Vocab::unk});
+  CHECK(ints(collate(pairs, {0, 1}).tgt_out) == std::vector<int64_t>{4, 5, 2, 3, 3, 2});
+}

@@ -1,0 +1,113 @@
+// Chapter 5: scaled dot-product attention and masks. The companion program of
+// tutorials/05-attention.md: every listing of the chapter is a piece of this file, and every output
+// the chapter shows is what this program prints. It exits non-zero if a claim does not hold.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "autograd/all.h"
+#include "transformer/attention.h"
+#include "transformer/batch.h"
+
+using namespace gradformer;
+
+namespace {
+
+int failures = 0;
+void claim(bool holds, const char* what) {
+  if (!holds) {
+    std::cout << "CLAIM FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  const Tensor d = a - b;
+  return max(maximum(d, -d)).item();
+}
+
+// Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, from autograd ops
+Variable attention_by_hand(const Variable& q, const Variable& k, const Variable& v, const Tensor& allowed) {
+  const double d_k = static_cast<double>(q.size(-1));
+  Variable scores = matmul(q, transpose(k, -2, -1)) / std::sqrt(d_k);  // [..., Tq, Tk]
+  scores = masked_fill(scores, logical_not(allowed), -1e30);           // "setting to -inf"
+  return matmul(softmax(scores, -1), v);                                // [..., Tq, d_v]
+}
+
+void why_scale() {
+  section("why divide by sqrt(d_k)");
+  Generator gen(0);
+  for (int64_t d_k : {4, 64, 512}) {
+    const Tensor q = randn({4000, d_k}, gen, DType::Float64), k = randn({4000, d_k}, gen, DType::Float64);
+    const Tensor dots = sum(q * k, {-1});
+    const double v = var(dots).item(), v_scaled = var(dots / std::sqrt(static_cast<double>(d_k))).item();
+    std::printf("d_k %4lld: var(q.k) = %7.1f   var(q.k / sqrt(d_k)) = %.3f\n", static_cast<long long>(d_k), v, v_scaled);
+    claim(std::abs(v / static_cast<double>(d_k) - 1) < 0.1, "var(q.k) is about d_k");
+    claim(std::abs(v_scaled - 1) < 0.1, "the scaled dot products have variance about 1");
+  }
+  // What the softmax does with scores of standard deviation sqrt(512) ~ 23 versus 1.
+  const int64_t d_k = 512;
+  const Variable q(randn({1, 32, d_k}, gen, DType::Float64)), k(randn({1, 32, d_k}, gen, DType::Float64));
+  const Variable v(randn({1, 32, 16}, gen, DType::Float64));
+  for (double scale : {1.0, 1.0 / std::sqrt(static_cast<double>(d_k))}) {
+    const Tensor p = scaled_dot_product_attention(q, k, v, {}, {.scale = scale}).weights;  // [1, 32, 32]
+    // The softmax's Jacobian diag(p) - p p^T: its size is how much gradient reaches the scores.
+    // |J|_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2, per query row.
+    const Tensor p2 = sum(p * p, {-1}), p3 = sum(p * p * p, {-1});
+    const double jacobian = mean(sqrt(p2 - 2.0 * p3 + p2 * p2)).item();
+    const double peak = mean(max(p, {-1})).item();
+    std::printf("scale %-8.4f: mean largest weight %.3f   mean |softmax Jacobian| %.4f\n", scale, peak, jacobian);
+    if (scale == 1.0) claim(peak > 0.9 && jacobian < 0.15, "without scaling the softmax is nearly one-hot, its gradient tiny");
+    else claim(peak < 0.3 && jacobian > 0.2, "with scaling the weights stay spread out and the gradient flows");
+  }
+}
+
+void masks() {
+  section("masks: padding and causal");
+  // Two sentences of 4 tokens; the second has one padding token (id 0) at the end.
+  const Tensor ids = from_vector(std::vector<int64_t>{5, 6, 7, 8, 5, 6, 7, 0}, {2, 4});
+  const Tensor pad = padding_mask(ids, 0);     // [B, 1, S]: true on real tokens
+  const Tensor causal = target_mask(ids, 0);   // [B, T, T]: padding AND j <= i
+  Generator gen(1);
+  const Variable x(randn({2, 1, 4, 8}, gen));  // [B, H = 1, T, d_k]
+  Attention enc = scaled_dot_product_attention(x, x, x, pad.unsqueeze(1));
+  Attention dec = scaled_dot_product_attention(x, x, x, causal.unsqueeze(1));
+  std::cout << "encoder weights, sentence 2 (last key is padding):\n" << enc.weights.select(0, 1).select(0, 0) << "\n";
+  std::cout << "decoder weights, sentence 1 (causal):\n" << dec.weights.select(0, 0).select(0, 0) << "\n";
+  claim(sum(enc.weights.select(0, 1).narrow(-1, 3, 1)).item() == 0.0, "no query attends to the padding");
+  claim(dec.weights.at({0, 0, 0, 0}) == 1.0f, "the first position can only attend to itself");
+  const Tensor by_hand = attention_by_hand(x, x, x, causal.unsqueeze(1)).value();
+  claim(max_abs_diff(by_hand, dec.output.value()) < 1e-5, "the listing and the library agree");
+}
+
+void fused_vs_unfused() {
+  section("fused and unfused");
+  Generator gen(2);
+  // The copy task's shapes: batch 80, 8 heads, 10 positions, d_k 16.
+  const Tensor q0 = randn({80, 8, 10, 16}, gen), k0 = randn({80, 8, 10, 16}, gen), v0 = randn({80, 8, 10, 16}, gen);
+  const Tensor mask = causal_mask(10);
+  double seconds[2] = {0, 0};
+  Tensor grads[2];
+  for (int fused = 0; fused < 2; ++fused) {
+    for (int rep = 0; rep < 20; ++rep) {
+      Variable q(q0, true), k(k0, true), v(v0, true);
+      const auto t0 = std::chrono::steady_clock::now();
+      Attention a = fused ? scaled_dot_product_attention(q, k, v, mask) : scaled_dot_product_attention_unfused(q, k, v, mask);
+      sum(a.output).backward();
+      seconds[fused] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      grads[fused] = q.grad();
+    }
+  }
+  std::printf("forward + backward, 20 runs: unfused %.1f ms, fused %.1f ms\n", 1e3 * seconds[0], 1e3 * seconds[1]);
+  claim(max_abs_diff(grads[0], grads[1]) < 1e-4, "fused and unfused gradients agree");
+}
+
+}  // namespace
+
+int main() {
+  why_scale();
+  masks();
+  fused_vs_unfused();
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,66 @@
+// Chapter 10: the full model. The companion program of tutorials/10-model.md: every listing of the
+// chapter is a piece of this file, and every output the chapter shows is what this program prints.
+// It exits non-zero if a claim does not hold.
+#include <cstdio>
+#include <iostream>
+
+#include "transformer/batch.h"
+#include "transformer/model.h"
+
+using namespace gradformer;
+
+namespace {
+
+int failures = 0;
+void claim(bool holds, const char* what) {
+  if (!holds) {
+    std::cout << "CLAIM FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+
+void one_forward_pass() {
+  section("one forward pass");
+  TransformerConfig config = TransformerConfig::tutorial(11, 11);  // d 128, d_ff 512, h 8, N 2
+  EncoderDecoder model(config, /*seed=*/0);
+  const Tensor src = from_vector(std::vector<int64_t>{1, 4, 7, 2, 9, 3, 0, 0}, {1, 8});
+  const Tensor tgt_in = from_vector(std::vector<int64_t>{1, 4, 7, 2}, {1, 4});
+  const Tensor src_mask = padding_mask(src, 0), tgt_mask = target_mask(tgt_in, 0);
+  const Variable memory = model.encode(src, src_mask);                    // [1, 8, 128]
+  const Variable decoded = model.decode(memory, src_mask, tgt_in, tgt_mask);  // [1, 4, 128]
+  const Variable logits = model.logits(decoded);                          // [1, 4, 11]
+  std::cout << "memory " << memory.shape() << "  decoded " << decoded.shape() << "  logits " << logits.shape() << "\n";
+  std::cout << "parameters: " << model.parameter_count() << " instantiated, " << parameter_count(config) << " by the formula\n";
+  claim(model.parameter_count() == parameter_count(config), "the formula counts the instantiated parameters");
+}
+
+void print_counts(const char* name, const TransformerConfig& c) {
+  const FlopCount f = flop_count(c, 25, 25);
+  std::printf("%-12s %12lld parameters   %6.1f MFLOP/token forward, %6.1f training (25-token sentences)\n", name,
+              static_cast<long long>(parameter_count(c)), f.forward_per_target_token() / 1e6, f.training_per_target_token() / 1e6);
+}
+
+void paper_models() {
+  section("the paper's models, shared 37,000-token vocabulary");
+  TransformerConfig base = TransformerConfig::base(), big = TransformerConfig::big();
+  print_counts("base, tied", base);
+  print_counts("big, tied", big);
+  base.tie_embeddings = big.tie_embeddings = false;
+  print_counts("base, untied", base);
+  print_counts("big, untied", big);
+  base.tie_embeddings = big.tie_embeddings = true;
+  const int64_t d = 512, layer_norms = 6 * (2 + 3) * 2 * d, biases = 6 * (4 * d + 2048 + d) + 6 * (2 * 4 * d + 2048 + d);
+  std::printf("base: embeddings %lld, LayerNorm %lld, biases %lld (with the generator's %d)\n",
+              static_cast<long long>(37000 * d), static_cast<long long>(layer_norms), static_cast<long long>(biases + 37000), 37000);
+  claim(parameter_count(base) == 63'119'496, "base has 63,119,496 parameters");
+  claim(parameter_count(big) == 214'282'376, "big has 214,282,376 parameters");
+}
+
+}  // namespace
+
+int main() {
+  one_forward_pass();
+  paper_models();
+  return failures == 0 ? 0 : 1;
+}

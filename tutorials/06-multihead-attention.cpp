@@ -1,0 +1,66 @@
+// Chapter 6: multi-head attention. The companion program of tutorials/06-multihead-attention.md:
+// every listing of the chapter is a piece of this file, and every output the chapter shows is what
+// this program prints. It exits non-zero if a claim does not hold.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "transformer/multihead_attention.h"
+
+using namespace gradformer;
+
+namespace {
+
+int failures = 0;
+void claim(bool holds, const char* what) {
+  if (!holds) {
+    std::cout << "CLAIM FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  const Tensor d = a - b;
+  return std::abs(max(maximum(d, -d)).item());
+}
+
+void names_and_shapes() {
+  section("parameters");
+  Generator gen(0);
+  MultiheadAttention mha(512, 8, 0.1, gen, std::make_shared<Generator>(1));
+  for (const auto& [name, p] : mha.named_parameters()) std::cout << name << " " << p.shape() << "\n";
+  std::cout << "total " << mha.parameter_count() << " = 4 d^2 + 4 d with d = 512\n";
+  claim(mha.parameter_count() == 4 * 512 * 512 + 4 * 512, "4 d^2 + 4 d parameters");
+}
+
+void heads_one_at_a_time() {
+  section("one product for all heads equals h separate heads");
+  Generator gen(1);
+  const int64_t d = 16, h = 4, d_k = d / h;
+  MultiheadAttention mha(d, h, 0.0, gen, std::make_shared<Generator>(2), DType::Float64);
+  const Variable x(randn({2, 5, d}, gen, DType::Float64));
+  const Variable W = mha.in_proj_weight, b = mha.in_proj_bias;
+  // head_i = Attention(x W_i^Q, x W_i^K, x W_i^V): rows i*d_k .. (i+1)*d_k of each of W^Q, W^K, W^V
+  std::vector<Variable> heads;
+  for (int64_t i = 0; i < h; ++i) {
+    auto project = [&](int64_t which) {  // 0: Q, 1: K, 2: V
+      const int64_t first = which * d + i * d_k;
+      return matmul(x, transpose(narrow(W, 0, first, d_k), 0, 1)) + narrow(b, 0, first, d_k);
+    };
+    heads.push_back(scaled_dot_product_attention(project(0), project(1), project(2)).output);  // [B, T, d_k]
+  }
+  const Variable by_hand = mha.out_proj->forward(concat(heads, -1));  // Concat(head_1..head_h) W^O
+  const Attention fast = mha.forward(x, x, x);
+  std::printf("max difference %.2g; weights %s\n", max_abs_diff(by_hand.value(), fast.output.value()),
+              to_string(fast.weights.shape()).c_str());
+  claim(max_abs_diff(by_hand.value(), fast.output.value()) < 1e-12, "the stacked projection computes every head");
+}
+
+}  // namespace
+
+int main() {
+  names_and_shapes();
+  heads_one_at_a_time();
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,64 @@
+// Chapter 8: the encoder. The companion program of tutorials/08-encoder.md: every listing of the
+// chapter is a piece of this file, and every output the chapter shows is what this program prints.
+// It exits non-zero if a claim does not hold.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "transformer/encoder.h"
+
+using namespace gradformer;
+
+namespace {
+
+int failures = 0;
+void claim(bool holds, const char* what) {
+  if (!holds) {
+    std::cout << "CLAIM FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+double rms(const Tensor& t) { return std::sqrt(mean(t * t).item()); }
+
+}  // namespace
+
+int main() {
+  const int64_t layers = 6;
+  Generator data(1);
+  const Tensor x0 = randn({4, 16, 64}, data, DType::Float64);
+  const Tensor upstream = randn({4, 16, 64}, data, DType::Float64);
+  double growth[2] = {0, 0}, spread[2] = {0, 0};
+  bool increasing = true;
+  for (NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
+    const int p = placement == NormPlacement::Pre;
+    Generator gen(0);
+    Encoder encoder({64, 4, 256, 0.0, placement, DType::Float64}, layers, gen, std::make_shared<Generator>(0));
+    Variable h(x0);
+    std::printf("%s-LN  rms of x after each layer:", p ? "pre " : "post");
+    std::vector<double> sizes;
+    for (const auto& layer : *encoder.layers) {
+      h = layer->forward(h);
+      sizes.push_back(rms(h.value()));
+      std::printf(" %.2f", sizes.back());
+    }
+    growth[p] = sizes.back() / sizes.front();
+    for (size_t i = 1; i < sizes.size(); ++i) increasing = increasing && (!p || sizes[i] > sizes[i - 1]);
+    Variable out = encoder.norm ? encoder.norm->forward(h) : h;
+    out.backward(upstream);
+    std::printf("\n%s-LN  |dL/d linear2.weight| per layer:  ", p ? "pre " : "post");
+    double lo = 1e300, hi = 0;
+    for (const auto& layer : *encoder.layers) {
+      const double g = std::sqrt(sum(layer->linear2->weight.grad() * layer->linear2->weight.grad()).item());
+      lo = std::min(lo, g), hi = std::max(hi, g);
+      std::printf(" %.2f", g);
+    }
+    spread[p] = hi / lo;
+    std::printf("\n");
+  }
+  std::printf("growth of x over 6 layers: post %.2f, pre %.2f; gradient max/min over layers: post %.2f, pre %.2f\n",
+              growth[0], growth[1], spread[0], spread[1]);
+  claim(std::abs(growth[0] - 1) < 0.05, "post-LN keeps the residual stream at unit size");
+  claim(increasing && growth[1] > 1.1, "pre-LN's residual stream grows with depth (hence the final norm)");
+  return failures == 0 ? 0 : 1;
+}

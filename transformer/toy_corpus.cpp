@@ -63,6 +63,10 @@ Clause sample_clause(Generator& gen) {
   clause.verb = pick(toy_lexicon().verbs, gen);
   clause.negated = chance(gen, 0.35);
   clause.object = sample_noun_phrase(gen, /*animate=*/false);  // any noun, animate or not
+  // "pas de souris" could be "a mouse" or "any mice": French shows the number only in the article
+  // for a noun spelled alike in both, and "de" hides it. Keep the translation a function of the source.
+  const ToyNoun& object = toy_lexicon().nouns[clause.object.noun];
+  if (clause.negated && !clause.object.definite && object.fr_singular == object.fr_plural) clause.object.plural = false;
   return clause;
 }
 

@@ -24,7 +24,9 @@ void Vocab::add(const std::string& token) {
 Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences, int64_t min_count,
                    int64_t max_size) {
   if (min_count < 1) throw ValueError(message("Vocab::build: min_count must be at least 1, got ", min_count));
-  if (max_size < 0) throw ValueError(message("Vocab::build: max_size must be 0 (no cap) or positive, got ", max_size));
+  if (max_size < 0 || (max_size > 0 && max_size < static_cast<int64_t>(specials.size())))
+    throw ValueError(message("Vocab::build: max_size must be 0 (no cap) or at least the ", specials.size(),
+                             " specials, got ", max_size));
   // std::map iterates in byte order, which is the tie-break a stable sort by count then keeps.
   std::map<std::string, int64_t> counts;
   for (size_t s = 0; s < sentences.size(); ++s) {

@@ -35,6 +35,7 @@ TEST_CASE("vocab min_count and max_size drop the rarest tokens") {
   CHECK(capped.size() == 6);
   CHECK(capped.token(5) == "cat");
   CHECK_THROWS_MSG(Vocab::build(kSentences, 0), ValueError, "min_count");
+  CHECK_THROWS_MSG(Vocab::build(kSentences, 1, 3), ValueError, "max_size");
   CHECK_THROWS_MSG(Vocab::build({{"two words"}}), DataError, "whitespace");
 }
 

@@ -112,13 +112,8 @@ Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
 Variable dropout(const Variable& x, double p, Generator& gen, bool training) {
   if (!(p >= 0 && p <= 1)) throw ValueError(message("dropout: p must be in [0, 1], got ", p));
   if (!training || p == 0) return x;
-  Tensor scaled_mask = dispatch_floating(x.dtype(), "dropout", [&]<class T>() {
-    Tensor m = Tensor::empty(x.shape(), x.dtype());
-    T* pm = m.data<T>();
-    const T keep_scale = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
-    for (int64_t i = 0; i < m.numel(); ++i) pm[i] = gen.uniform() >= p ? keep_scale : T(0);
-    return m;
-  });
+  // The mask is stored already scaled by 1/(1-p), so the backward is one multiply.
+  const Tensor scaled_mask = dropout_mask(x.shape(), p, gen, x.dtype());
   return record("dropout", gradformer::mul(x.value(), scaled_mask), {x}, [scaled_mask](const Tensor& g, Grads& dx) {
     dx[0] = gradformer::mul(g, scaled_mask);
   });

@@ -123,6 +123,10 @@ int num_threads() { return the_pool().threads(); }
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   const int64_t n = end - begin;
   if (n <= 0) return;
+  if (n < 2 * std::max<int64_t>(grain, 1) || inside_parallel_region) {  // one piece: no need to touch the pool
+    fn(begin, end);
+    return;
+  }
   ThreadPool& pool = the_pool();
   const int64_t max_pieces = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
   const int pieces = static_cast<int>(std::min<int64_t>(pool.threads(), max_pieces));

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "tensor/parallel.h"
+
 namespace gradformer {
 
 // PCG32's seeding routine (pcg32_srandom): the stream picks the (odd) increment, the seed is mixed
@@ -11,14 +13,6 @@ Generator::Generator(uint64_t seed, uint64_t stream) : increment_((stream << 1u)
   next_u32();
   state_ += seed;
   next_u32();
-}
-
-uint32_t Generator::next_u32() {
-  const uint64_t old = state_;
-  state_ = old * 6364136223846793005ULL + increment_;  // a 64-bit linear congruential step...
-  const auto xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
-  const auto rotation = static_cast<uint32_t>(old >> 59u);
-  return (xorshifted >> rotation) | (xorshifted << ((32u - rotation) & 31u));  // ...output permuted
 }
 
 double Generator::uniform() {
@@ -68,6 +62,27 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType
   if (!(std >= 0)) throw ValueError(message("normal: standard deviation must be >= 0, got ", std));
   return fill_random(shape, dtype, "normal", [&] { return mean + std * gen.normal(); });
 }
+Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
+  if (!(p >= 0 && p <= 1)) throw ValueError(message("dropout_mask: p must be in [0, 1], got ", p));
+  constexpr int64_t kChunk = 4096;  // elements per stream: fixed, so the thread count cannot matter
+  const uint64_t base = static_cast<uint64_t>(gen.next_u32()) << 32 | gen.next_u32();
+  const double threshold = std::ldexp(p, 32);
+  Tensor mask = Tensor::empty(shape, dtype);
+  dispatch_floating(dtype, "dropout_mask", [&]<class T>() {
+    T* out = mask.data<T>();
+    const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
+    const int64_t n = mask.numel(), chunks = (n + kChunk - 1) / kChunk;
+    parallel_for(0, chunks, 8, [&](int64_t lo, int64_t hi) {
+      for (int64_t c = lo; c < hi; ++c) {
+        Generator stream(base, static_cast<uint64_t>(c));
+        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i)
+          out[i] = static_cast<double>(stream.next_u32()) >= threshold ? keep : T(0);
+      }
+    });
+  });
+  return mask;
+}
+
 Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen) {
   if (lo >= hi) throw ValueError(message("randint: empty range [", lo, ", ", hi, ")"));
   Tensor t = Tensor::empty(shape, DType::Int64);

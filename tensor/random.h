@@ -17,7 +17,13 @@ class Generator {
   /// Seeded as PCG32's reference pcg32_srandom(seed, stream): generators with different streams
   /// give independent sequences for the same seed.
   explicit Generator(uint64_t seed = 0, uint64_t stream = 0);
-  uint32_t next_u32();
+  uint32_t next_u32() {
+    const uint64_t old = state_;
+    state_ = old * 6364136223846793005ULL + increment_;  // a 64-bit linear congruential step...
+    const auto xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
+    const auto rotation = static_cast<uint32_t>(old >> 59u);
+    return (xorshifted >> rotation) | (xorshifted << ((32u - rotation) & 31u));  // ...output permuted
+  }
   double uniform();  // in [0, 1), 53 random bits
   double normal();   // mean 0, standard deviation 1
   /// Uniform integer in [lo, hi) without modulo bias. ValueError if lo >= hi.
@@ -36,5 +42,11 @@ Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType d
 Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::Float32);  // N(0, 1)
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType dtype = DType::Float32);
 Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);      // int64 in [lo, hi)
+
+/// Inverted-dropout factors: 1/(1-p) with probability 1 - p, else 0 (all 0 for p = 1).
+/// ValueError unless 0 <= p <= 1. Filled in parallel and still reproducible: one number drawn
+/// from `gen` seeds a PCG stream per fixed-size chunk of elements, so the mask depends on the
+/// seed alone, never on the thread count. Each element compares one 32-bit draw with p * 2^32.
+Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype = DType::Float32);
 
 }  // namespace gradformer

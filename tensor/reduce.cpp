@@ -105,8 +105,37 @@ void check_not_empty(const Plan& plan, const Tensor& t, const char* op) {
 
 }  // namespace
 
+// Sum over the leading `reduced` rows of a contiguous [R, K] view: out[k] = sum_r x[r, k], added
+// row by row so the inner loop runs along contiguous memory. Each output still adds its R terms
+// in order r = 0, 1, ..., so the result is bit for bit the generic path's.   x: [R, K] -> out: [K]
+template <class T>
+static void sum_leading_rows(const T* x, int64_t rows, int64_t cols, T* out) {
+  parallel_for(0, cols, std::max<int64_t>(64, 32768 / std::max<int64_t>(1, rows)), [&](int64_t lo, int64_t hi) {
+    std::vector<Accumulator<T>> acc(static_cast<size_t>(hi - lo), 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = x + r * cols + lo;
+      for (int64_t k = 0; k < hi - lo; ++k) acc[static_cast<size_t>(k)] += row[k];
+    }
+    for (int64_t k = lo; k < hi; ++k) out[k] = static_cast<T>(acc[static_cast<size_t>(k - lo)]);
+  });
+}
+
 Tensor sum(const Tensor& t, const Axes& axes, bool keepdim) {
   const Plan plan = make_plan(t, axes, keepdim, "sum");
+  // The gradient of a broadcast bias: a contiguous tensor summed over its first axes only.
+  std::vector<bool> reduced(static_cast<size_t>(t.dim()), axes.empty());
+  for (int64_t a : axes) reduced[static_cast<size_t>(normalize_dim(a, t.dim(), "sum"))] = true;
+  const int r = plan.reduced_shape.rank();
+  bool leading = t.is_contiguous() && r > 0 && r < t.dim();
+  for (int d = 0; leading && d < t.dim(); ++d) leading = reduced[static_cast<size_t>(d)] == (d < r);
+  if (leading) {
+    return dispatch_numeric(t.dtype(), "sum", [&]<class T>() {
+      Tensor out = Tensor::empty(plan.out_shape, t.dtype());
+      const int64_t rows = plan.reduced_numel;
+      sum_leading_rows(t.data<T>(), rows, t.numel() / std::max<int64_t>(rows, 1), out.data<T>());
+      return out;
+    });
+  }
   return dispatch_numeric(t.dtype(), "sum", [&]<class T>() {
     return reduce<T, T>(t, plan, [](const ReducedElements<T>& xs) {
       Accumulator<T> acc = 0;

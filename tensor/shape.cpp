@@ -28,12 +28,6 @@ void Shape::erase(int at) {
   --rank_;
 }
 
-int64_t Shape::numel() const {
-  int64_t n = 1;
-  for (int64_t d : *this) n *= d;
-  return n;
-}
-
 bool operator==(const Shape& a, const Shape& b) {
   if (a.rank_ != b.rank_) return false;
   for (int i = 0; i < a.rank_; ++i)

@@ -32,7 +32,11 @@ class Shape {
   void push_back(int64_t d);                 // ShapeError past kMaxRank
   void insert(int at, int64_t d);            // before position `at`
   void erase(int at);
-  int64_t numel() const;                     // product of the sizes; 1 for rank 0
+  int64_t numel() const {                    // product of the sizes; 1 for rank 0
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+    return n;
+  }
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
 
   friend bool operator==(const Shape& a, const Shape& b);

@@ -106,13 +106,6 @@ MaskRows mask_rows(const Tensor& mask) {  // mask: [lead..., Tq, Tk], any stride
   return m;
 }
 
-// Inverted-dropout factors: 1/(1-p) with probability 1-p, else 0. Drawn serially (before any
-// parallel loop), so the result does not depend on the thread count.
-Tensor dropout_factors(const Shape& shape, double p, Generator& gen, DType dtype) {
-  const Tensor keep = ge(rand(shape, gen, dtype), full({}, p, dtype));
-  return where(keep, full({}, 1.0 / (1.0 - p), dtype), zeros({}, dtype));
-}
-
 }  // namespace
 
 // ---- the fused op ---------------------------------------------------------------------------------
@@ -161,7 +154,7 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
   });
   Tensor F;  // dropout factors [..., Tq, Tk]
   if (options.dropout_p > 0) {
-    F = dropout_factors(P.shape(), options.dropout_p, *options.dropout_gen, dtype);
+    F = dropout_mask(P.shape(), options.dropout_p, *options.dropout_gen, dtype);
   }
   const Tensor out = matmul(F.defined() ? P * F : P, v.value());  // [..., Tq, d_v]
 

@@ -68,3 +68,21 @@ TEST_CASE("bad random arguments are ValueErrors") {
   CHECK_THROWS_MSG(normal({2}, 0, -1, gen), ValueError, "normal: standard deviation must be >= 0, got -1");
   CHECK_THROWS_MSG(randn({2}, gen, DType::Int64), DTypeError, "randn: expected a floating dtype");
 }
+
+TEST_CASE("dropout_mask keeps 1 - p of the elements scaled by 1/(1-p), the same for any thread count") {
+  Generator a(77);
+  set_num_threads(1);
+  const Tensor one = dropout_mask({300, 200}, 0.25, a);
+  Generator b(77);
+  set_num_threads(2);
+  const Tensor two = dropout_mask({300, 200}, 0.25, b);
+  CHECK(one.to_vector<float>() == two.to_vector<float>());
+  const double kept = sum(ne(one, zeros({1})).to(DType::Float64)).item() / 60000.0;
+  CHECK(kept == Approx(0.75).margin(0.01));  // standard error about 0.0018
+  CHECK(max(one).item() == Approx(1 / 0.75));
+  CHECK(sum(dropout_mask({100}, 1.0, a)).item() == 0.0);
+  CHECK(min(dropout_mask({100}, 0.0, a)).item() == 1.0);
+  CHECK_THROWS_MSG(dropout_mask({2}, 1.5, a), ValueError, "dropout_mask: p must be in [0, 1], got 1.5");
+  // Successive masks differ: the generator moves on.
+  CHECK(dropout_mask({64}, 0.5, a).to_vector<float>() != dropout_mask({64}, 0.5, a).to_vector<float>());
+}

@@ -101,3 +101,21 @@ TEST_CASE("reduction errors are typed and name the op") {
   CHECK_THROWS_MSG(mean(zeros({2}, DType::Int64)), DTypeError, "mean: expected a floating dtype");
   CHECK_THROWS_MSG(var(zeros({2}), {}, false, -1), ValueError, "var: correction must be >= 0, got -1");
 }
+
+TEST_CASE("summing over leading axes (a bias gradient) matches summing each column by hand") {
+  Generator gen(8);
+  const Tensor x = randn({37, 5, 70}, gen);  // reduce axes 0 and 1 -> [70]
+  const Tensor s = sum(x, {0, 1});
+  const Tensor k = sum(x, {1, 0}, true);
+  REQUIRE(s.shape() == Shape{70});
+  REQUIRE(k.shape() == Shape{1, 1, 70});
+  const std::vector<float> v = x.to_vector<float>();
+  for (int64_t c = 0; c < 70; c += 23) {
+    double expected = 0;  // in the same order, in double, as the library promises
+    for (int64_t r = 0; r < 37 * 5; ++r) expected += v[static_cast<size_t>(r * 70 + c)];
+    CHECK(s.at({c}) == static_cast<float>(expected));
+    CHECK(k.at({0, 0, c}) == static_cast<float>(expected));
+  }
+  // Same bits as the generic strided path (a transposed copy takes it).
+  CHECK(sum(x, {0}).to_vector<float>() == sum(x.transpose(0, 2).contiguous().transpose(0, 2), {0}).to_vector<float>());
+}

@@ -1,0 +1,107 @@
+#include "transformer/cli/flags.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace gradformer {
+
+Flags::Flags(std::string command, std::string summary) : command_(std::move(command)), summary_(std::move(summary)) {}
+
+void Flags::add(const std::string& name, const std::string& default_value, const std::string& help) {
+  flags_[name] = Flag{default_value, help, default_value};
+  order_.push_back(name);
+}
+
+void Flags::add_switch(const std::string& name, const std::string& help) {
+  Flag f;
+  f.help = help;
+  f.is_switch = true;
+  flags_[name] = f;
+  order_.push_back(name);
+}
+
+bool Flags::parse(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return false;
+    std::string value;
+    bool inline_value = false;
+    if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);  // --flag=value
+      arg = arg.substr(0, eq);
+      inline_value = true;
+    }
+    const auto it = flags_.find(arg);
+    if (it == flags_.end())
+      throw UsageError(message(command_, ": unknown ", arg.rfind("-", 0) == 0 ? "flag " : "argument ", arg,
+                               " (see gradformer ", command_, " --help)"));
+    Flag& flag = it->second;
+    if (flag.is_switch) {
+      if (inline_value) throw UsageError(message(command_, ": ", arg, " takes no value"));
+      flag.value = "1";
+    } else if (inline_value) {
+      flag.value = value;
+    } else {
+      if (i + 1 >= argc) throw UsageError(message(command_, ": ", arg, " needs a value"));
+      flag.value = argv[++i];
+    }
+    flag.given = true;
+  }
+  return true;
+}
+
+std::string Flags::help() const {
+  std::ostringstream out;
+  out << "usage: gradformer " << command_ << " [flags]\n\n" << summary_ << "\n\nflags:\n";
+  for (const std::string& name : order_) {
+    const Flag& f = flags_.at(name);
+    std::string left = "  " + name + (f.is_switch ? "" : " X");
+    out << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << f.help;
+    if (!f.is_switch && !f.default_value.empty()) out << " (default " << f.default_value << ")";
+    out << "\n";
+  }
+  out << "  --help                  this text\n";
+  return out.str();
+}
+
+const Flags::Flag& Flags::find(const std::string& name) const {
+  const auto it = flags_.find(name);
+  if (it == flags_.end()) throw ValueError(message("Flags: no flag ", name, " was declared"));  // a bug, not a user error
+  return it->second;
+}
+
+bool Flags::has(const std::string& name) const { return !find(name).value.empty(); }
+bool Flags::given(const std::string& name) const { return find(name).given; }
+std::string Flags::text(const std::string& name) const { return find(name).value; }
+bool Flags::on(const std::string& name) const { return find(name).value == "1"; }
+
+int64_t Flags::integer(const std::string& name) const {
+  const std::string& v = find(name).value;
+  int64_t out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size())
+    throw UsageError(message(command_, ": ", name, " expects an integer, got '", v, "'"));
+  return out;
+}
+
+double Flags::number(const std::string& name) const {
+  const std::string& v = find(name).value;
+  char* end = nullptr;
+  const double out = std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(out))
+    throw UsageError(message(command_, ": ", name, " expects a number, got '", v, "'"));
+  return out;
+}
+
+std::string Flags::choice(const std::string& name, const std::vector<std::string>& choices) const {
+  const std::string& v = find(name).value;
+  std::string all;
+  for (const std::string& c : choices) {
+    if (c == v) return v;
+    all += (all.empty() ? "" : ", ") + c;
+  }
+  throw UsageError(message(command_, ": ", name, " must be one of ", all, "; got '", v, "'"));
+}
+
+}  // namespace gradformer

@@ -1,0 +1,58 @@
+// Command-line flags for the gradformer program: each subcommand declares its flags with a default
+// and a help line; parse() fills them from argv and rejects anything it does not know.
+//
+//   Flags flags("train", "Train a Transformer.");
+//   flags.add("--d-model", "512", "model width");
+//   flags.parse(argc, argv);             // UsageError for --d-modle, --d-model abc, ...
+//   int64_t d = flags.integer("--d-model");
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensor/error.h"
+
+namespace gradformer {
+
+/// A command line the user got wrong: the program prints it on one line and exits with status 2.
+struct UsageError : Error {
+  using Error::Error;
+};
+
+class Flags {
+ public:
+  Flags(std::string command, std::string summary);
+
+  /// A flag taking a value. An empty default means "not set" (see has()).
+  void add(const std::string& name, const std::string& default_value, const std::string& help);
+  /// A flag without a value: false unless given.
+  void add_switch(const std::string& name, const std::string& help);
+
+  /// Reads argv[first..argc). Returns false if --help was given (the help text is then in help()).
+  bool parse(int argc, char** argv, int first = 2);
+  std::string help() const;
+
+  bool has(const std::string& name) const;  // given, or a non-empty default
+  bool given(const std::string& name) const;
+  std::string text(const std::string& name) const;
+  int64_t integer(const std::string& name) const;  // UsageError if not an integer
+  double number(const std::string& name) const;    // UsageError if not a number
+  bool on(const std::string& name) const;          // a switch
+  /// One of `choices`, or a UsageError listing them.
+  std::string choice(const std::string& name, const std::vector<std::string>& choices) const;
+
+ private:
+  struct Flag {
+    std::string value, help, default_value;
+    bool is_switch = false, given = false;
+  };
+  const Flag& find(const std::string& name) const;
+
+  std::string command_, summary_;
+  std::map<std::string, Flag> flags_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace gradformer

@@ -1,0 +1,36 @@
+// Progress of long work: one line that updates in place when stdout is a terminal, plain lines
+// otherwise (a log file, CI), and optionally one JSON object per logging step (--metrics out.jsonl).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gradformer {
+
+class Progress {
+ public:
+  /// total_steps: for the ETA. metrics_path: empty for none, else a file to create (a ValueError
+  /// naming the path if it cannot be).
+  Progress(int64_t total_steps, const std::string& metrics_path = "");
+
+  /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given.
+  void report(int64_t step, const std::vector<std::pair<std::string, double>>& values);
+  /// Ends the updating line (before printing anything else).
+  void finish();
+
+  static std::string format_duration(double seconds);  // "1:05", "2:03:04"
+
+ private:
+  int64_t total_;
+  bool terminal_;
+  bool line_open_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::ofstream metrics_;
+};
+
+}  // namespace gradformer

@@ -1,0 +1,105 @@
+// gradformer translate, score and params: using and inspecting a model.
+#include <cstdio>
+#include <iostream>
+
+#include "tensor/parallel.h"
+#include "transformer/checkpoint.h"
+#include "transformer/cli/commands.h"
+#include "transformer/cli/flags.h"
+#include "transformer/evaluate.h"
+
+namespace gradformer {
+
+static void apply_threads(const Flags& f) {
+  if (f.integer("--threads") < 0) throw UsageError(message(f.text("--threads"), ": --threads must be >= 0"));
+  if (f.integer("--threads") > 0) set_num_threads(static_cast<int>(f.integer("--threads")));
+}
+
+int translate_command(int argc, char** argv) {
+  Flags f("translate",
+          "Translate each line of standard input (whitespace-separated tokens) and print one translation per line.\n"
+          "Words the model never saw become <unk>.");
+  f.add("--checkpoint", "", "a model saved by gradformer train (required)");
+  f.add("--beam", "1", "beam size (1: greedy decoding)");
+  f.add("--alpha", "0.6", "length penalty of beam search, ((5 + length) / 6)^alpha");
+  f.add("--threads", "0", "threads (0: all cores)");
+  if (!f.parse(argc, argv)) {
+    std::cout << f.help();
+    return 0;
+  }
+  if (!f.has("--checkpoint")) throw UsageError("translate: --checkpoint is required");
+  if (f.integer("--beam") < 1) throw UsageError("translate: --beam must be at least 1");
+  apply_threads(f);
+  LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
+  for (std::string line; std::getline(std::cin, line);) {
+    const std::vector<std::string> words = split_words(line);
+    if (words.empty()) {
+      std::cout << "\n";
+      continue;
+    }
+    std::cout << join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab,
+                                      f.integer("--beam"), f.number("--alpha")))
+              << "\n" << std::flush;
+  }
+  return 0;
+}
+
+int score_command(int argc, char** argv) {
+  Flags f("score",
+          "Print, for each pair of a TSV file, log P(target | source) under the model (natural log, summed over\n"
+          "the target's tokens and its </s>), then a tab and that token count: teacher-forced, as marian-scorer\n"
+          "and fairseq score.");
+  f.add("--checkpoint", "", "a model saved by gradformer train (required)");
+  f.add("--data", "", "pairs to score, source<TAB>target per line (required)");
+  f.add("--batch-size", "64", "sentences scored at once");
+  f.add("--threads", "0", "threads (0: all cores)");
+  if (!f.parse(argc, argv)) {
+    std::cout << f.help();
+    return 0;
+  }
+  if (!f.has("--checkpoint") || !f.has("--data")) throw UsageError("score: --checkpoint and --data are required");
+  if (f.integer("--batch-size") < 1) throw UsageError("score: --batch-size must be at least 1");
+  apply_threads(f);
+  LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
+  const auto pairs = read_tsv(f.text("--data"), ckpt.info.config.max_len - 1);
+  std::vector<EncodedPair> encoded;
+  for (const auto& p : pairs) encoded.push_back({ckpt.info.source_vocab.encode(p.source), ckpt.info.target_vocab.encode(p.target)});
+  for (size_t start = 0; start < encoded.size(); start += static_cast<size_t>(f.integer("--batch-size"))) {
+    std::vector<int64_t> indices;
+    for (size_t i = start; i < std::min(encoded.size(), start + static_cast<size_t>(f.integer("--batch-size"))); ++i)
+      indices.push_back(static_cast<int64_t>(i));
+    const std::vector<double> scores = sentence_log_probs(*ckpt.model, collate(encoded, indices));
+    for (size_t k = 0; k < indices.size(); ++k)
+      std::printf("%.6f\t%zu\n", scores[k], encoded[static_cast<size_t>(indices[k])].target.size() + 1);
+  }
+  return 0;
+}
+
+int params_command(int argc, char** argv) {
+  Flags f("params",
+          "Parameter count and FLOPs per target token of a model configuration, from the formulas in\n"
+          "transformer/model.h (the tests check them against instantiated models).");
+  f.add("--preset", "base", "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial");
+  f.add("--vocab", "37000", "vocabulary size, shared by source and target as in the paper");
+  f.add("--length", "25", "sentence length in tokens, for the FLOPs (source and target)");
+  if (!f.parse(argc, argv)) {
+    std::cout << f.help();
+    return 0;
+  }
+  const std::string preset = f.choice("--preset", {"base", "big", "tutorial"});
+  const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
+  if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
+  const TransformerConfig c = preset == "base" ? TransformerConfig::base(vocab, vocab)
+                              : preset == "big" ? TransformerConfig::big(vocab, vocab)
+                                                : TransformerConfig::tutorial(vocab, vocab);
+  const FlopCount flops = flop_count(c, length, length);
+  std::printf("preset %s: d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld%s\n", preset.c_str(),
+              static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),
+              static_cast<long long>(c.layers), static_cast<long long>(vocab), c.tie_embeddings ? " (embeddings tied)" : "");
+  std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(parameter_count(c)), static_cast<double>(parameter_count(c)) / 1e6);
+  std::printf("forward FLOPs per target token (%lld-token sentences): %.3g  (training: about 3x, %.3g)\n",
+              static_cast<long long>(length), flops.forward_per_target_token(), flops.training_per_target_token());
+  return 0;
+}
+
+}  // namespace gradformer

@@ -1,0 +1,129 @@
+#include "transformer/evaluate.h"
+
+#include <filesystem>
+
+#include "transformer/batcher.h"
+#include "transformer/copy_task.h"
+#include "transformer/svg.h"
+
+namespace gradformer {
+
+double teacher_forced_loss(EncoderDecoder& model, const std::vector<Batch>& batches) {
+  const bool was_training = model.is_training();
+  model.eval();
+  NoGradGuard no_grad;
+  double total = 0;
+  int64_t tokens = 0;
+  for (const Batch& b : batches) {
+    const Variable logits = model.forward(b.src, b.tgt_in, b.src_mask, b.tgt_mask);
+    const Variable loss = cross_entropy(logits, b.tgt_out, {.ignore_index = Vocab::pad});
+    total += loss.item() * static_cast<double>(b.ntokens);
+    tokens += b.ntokens;
+  }
+  model.train(was_training);
+  return tokens ? total / static_cast<double>(tokens) : 0.0;
+}
+
+static std::vector<std::string> words_of(const Hypothesis& h, const Vocab& vocab) {
+  return vocab.decode(strip_specials(h.tokens));
+}
+
+static DecodeOptions options_for(const EncoderDecoder& model, size_t source_length) {
+  // A translation rarely runs past twice its source; the positional encoding caps it in any case.
+  return {.max_len = std::min<int64_t>(model.config().max_len - 1, 2 * static_cast<int64_t>(source_length) + 10)};
+}
+
+std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source, const Vocab& source_vocab,
+                                   const Vocab& target_vocab, int64_t beam, double alpha) {
+  std::vector<int64_t> ids = source_vocab.encode(source);
+  ids.push_back(Vocab::eos);
+  const Tensor src = from_vector(ids, {1, static_cast<int64_t>(ids.size())});
+  const Tensor mask = padding_mask(src);
+  const DecodeOptions options = options_for(model, source.size());
+  const Hypothesis h = beam == 1 ? greedy_decode(model, src, mask, options).front() : beam_search(model, src, mask, beam, alpha, options);
+  return words_of(h, target_vocab);
+}
+
+TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
+                                       const Vocab& target_vocab, int64_t beam, double alpha, int64_t batch_size) {
+  TranslationReport report;
+  std::vector<std::vector<std::string>> references;
+  if (beam == 1) {
+    // Greedy decoding in batches of similar length (the batcher's evaluation order), then put back in order.
+    std::vector<EncodedPair> encoded;
+    for (const SentencePair& p : pairs) encoded.push_back({source_vocab.encode(p.source), target_vocab.encode(p.target)});
+    report.hypotheses.resize(pairs.size());
+    for (const auto& indices : plan_batches(encoded, {.max_sentences = batch_size}, nullptr)) {
+      const Batch b = collate(encoded, indices);
+      size_t longest = 0;
+      for (int64_t i : indices) longest = std::max(longest, pairs[static_cast<size_t>(i)].source.size());
+      const auto hyps = greedy_decode(model, b.src, b.src_mask, options_for(model, longest));
+      for (size_t k = 0; k < indices.size(); ++k)
+        report.hypotheses[static_cast<size_t>(indices[k])] = words_of(hyps[k], target_vocab);
+    }
+  } else {
+    for (const SentencePair& p : pairs) report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha));
+  }
+  for (const SentencePair& p : pairs) references.push_back(p.target);
+  report.bleu = corpus_bleu(report.hypotheses, references);
+  report.exact_match = exact_match_rate(report.hypotheses, references);
+  return report;
+}
+
+int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& gen) {
+  const Batch b = copy_task_batch(count, gen);
+  // Start from the sequence's first token (1) and generate the other length - 1, never stopping early.
+  const int64_t length = b.src.size(1);
+  const auto hyps = greedy_decode(model, b.src, b.src_mask, {.max_len = length - 1, .bos = 1, .eos = -1});
+  int64_t exact = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<int64_t> decoded{1};
+    decoded.insert(decoded.end(), hyps[static_cast<size_t>(i)].tokens.begin(), hyps[static_cast<size_t>(i)].tokens.end());
+    exact += decoded == b.src.select(0, i).to_vector<int64_t>();
+  }
+  return exact;
+}
+
+std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b, const std::vector<std::string>& src_labels,
+                                              const std::vector<std::string>& tgt_labels, const std::string& directory) {
+  if (b.size() != 1 || static_cast<int64_t>(src_labels.size()) != b.src.size(1) ||
+      static_cast<int64_t>(tgt_labels.size()) != b.tgt_in.size(1))
+    throw ShapeError(message("write_attention_maps: need one sentence pair and a label per position, got src ", b.src.shape(),
+                             " with ", src_labels.size(), " labels and tgt_in ", b.tgt_in.shape(), " with ", tgt_labels.size()));
+
+  for (auto& layer : *model.encoder->layers) layer->keep_attention = true;
+  for (auto& layer : *model.decoder->layers) layer->keep_attention = true;
+  {
+    const bool was_training = model.is_training();
+    model.eval();
+    NoGradGuard no_grad;
+    (void)model.forward(b.src, b.tgt_in, b.src_mask, b.tgt_mask);
+    model.train(was_training);
+  }
+  std::filesystem::create_directories(directory);
+  std::vector<std::string> paths;
+  auto write = [&](const Tensor& weights, const std::string& kind, size_t layer, const std::vector<std::string>& rows,
+                   const std::vector<std::string>& cols) {
+    for (int64_t h = 0; h < weights.size(1); ++h) {  // weights: [1, H, Tq, Tk]
+      Heatmap map = heatmap_of(weights.select(0, 0).select(0, h), rows, cols,
+                               message(kind, " attention, layer ", layer, ", head ", h));
+      map.range = std::make_pair(0.0, 1.0);
+      const std::string path = message(directory, "/", kind, "-layer", layer, "-head", h, ".svg");
+      write_svg(path, heatmap_svg(map));
+      paths.push_back(path);
+    }
+  };
+  size_t l = 0;
+  for (auto& layer : *model.encoder->layers) write(layer->attention, "encoder", l++, src_labels, src_labels);
+  l = 0;
+  for (auto& layer : *model.decoder->layers) {
+    write(layer->self_attention, "decoder-self", l, tgt_labels, tgt_labels);
+    write(layer->cross_attention, "decoder-cross", l++, tgt_labels, src_labels);
+  }
+  for (auto& layer : *model.encoder->layers) layer->keep_attention = false, layer->attention = Tensor();
+  for (auto& layer : *model.decoder->layers)
+    layer->keep_attention = false, layer->self_attention = Tensor(), layer->cross_attention = Tensor();
+  return paths;
+}
+
+}  // namespace gradformer

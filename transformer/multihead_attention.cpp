@@ -36,7 +36,9 @@ Variable MultiheadAttention::split_heads(const Variable& x) const {
 static Variable project_rows(const Variable& x, const Variable& weight, const Variable& bias, int64_t first,
                              int64_t count) {
   const int64_t d = x.size(2);
-  Variable y = matmul(reshape(x, {-1, d}), transpose(narrow(weight, 0, first, count), 0, 1)) + narrow(bias, 0, first, count);
+  const bool all = first == 0 && count == weight.size(0);  // self-attention: no narrow, no zero-filled gradient
+  const Variable w = all ? weight : narrow(weight, 0, first, count), b = all ? bias : narrow(bias, 0, first, count);
+  Variable y = matmul(reshape(x, {-1, d}), transpose(w, 0, 1)) + b;
   return view(y, {x.size(0), x.size(1), count});
 }
 

@@ -1,0 +1,48 @@
+// One training step of the copy-task model — forward, label-free cross-entropy over the targets,
+// backward, Adam — as `gradformer train --task copy` takes it: N 2, h 8, d_ff 4 d, dropout 0.1,
+// batches of 80 sequences of 10 tokens (9 target tokens each, 720 a step), at d_model 128 (the
+// default) and 512 (the second comparison with ../shared/peers/torch_copy_task.py).
+//   tokens/s = 720 target tokens / time per step
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "nn/all.h"
+#include "nn/schedule.h"
+#include "transformer/copy_task.h"
+#include "transformer/model.h"
+
+using namespace gradformer;
+
+namespace {
+
+void BM_TrainingStep(benchmark::State& state) {
+  const int64_t d = state.range(0), batch_size = 80;
+  TransformerConfig config{.src_vocab = 11, .tgt_vocab = 11, .d_model = d, .d_ff = 4 * d, .heads = 8, .layers = 2,
+                           .dropout = 0.1, .max_len = 64};
+  EncoderDecoder model(config, /*seed=*/1);
+  model.train();
+  Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  const NoamSchedule schedule(d, /*warmup=*/400, /*factor=*/0.5);
+  Generator gen(1);
+  std::vector<Batch> batches;
+  for (int i = 0; i < 20; ++i) batches.push_back(copy_task_batch(batch_size, gen));  // made outside the timing
+  int64_t step = 0, tokens = 0;
+  for (auto _ : state) {
+    const Batch& batch = batches[static_cast<size_t>(step % 20)];
+    adam.set_lr(schedule.rate(++step));
+    const Variable logits = model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask);
+    const Variable loss = cross_entropy(logits, batch.tgt_out, {.ignore_index = Vocab::pad});
+    adam.zero_grad();
+    loss.backward();
+    adam.step();
+    benchmark::DoNotOptimize(loss.item());
+    tokens += batch.ntokens;
+  }
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TrainingStep)->ArgName("d_model")->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

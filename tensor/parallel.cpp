@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -14,7 +15,7 @@
 namespace gradformer {
 namespace {
 
-thread_local bool inside_parallel_region = false;
+thread_local bool running_a_piece = false;  // this thread is inside a parallel_for piece
 
 // Workers sleep on a condition variable until the caller posts a job: `pieces` calls of
 // task(piece). The caller runs piece 0 itself, worker w runs piece w + 1.
@@ -52,14 +53,14 @@ class ThreadPool {
 
  private:
   void run_piece(const std::function<void(int)>& task, int piece) {
-    inside_parallel_region = true;
+    running_a_piece = true;
     try {
       task(piece);
     } catch (...) {
       std::lock_guard lock(mutex_);
       if (!error_) error_ = std::current_exception();
     }
-    inside_parallel_region = false;
+    running_a_piece = false;
   }
 
   void work(int piece) {
@@ -120,24 +121,24 @@ void set_num_threads(int n) {
 
 int num_threads() { return the_pool().threads(); }
 
-void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+namespace detail {
+
+bool inside_parallel_region() { return running_a_piece; }
+
+void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void*, int64_t, int64_t), void* fn) {
   const int64_t n = end - begin;
-  if (n <= 0) return;
-  if (n < 2 * std::max<int64_t>(grain, 1) || inside_parallel_region) {  // one piece: no need to touch the pool
-    fn(begin, end);
-    return;
-  }
   ThreadPool& pool = the_pool();
   const int64_t max_pieces = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
   const int pieces = static_cast<int>(std::min<int64_t>(pool.threads(), max_pieces));
-  if (pieces == 1 || inside_parallel_region) {
-    fn(begin, end);
+  if (pieces == 1) {
+    call(fn, begin, end);
     return;
   }
   pool.run(pieces, [&](int piece) {
     const int64_t lo = begin + n * piece / pieces, hi = begin + n * (piece + 1) / pieces;
-    if (lo < hi) fn(lo, hi);
+    if (lo < hi) call(fn, lo, hi);
   });
 }
 
+}  // namespace detail
 }  // namespace gradformer

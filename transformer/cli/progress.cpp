@@ -38,7 +38,9 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
   line << "step " << step << "/" << total_;
   for (const auto& [name, v] : values) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, std::fabs(v) >= 1e4 || v == std::floor(v) ? "%.0f" : (std::fabs(v) < 1e-2 ? "%.3e" : "%.4f"), v);
+    // Counts and rates as integers, small rates (the learning rate) in scientific notation.
+    const char* format = std::fabs(v) >= 100 || v == std::floor(v) ? "%.0f" : std::fabs(v) < 1e-2 ? "%.3e" : "%.4f";
+    std::snprintf(buf, sizeof buf, format, v);
     line << "  " << name << " " << buf;
   }
   line << "  elapsed " << format_duration(elapsed) << "  eta " << format_duration(eta);

@@ -1,0 +1,226 @@
+// Chapter 11: training. The companion program of tutorials/11-training.md: every listing of the
+// chapter is a piece of this file, and every output the chapter shows is what this program prints.
+//
+//   11-training            the chapter's numbers: the whole toy corpus, the copy task for 400 steps
+//   11-training --quick    the same checks on less work (what the test suite runs)
+//
+// It exits with a non-zero status if a claim the chapter makes does not hold.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <vector>
+
+#include "nn/all.h"
+#include "nn/schedule.h"
+#include "transformer/batch.h"
+#include "transformer/batch_source.h"
+#include "transformer/batcher.h"
+#include "transformer/copy_task.h"
+#include "transformer/decoding.h"
+#include "transformer/evaluate.h"
+#include "transformer/model.h"
+#include "transformer/toy_corpus.h"
+
+using namespace gradformer;
+
+namespace {
+
+int failures = 0;
+void claim(bool holds, const char* what) {
+  if (!holds) {
+    std::cout << "CLAIM FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+
+void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+
+// ---- 1. batching by length -------------------------------------------------------------------------
+
+struct Padding {
+  int64_t batches = 0, slots = 0, real = 0;
+  double fraction() const { return 1.0 - static_cast<double>(real) / static_cast<double>(slots); }
+};
+
+// How much of the padded rectangles is padding, over the source and the target side together.
+Padding measure_padding(const std::vector<EncodedPair>& pairs, const std::vector<std::vector<int64_t>>& plan) {
+  Padding p;
+  for (const std::vector<int64_t>& indices : plan) {
+    const Batch batch = collate(pairs, indices);
+    p.batches += 1;
+    p.slots += batch.src.numel() + batch.tgt_out.numel();
+    p.real += static_cast<int64_t>(sum(padding_mask(batch.src).to(DType::Float64)).item()) + batch.ntokens;
+  }
+  return p;
+}
+
+// Returns the size of the English (target) vocabulary.
+int64_t batching(bool quick) {
+  section("batching by length");
+  const ToyCorpus corpus = make_toy_corpus({.train_size = quick ? 2000 : 10000, .valid_size = 100, .test_size = 100});
+  std::vector<std::vector<std::string>> sources, targets;
+  for (const SentencePair& pair : corpus.train) sources.push_back(pair.source), targets.push_back(pair.target);
+  const Vocab source_vocab = Vocab::build(sources), target_vocab = Vocab::build(targets);
+  const std::vector<EncodedPair> pairs = encode_pairs(corpus.train, source_vocab, target_vocab);
+
+  // Random batches: shuffle, then cut into runs of 64 sentences.
+  Generator gen(7);
+  std::vector<int64_t> order(pairs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  shuffle_indices(order, gen);
+  std::vector<std::vector<int64_t>> random_plan;
+  for (size_t i = 0; i < order.size(); i += 64)
+    random_plan.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i),
+                             order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + 64)));
+
+  // Grouped by length: shuffle, sort pools of 6,400 by length, cut, shuffle the batches.
+  const auto by_length = plan_batches(pairs, {.max_sentences = 64}, &gen);
+  const auto by_budget = plan_batches(pairs, {.max_tokens = 1024}, &gen);
+
+  const Padding random = measure_padding(pairs, random_plan), grouped = measure_padding(pairs, by_length),
+                budget = measure_padding(pairs, by_budget);
+  size_t fewest = pairs.size(), most = 0;
+  for (const auto& b : by_budget) fewest = std::min(fewest, b.size()), most = std::max(most, b.size());
+  std::printf("%zu training pairs, vocabularies of %lld French and %lld English tokens\n", pairs.size(),
+              static_cast<long long>(source_vocab.size()), static_cast<long long>(target_vocab.size()));
+  std::printf("random batches of 64:       %3lld batches, %5.1f%% of the token slots are padding\n",
+              static_cast<long long>(random.batches), 100 * random.fraction());
+  std::printf("length-grouped, 64:         %3lld batches, %5.1f%% of the token slots are padding\n",
+              static_cast<long long>(grouped.batches), 100 * grouped.fraction());
+  std::printf("length-grouped, 1024 tokens: %3lld batches, %5.1f%% padding, %zu to %zu sentences a batch\n",
+              static_cast<long long>(budget.batches), 100 * budget.fraction(), fewest, most);
+  claim(grouped.fraction() < random.fraction() / 3, "grouping by length cuts the padding at least threefold");
+  claim(grouped.real == random.real, "both plans hold every sentence exactly once");
+  return target_vocab.size();
+}
+
+// ---- 2. masks ----------------------------------------------------------------------------------------
+
+void masks() {
+  section("padding and causal masks");
+  // Two sentence pairs as ids (no specials): a 3-token source with a 2-token target, and a
+  // 1-token source with a 4-token target.
+  const std::vector<EncodedPair> pairs = {{{5, 6, 7}, {8, 9}}, {{5}, {8, 9, 10, 11}}};
+  const Batch batch = collate(pairs, {0, 1});
+  std::cout << "src     " << batch.src << "\n";
+  std::cout << "tgt_in  " << batch.tgt_in << "\n";
+  std::cout << "tgt_out " << batch.tgt_out << "\n";
+  std::cout << "src_mask " << batch.src_mask << "\n";
+  std::cout << "tgt_mask of the first pair " << batch.tgt_mask.select(0, 0) << "\n";
+  std::cout << "ntokens " << batch.ntokens << "\n";
+  claim(batch.ntokens == 3 + 5, "ntokens counts the real target tokens, </s> included");
+  claim(!batch.tgt_mask.at({0, 3, 3}) && batch.tgt_mask.at({0, 2, 1}) && !batch.tgt_mask.at({0, 1, 2}),
+        "the target mask is causal and keeps padding out");
+}
+
+// ---- 3. label smoothing --------------------------------------------------------------------------------
+
+void label_smoothing(int64_t toy_vocab) {
+  section("label smoothing");
+  const int64_t classes = 5;
+  const Tensor target = from_vector(std::vector<int64_t>{2}, {1});
+  // The gradient of cross-entropy with respect to the logits is softmax(z) - q, so with all-zero
+  // logits (softmax = 1/C) the gradient shows the target distribution q the loss pulls towards.
+  for (double eps : {0.0, 0.1}) {
+    Variable z(zeros({1, classes}, DType::Float64), /*requires_grad=*/true);
+    cross_entropy(z, target, {.label_smoothing = eps}).backward();
+    const Tensor q = full({1, classes}, 1.0 / classes, DType::Float64) - z.grad();
+    std::cout << "eps " << eps << ": target distribution " << q << "\n";
+  }
+  // The loss floor: the smoothed loss is smallest when the softmax equals q, and there it is the
+  // entropy of q, not 0.
+  auto floor_for = [](int64_t c, double eps) {
+    const double hit = 1 - eps + eps / static_cast<double>(c), miss = eps / static_cast<double>(c);
+    return -hit * std::log(hit) - static_cast<double>(c - 1) * miss * std::log(miss);
+  };
+  const double hit = 1 - 0.1 + 0.1 / classes, miss = 0.1 / classes;
+  const Variable best(log(tensor({miss, miss, hit, miss, miss}, {1, classes})));  // logits with softmax = q
+  const double at_best = cross_entropy(best, target, {.label_smoothing = 0.1}).item();
+  const Variable sharper(tensor({0, 0, 10, 0, 0}, {1, classes}));
+  const double at_sharper = cross_entropy(sharper, target, {.label_smoothing = 0.1}).item();
+  std::printf("smoothed loss at softmax = q: %.4f (entropy of q: %.4f); at a sharper softmax: %.4f\n", at_best,
+              floor_for(classes, 0.1), at_sharper);
+  for (int64_t c : {int64_t{11}, toy_vocab, int64_t{37000}})
+    std::printf("loss floor with eps 0.1 and %5lld classes: %.3f nats\n", static_cast<long long>(c), floor_for(c, 0.1));
+  claim(std::abs(at_best - floor_for(classes, 0.1)) < 1e-5, "the smoothed loss bottoms out at the entropy of q");
+  claim(at_sharper > at_best, "more confidence than q costs loss");
+}
+
+// ---- 4. the learning-rate schedule ------------------------------------------------------------------------
+
+void schedule() {
+  section("Adam with warmup");
+  const NoamSchedule copy_schedule(/*d_model=*/128, /*warmup=*/400, /*factor=*/0.5);  // gradformer train --task copy
+  const NoamSchedule paper(/*d_model=*/512, /*warmup=*/4000);                          // the paper's base model
+  std::cout << "   step   copy (d 128, warmup 400, x0.5)   paper (d 512, warmup 4000)\n";
+  for (int64_t step : {1, 100, 200, 400, 800, 1600, 4000, 16000, 100000})
+    std::printf("%7lld   %.3e                        %.3e\n", static_cast<long long>(step), copy_schedule.rate(step),
+                paper.rate(step));
+  std::printf("peaks: %.3e at step 400, %.3e at step 4000\n", copy_schedule.peak(), paper.peak());
+  claim(std::abs(copy_schedule.rate(200) - copy_schedule.peak() / 2) < 1e-12, "linear warmup: half way, half the peak");
+  claim(std::abs(copy_schedule.rate(1600) - copy_schedule.peak() / 2) < 1e-12, "then 1/sqrt(step): 4x the steps, half the rate");
+  claim(copy_schedule.rate(399) < copy_schedule.peak() && copy_schedule.rate(401) < copy_schedule.peak(), "the peak is at warmup");
+}
+
+// ---- 5. the copy task, trained live ---------------------------------------------------------------------
+
+void copy_task(bool quick) {
+  section("the copy task");
+  Generator example_gen(3);
+  const Batch example = copy_task_batch(2, example_gen);
+  std::cout << "src    " << example.src << "\ntgt_in " << example.tgt_in << "\ntgt_out " << example.tgt_out << "\n";
+
+  const int64_t d = quick ? 32 : 128, steps = quick ? 100 : 400, warmup = quick ? 40 : 400, batch_size = quick ? 32 : 80;
+  TransformerConfig config{.src_vocab = 11, .tgt_vocab = 11, .d_model = d, .d_ff = 4 * d, .heads = quick ? 4 : 8,
+                           .layers = 2, .dropout = 0.1, .max_len = 64};
+  EncoderDecoder model(config, /*seed=*/1);
+  Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  const NoamSchedule noam(d, warmup, /*factor=*/quick ? 1.0 : 0.5);
+  CopyTaskSource data(batch_size, /*seed=*/1);
+  std::printf("%lld parameters, %lld steps of %lld sequences\n", static_cast<long long>(model.parameter_count()),
+              static_cast<long long>(steps), static_cast<long long>(batch_size));
+
+  const auto start = std::chrono::steady_clock::now();
+  double first_loss = 0, last_loss = 0;
+  for (int64_t step = 1; step <= steps; ++step) {
+    const Batch batch = data.next();
+    adam.set_lr(noam.rate(step));                       // the schedule sets the rate of every step
+    const Variable logits = model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask);
+    const Variable loss = cross_entropy(logits, batch.tgt_out, {.ignore_index = Vocab::pad});
+    adam.zero_grad();
+    loss.backward();
+    adam.step();
+    if (step == 1) first_loss = loss.item();
+    last_loss = loss.item();
+    if (step == 1 || step % (steps / 8) == 0)
+      std::printf("step %4lld  loss %.4f  lr %.2e\n", static_cast<long long>(step), loss.item(), adam.lr());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Generator fresh(99);
+  const int64_t exact = copy_task_exact_match(model, 100, fresh);
+  std::printf("%.1f s; %lld/100 fresh sequences copied exactly (greedy decoding)\n", seconds, static_cast<long long>(exact));
+
+  const Batch one = copy_task_batch(1, fresh);
+  const Hypothesis out = greedy_decode(model, one.src, one.src_mask, {.max_len = 9, .eos = -1})[0];
+  std::cout << "source " << one.src << "\noutput ";
+  for (int64_t token : out.tokens) std::cout << token << " ";
+  std::cout << "\n";
+  claim(last_loss < (quick ? 0.75 : 0.5) * first_loss, "the loss goes down");
+  if (!quick) claim(exact >= 95, "400 steps learn to copy");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int64_t toy_vocab = batching(quick);
+  masks();
+  label_smoothing(toy_vocab);
+  schedule();
+  copy_task(quick);
+  std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";
+  return failures == 0 ? 0 : 1;
+}

@@ -39,24 +39,37 @@ std::vector<NamedGradcheck> gradient_checks() {
   std::vector<NamedGradcheck> checks;
   for (OpCheck& c : autograd_op_checks())
     checks.push_back({c.name, [f = std::move(c.f), inputs = std::move(c.inputs)] { return gradcheck(f, inputs); }});
-  Generator gen(9);
-  checks.push_back(layer("Linear", [&gen] { return std::make_shared<Linear>(4, 3, gen, true, DType::Float64); },
+  // Each check seeds its own initialisation when it runs (a generator shared by reference would
+  // be gone by then, and the result would depend on which checks ran before).
+  checks.push_back(layer("Linear", [] {
+                           Generator gen(9);
+                           return std::make_shared<Linear>(4, 3, gen, true, DType::Float64);
+                         },
                          [](Linear& l, const Variable& x) { return l.forward(x); }, rnd({2, 3, 4}, 10)));
   checks.push_back(layer("LayerNorm", [] { return std::make_shared<LayerNorm>(4, 1e-5, DType::Float64); },
                          [](LayerNorm& l, const Variable& x) { return l.forward(x); }, rnd({3, 4}, 11)));
   const Tensor pad_mask = from_vector(std::vector<bool>{true, true, true, false}, {1, 1, 4}).expand({2, 1, 4}).contiguous();
   checks.push_back(layer("multi-head attention (padding mask)",
-                         [&gen] { return std::make_shared<MultiheadAttention>(8, 2, 0.0, gen, std::make_shared<Generator>(1), DType::Float64); },
+                         [] {
+                           Generator gen(9);
+                           return std::make_shared<MultiheadAttention>(8, 2, 0.0, gen, std::make_shared<Generator>(1), DType::Float64);
+                         },
                          [pad_mask](MultiheadAttention& mha, const Variable& x) { return mha.forward(x, x, x, pad_mask).output; },
                          rnd({2, 4, 8}, 12)));
   for (NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre}) {
     const std::string which = norm == NormPlacement::Post ? " (post-LN)" : " (pre-LN)";
     checks.push_back(layer("encoder layer" + which,
-                           [&gen, norm] { return std::make_shared<EncoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1)); },
+                           [norm] {
+                             Generator gen(9);
+                             return std::make_shared<EncoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1));
+                           },
                            [pad_mask](EncoderLayer& l, const Variable& x) { return l.forward(x, pad_mask); }, rnd({2, 4, 8}, 13)));
     const Tensor memory = rnd({2, 4, 8}, 14);
     checks.push_back(layer("decoder layer" + which,
-                           [&gen, norm] { return std::make_shared<DecoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1)); },
+                           [norm] {
+                             Generator gen(9);
+                             return std::make_shared<DecoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1));
+                           },
                            [pad_mask, memory](DecoderLayer& l, const Variable& x) {
                              return l.forward(x, Variable(memory), pad_mask, causal_mask(3).unsqueeze(0));
                            },

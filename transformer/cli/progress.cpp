@@ -12,8 +12,8 @@
 
 namespace gradformer {
 
-Progress::Progress(int64_t total_steps, const std::string& metrics_path)
-    : total_(total_steps), terminal_(isatty(STDOUT_FILENO) != 0), start_(std::chrono::steady_clock::now()) {
+Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool print)
+    : total_(total_steps), terminal_(isatty(STDOUT_FILENO) != 0), print_(print), start_(std::chrono::steady_clock::now()) {
   if (!metrics_path.empty()) {
     metrics_.open(metrics_path);
     if (!metrics_) throw ValueError(message("--metrics: cannot write ", metrics_path));
@@ -44,7 +44,9 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
     line << "  " << name << " " << buf;
   }
   line << "  elapsed " << format_duration(elapsed) << "  eta " << format_duration(eta);
-  if (terminal_) {
+  if (!print_) {
+    // --quiet: the metrics file only
+  } else if (terminal_) {
     std::cout << "\r\033[K" << line.str() << std::flush;  // rewrite the line in place
     line_open_ = true;
   } else {
@@ -52,7 +54,11 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
   }
   if (metrics_.is_open()) {
     metrics_ << "{\"step\": " << step << ", \"elapsed_s\": " << elapsed;
-    for (const auto& [name, v] : values) metrics_ << ", \"" << name << "\": " << (std::isfinite(v) ? std::to_string(v) : "null");
+    for (const auto& [name, v] : values) {
+      char number[32];  // enough digits for a learning rate of 1e-7 (std::to_string would print 0.000000)
+      std::snprintf(number, sizeof number, "%.10g", v);
+      metrics_ << ", \"" << name << "\": " << (std::isfinite(v) ? number : "null");
+    }
     metrics_ << "}\n" << std::flush;
   }
 }

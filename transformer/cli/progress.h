@@ -15,8 +15,8 @@ namespace gradformer {
 class Progress {
  public:
   /// total_steps: for the ETA. metrics_path: empty for none, else a file to create (a ValueError
-  /// naming the path if it cannot be).
-  Progress(int64_t total_steps, const std::string& metrics_path = "");
+  /// naming the path if it cannot be). print false: the metrics file only, nothing on stdout (--quiet).
+  Progress(int64_t total_steps, const std::string& metrics_path = "", bool print = true);
 
   /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given.
   void report(int64_t step, const std::vector<std::pair<std::string, double>>& values);
@@ -28,6 +28,7 @@ class Progress {
  private:
   int64_t total_;
   bool terminal_;
+  bool print_;
   bool line_open_ = false;
   std::chrono::steady_clock::time_point start_;
   std::ofstream metrics_;

@@ -10,8 +10,8 @@
 
 namespace gradformer {
 
-static void apply_threads(const Flags& f) {
-  if (f.integer("--threads") < 0) throw UsageError(message(f.text("--threads"), ": --threads must be >= 0"));
+static void apply_threads(const Flags& f, const char* command) {
+  if (f.integer("--threads") < 0) throw UsageError(message(command, ": --threads must be >= 0, got ", f.text("--threads")));
   if (f.integer("--threads") > 0) set_num_threads(static_cast<int>(f.integer("--threads")));
 }
 
@@ -29,7 +29,7 @@ int translate_command(int argc, char** argv) {
   }
   if (!f.has("--checkpoint")) throw UsageError("translate: --checkpoint is required");
   if (f.integer("--beam") < 1) throw UsageError("translate: --beam must be at least 1");
-  apply_threads(f);
+  apply_threads(f, "translate");
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   for (std::string line; std::getline(std::cin, line);) {
     const std::vector<std::string> words = split_words(line);
@@ -59,7 +59,7 @@ int score_command(int argc, char** argv) {
   }
   if (!f.has("--checkpoint") || !f.has("--data")) throw UsageError("score: --checkpoint and --data are required");
   if (f.integer("--batch-size") < 1) throw UsageError("score: --batch-size must be at least 1");
-  apply_threads(f);
+  apply_threads(f, "score");
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   const auto pairs = read_tsv(f.text("--data"), ckpt.info.config.max_len - 1);
   std::vector<EncodedPair> encoded;

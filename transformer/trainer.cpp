@@ -197,8 +197,20 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   if (resumed) {
     adam.load_state(resumed->optimizer_state);
     task.source->restore(resumed->info.state, resume_path);
-    restore_generator(*model.dropout_generator(), resumed->info.state.at("train.dropout_generator"), resume_path);
-    step = std::stoll(resumed->info.state.at("train.step"));
+    auto state = [&](const std::string& key) -> const std::string& {
+      const auto it = resumed->info.state.find(key);
+      if (it == resumed->info.state.end()) throw CheckpointError(message(resume_path, ": no ", key, " state to resume from"));
+      return it->second;
+    };
+    restore_generator(*model.dropout_generator(), state("train.dropout_generator"), resume_path);
+    size_t used = 0;
+    try {
+      step = std::stoll(state("train.step"), &used);
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != state("train.step").size() || step < 0)
+      throw CheckpointError(message(resume_path, ": train.step should be a step number, got '", state("train.step"), "'"));
   }
 
   std::filesystem::create_directories(o.out_dir);
@@ -216,7 +228,7 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   print(o, message("training ", o.task, ": ", model.parameter_count(), " parameters (d_model ", model.config().d_model,
                    ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps, " steps of ",
                    task.batches_per_epoch, " batches per epoch, ", num_threads(), " threads"));
-  Progress progress(total_steps, o.metrics_path);
+  Progress progress(total_steps, o.metrics_path, /*print=*/!o.quiet);
   PlotSeries train_curve{"train", {}, {}}, valid_curve{"valid", {}, {}};
   double window_loss = 0;
   int64_t window_tokens = 0, window_steps = 0;
@@ -244,8 +256,7 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start).count();
       const double mean = window_loss / static_cast<double>(window_tokens);
       train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(mean);
-      if (!o.quiet)
-        progress.report(step, {{"loss", mean}, {"lr", adam.lr()}, {"tokens/s", static_cast<double>(window_tokens) / seconds}});
+      progress.report(step, {{"loss", mean}, {"lr", adam.lr()}, {"tokens/s", static_cast<double>(window_tokens) / seconds}});
       window_loss = 0, window_tokens = 0, window_steps = 0;
       window_start = std::chrono::steady_clock::now();
     }

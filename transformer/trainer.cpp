@@ -228,8 +228,10 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   print(o, message("training ", o.task, ": ", model.parameter_count(), " parameters (d_model ", model.config().d_model,
                    ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps, " steps of ",
                    task.batches_per_epoch, " batches per epoch, ", num_threads(), " threads"));
-  Progress progress(total_steps, o.metrics_path, /*print=*/!o.quiet);
-  PlotSeries train_curve{"train", {}, {}}, valid_curve{"valid", {}, {}};
+  Progress progress(total_steps, o.metrics_path, /*print=*/!o.quiet, /*first_step=*/step + 1);
+  // The training loss includes label smoothing (its floor is above 0); the validation loss does not.
+  PlotSeries train_curve{o.label_smoothing > 0 ? message("train (label smoothing ", o.label_smoothing, ")") : "train", {}, {}};
+  PlotSeries valid_curve{"valid", {}, {}};
   double window_loss = 0;
   int64_t window_tokens = 0, window_steps = 0;
   auto window_start = std::chrono::steady_clock::now();

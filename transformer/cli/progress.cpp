@@ -12,8 +12,8 @@
 
 namespace gradformer {
 
-Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool print)
-    : total_(total_steps), terminal_(isatty(STDOUT_FILENO) != 0), print_(print), start_(std::chrono::steady_clock::now()) {
+Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool print, int64_t first_step)
+    : total_(total_steps), first_(first_step), terminal_(isatty(STDOUT_FILENO) != 0), print_(print), start_(std::chrono::steady_clock::now()) {
   if (!metrics_path.empty()) {
     metrics_.open(metrics_path);
     if (!metrics_) throw ValueError(message("--metrics: cannot write ", metrics_path));
@@ -33,7 +33,8 @@ std::string Progress::format_duration(double seconds) {
 
 void Progress::report(int64_t step, const std::vector<std::pair<std::string, double>>& values) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
+  const int64_t done = step - first_ + 1;  // steps timed by this run
+  const double eta = done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - step) : 0;
   std::ostringstream line;
   line << "step " << step << "/" << total_;
   for (const auto& [name, v] : values) {

@@ -16,7 +16,9 @@ class Progress {
  public:
   /// total_steps: for the ETA. metrics_path: empty for none, else a file to create (a ValueError
   /// naming the path if it cannot be). print false: the metrics file only, nothing on stdout (--quiet).
-  Progress(int64_t total_steps, const std::string& metrics_path = "", bool print = true);
+  /// first_step: the first step this run takes (after --resume, not 1), so the ETA is measured on
+  /// the steps actually timed.
+  Progress(int64_t total_steps, const std::string& metrics_path = "", bool print = true, int64_t first_step = 1);
 
   /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given.
   void report(int64_t step, const std::vector<std::pair<std::string, double>>& values);
@@ -26,7 +28,7 @@ class Progress {
   static std::string format_duration(double seconds);  // "1:05", "2:03:04"
 
  private:
-  int64_t total_;
+  int64_t total_, first_;
   bool terminal_;
   bool print_;
   bool line_open_ = false;

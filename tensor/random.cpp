@@ -72,11 +72,21 @@ Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
     T* out = mask.data<T>();
     const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
     const int64_t n = mask.numel(), chunks = (n + kChunk - 1) / kChunk;
+    // Within a chunk, element i draws from the chunk's stream i % 4: four independent generator
+    // chains the CPU can advance side by side, where one chain would wait on each multiply.
+    const auto cut = static_cast<uint64_t>(std::ceil(threshold));  // u >= p * 2^32  <=>  u >= ceil(p * 2^32)
     parallel_for(0, chunks, 8, [&](int64_t lo, int64_t hi) {
       for (int64_t c = lo; c < hi; ++c) {
-        Generator stream(base, static_cast<uint64_t>(c));
-        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i)
-          out[i] = static_cast<double>(stream.next_u32()) >= threshold ? keep : T(0);
+        Generator s[4] = {Generator(base, 4 * c), Generator(base, 4 * c + 1), Generator(base, 4 * c + 2),
+                          Generator(base, 4 * c + 3)};
+        const int64_t end = std::min(n, (c + 1) * kChunk);
+        // keep * (draw >= cut) rather than a branch: a random 10% of branches would be mispredicted.
+        auto factor = [&](Generator& g) { return keep * static_cast<T>(g.next_u32() >= cut); };
+        int64_t i = c * kChunk;
+        for (; i + 4 <= end; i += 4) {
+          out[i] = factor(s[0]), out[i + 1] = factor(s[1]), out[i + 2] = factor(s[2]), out[i + 3] = factor(s[3]);
+        }
+        for (int k = 0; i < end; ++i, ++k) out[i] = factor(s[k]);
       }
     });
   });

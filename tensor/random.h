@@ -45,7 +45,7 @@ Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);     
 
 /// Inverted-dropout factors: 1/(1-p) with probability 1 - p, else 0 (all 0 for p = 1).
 /// ValueError unless 0 <= p <= 1. Filled in parallel and still reproducible: one number drawn
-/// from `gen` seeds a PCG stream per fixed-size chunk of elements, so the mask depends on the
+/// from `gen` seeds four PCG streams per fixed-size chunk of elements, so the mask depends on the
 /// seed alone, never on the thread count. Each element compares one 32-bit draw with p * 2^32.
 Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype = DType::Float32);
 

@@ -8,12 +8,12 @@
 #include <string>
 
 #include "tensor/all.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
-
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
 // ---- 1. storage -----------------------------------------------------------------------------
 

@@ -8,20 +8,12 @@
 #include <string>
 
 #include "autograd/all.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
-
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
 // ---- 1. the chain rule on a small expression ------------------------------------------------
 

@@ -9,19 +9,13 @@
 #include "autograd/all.h"
 #include "transformer/attention.h"
 #include "transformer/batch.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
 
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const Tensor d = a - b;
   return max(maximum(d, -d)).item();

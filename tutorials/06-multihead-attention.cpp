@@ -7,19 +7,13 @@
 #include <memory>
 
 #include "transformer/multihead_attention.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
 
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const Tensor d = a - b;
   return std::abs(max(maximum(d, -d)).item());

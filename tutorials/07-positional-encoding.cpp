@@ -6,18 +6,13 @@
 #include <iostream>
 
 #include "transformer/positional_encoding.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
 
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const Tensor d = a - b;
   return std::abs(max(maximum(d, -d)).item());

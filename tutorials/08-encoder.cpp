@@ -7,18 +7,13 @@
 #include <memory>
 
 #include "transformer/encoder.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
 
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
 double rms(const Tensor& t) { return std::sqrt(mean(t * t).item()); }
 
 }  // namespace

@@ -6,19 +6,12 @@
 
 #include "transformer/batch.h"
 #include "transformer/model.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
-
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
 void one_forward_pass() {
   section("one forward pass");

@@ -23,20 +23,12 @@
 #include "transformer/evaluate.h"
 #include "transformer/model.h"
 #include "transformer/toy_corpus.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
-
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
 // ---- 1. batching by length -------------------------------------------------------------------------
 

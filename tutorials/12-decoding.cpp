@@ -18,20 +18,12 @@
 #include "transformer/copy_task.h"
 #include "transformer/decoding.h"
 #include "transformer/model.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 
 namespace {
-
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
 std::string tokens_text(const std::vector<int64_t>& tokens) {
   std::string out;

@@ -27,21 +27,13 @@
 #include "transformer/evaluate.h"
 #include "transformer/toy_corpus.h"
 #include "transformer/tsv.h"
+#include "claims.h"
 
 using namespace gradformer;
+using namespace tutorial;
 namespace fs = std::filesystem;
 
 namespace {
-
-int failures = 0;
-void claim(bool holds, const char* what) {
-  if (!holds) {
-    std::cout << "CLAIM FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
 fs::path scratch_dir() {
   const fs::path dir = fs::temp_directory_path() / ("gradformer-13-" + std::to_string(std::random_device{}()));

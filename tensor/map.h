@@ -75,41 +75,41 @@ Tensor map(const char* op, const Tensor& a, const Tensor& b, const Tensor& c, F 
   return out;
 }
 
-/// In place, without reading dst (it may be uninitialised): dst[i] = fn(src[i]), src broadcast to
-/// dst's shape; dst may be any view. copy_ and fill_ are this.
-template <class T, class S, class F>
-void assign(const char* op, const Tensor& dst, const Tensor& src, F fn) {
+namespace detail {
+// The loop of assign and update: dst[i] = fn(src[i]), or fn(dst[i], src[i]) when ReadsDst.
+template <bool ReadsDst, class T, class S, class F>
+void write_elements(const char* op, const Tensor& dst, const Tensor& src, F& fn) {
   if (!broadcasts_to(src.shape(), dst.shape()))
     throw ShapeError(message(op, ": cannot broadcast ", src.shape(), " into the destination's shape ", dst.shape()));
   T* pd = dst.data<T>();
   const S* ps = src.data<S>();
   const Shape ss = broadcast_strides(src.shape(), src.strides(), dst.shape());
+  auto value = [&](T* d, const S* s) {
+    if constexpr (ReadsDst) return fn(*d, *s);
+    else return fn(*s);
+  };
   for_each_row<2>(dst.shape(), {dst.strides(), ss}, [&](const auto& off, const auto& st, int64_t n) {
     T* d = pd + off[0];
     const S* s = ps + off[1];
     if (st[0] == 1 && st[1] == 1)
-      for (int64_t i = 0; i < n; ++i) d[i] = fn(s[i]);
+      for (int64_t i = 0; i < n; ++i) d[i] = value(d + i, s + i);
     else
-      for (int64_t i = 0; i < n; ++i) d[i * st[0]] = fn(s[i * st[1]]);
+      for (int64_t i = 0; i < n; ++i) d[i * st[0]] = value(d + i * st[0], s + i * st[1]);
   });
+}
+}  // namespace detail
+
+/// In place, without reading dst (it may be uninitialised): dst[i] = fn(src[i]), src broadcast to
+/// dst's shape; dst may be any view. copy_ and fill_ are this.
+template <class T, class S, class F>
+void assign(const char* op, const Tensor& dst, const Tensor& src, F fn) {
+  detail::write_elements<false, T, S>(op, dst, src, fn);
 }
 
 /// In place: dst[i] = fn(dst[i], src[i]), src broadcast to dst's shape; dst may be any view.
 template <class T, class S, class F>
 void update(const char* op, const Tensor& dst, const Tensor& src, F fn) {
-  if (!broadcasts_to(src.shape(), dst.shape()))
-    throw ShapeError(message(op, ": cannot broadcast ", src.shape(), " into the destination's shape ", dst.shape()));
-  T* pd = dst.data<T>();
-  const S* ps = src.data<S>();
-  const Shape ss = broadcast_strides(src.shape(), src.strides(), dst.shape());
-  for_each_row<2>(dst.shape(), {dst.strides(), ss}, [&](const auto& off, const auto& st, int64_t n) {
-    T* d = pd + off[0];
-    const S* s = ps + off[1];
-    if (st[0] == 1 && st[1] == 1)
-      for (int64_t i = 0; i < n; ++i) d[i] = fn(d[i], s[i]);
-    else
-      for (int64_t i = 0; i < n; ++i) d[i * st[0]] = fn(d[i * st[0]], s[i * st[1]]);
-  });
+  detail::write_elements<true, T, S>(op, dst, src, fn);
 }
 
 }  // namespace gradformer

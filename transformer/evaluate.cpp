@@ -57,9 +57,15 @@ TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<
       const Batch b = collate(encoded, indices);
       size_t longest = 0;
       for (int64_t i : indices) longest = std::max(longest, pairs[static_cast<size_t>(i)].source.size());
-      const auto hyps = greedy_decode(model, b.src, b.src_mask, options_for(model, longest));
-      for (size_t k = 0; k < indices.size(); ++k)
+      auto hyps = greedy_decode(model, b.src, b.src_mask, options_for(model, longest));
+      for (size_t k = 0; k < indices.size(); ++k) {
+        // Each sentence's own length cap, so its translation does not depend on its batch-mates
+        // (greedy decoding of fewer steps gives the first tokens of more steps).
+        std::vector<int64_t>& tokens = hyps[k].tokens;
+        const auto cap = options_for(model, pairs[static_cast<size_t>(indices[k])].source.size()).max_len;
+        if (static_cast<int64_t>(tokens.size()) > cap) tokens.resize(static_cast<size_t>(cap));
         report.hypotheses[static_cast<size_t>(indices[k])] = words_of(hyps[k], target_vocab);
+      }
     }
   } else {
     for (const SentencePair& p : pairs) report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha));

@@ -1,12 +1,14 @@
 // Decoding (transformer/decoding.h): greedy and beam search, with and without the key/value cache,
 // checked against the model's teacher-forced forward pass: every log-probability below is
 // recomputed here with a log-softmax by hand from model.forward's logits.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "catch.h"
+#include "training_helpers.h"
 #include "transformer/batcher.h"
 #include "transformer/decoding.h"
+#include "transformer/evaluate.h"
 #include "transformer/model.h"
 
 using namespace gradformer;
@@ -220,4 +222,64 @@ TEST_CASE("decoding: bad arguments are typed errors with messages") {
   model.train();
   CHECK_THROWS_AS(greedy_decode(model, from_vector(std::vector<int64_t>{4, 99}, {1, 2}), mask.narrow(2, 0, 2)), Error);
   CHECK(model.is_training());
+}
+
+TEST_CASE("teacher_forced_loss: the mean over target tokens of minus the sentence log-probabilities") {
+  EncoderDecoder model(tiny_config(), 7);
+  model.train();
+  const std::vector<EncodedPair> pairs = {{{4, 5, 6}, {7, 8, 4, 5}}, {{6}, {8}}, {{5, 5, 7, 8}, {4, 6}}};
+  const std::vector<Batch> batches = {collate(pairs, {0, 1}), collate(pairs, {2})};
+  double log_prob = 0;
+  int64_t tokens = 0;
+  for (const Batch& b : batches) {
+    for (double lp : sentence_log_probs(model, b)) log_prob += lp;
+    tokens += b.ntokens;
+  }
+  CHECK(tokens == 5 + 2 + 3);  // each target and its </s>
+  CHECK(teacher_forced_loss(model, batches) == Approx(-log_prob / static_cast<double>(tokens)).epsilon(1e-5));
+  CHECK(model.is_training());
+  CHECK(teacher_forced_loss(model, {}) == 0);
+}
+
+TEST_CASE("evaluate_translation: greedy decoding in length-sorted batches gives each sentence what translate gives it alone") {
+  EncoderDecoder model(tiny_config(), 9);
+  std::string words = "<pad>\n<s>\n</s>\n<unk>\n";
+  for (const char* w : {"a", "b", "c", "d", "e"}) words += std::string(w) + "\n";
+  const Vocab source = Vocab::from_text(words, "test"), target = Vocab::from_text(words, "test");
+  const std::vector<SentencePair> pairs = {
+      {{"a", "b", "c"}, {"c", "b", "a"}}, {{"d"}, {"d"}}, {{"e", "e", "a", "b"}, {"b"}}, {{"c", "never-seen"}, {"a"}}, {{"b", "a"}, {"e"}}};
+  const TranslationReport r = evaluate_translation(model, pairs, source, target, 1, 0.6, /*batch_size=*/2);
+  REQUIRE(r.hypotheses.size() == pairs.size());
+  size_t exact = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    INFO("sentence " << i);
+    CHECK(r.hypotheses[i] == translate(model, pairs[i].source, source, target));
+    exact += r.hypotheses[i] == pairs[i].target;
+    for (const std::string& w : r.hypotheses[i]) CHECK((w != "<s>" && w != "</s>" && w != "<pad>"));
+  }
+  CHECK(r.exact_match == Approx(static_cast<double>(exact) / 5));
+  // Beam search goes one sentence at a time through translate.
+  const TranslationReport beam = evaluate_translation(model, pairs, source, target, 3, 0.6);
+  for (size_t i = 0; i < pairs.size(); ++i) CHECK(beam.hypotheses[i] == translate(model, pairs[i].source, source, target, 3, 0.6));
+}
+
+TEST_CASE("write_attention_maps: one labelled SVG per layer, head and kind of attention") {
+  test::TempDir dir("attention");
+  EncoderDecoder model(tiny_config(), 10);
+  const Batch one = collate({{{4, 5, 6}, {7, 8}}}, {0});  // src 4 tokens, tgt_in 3
+  const std::vector<std::string> src_labels = {"le", "chat", "noir", "</s>"}, tgt_labels = {"<s>", "black", "cat"};
+  const auto paths = write_attention_maps(model, one, src_labels, tgt_labels, dir / "maps");
+  CHECK(paths.size() == 2 * 2 * 3);  // 2 layers, 2 heads, encoder + decoder self + cross
+  for (const char* name : {"encoder-layer0-head0.svg", "encoder-layer1-head1.svg", "decoder-cross-layer0-head1.svg"}) {
+    INFO(name);
+    const std::string svg = test::read_bytes(dir / (std::string("maps/") + name));
+    CHECK(svg.find("<svg") != std::string::npos);
+    CHECK(svg.find("chat") != std::string::npos);  // source labels on encoder and cross maps
+  }
+  CHECK(test::read_bytes(dir / "maps/decoder-self-layer0-head0.svg").find("black") != std::string::npos);
+  for (auto& layer : *model.encoder->layers) CHECK_FALSE(layer->keep_attention);  // switched off again
+  CHECK_THROWS_MSG(write_attention_maps(model, one, {"too", "few"}, tgt_labels, dir / "maps"), ShapeError,
+                   "a label per position");
+  CHECK_THROWS_MSG(write_attention_maps(model, collate({{{4}, {5}}, {{6}, {7}}}, {0, 1}), {"a", "b"}, {"c", "d"}, dir / "maps"),
+                   ShapeError, "need one sentence pair");
 }

@@ -37,6 +37,9 @@ std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std:
                                    const Vocab& target_vocab, int64_t beam, double alpha) {
   std::vector<int64_t> ids = source_vocab.encode(source);
   ids.push_back(Vocab::eos);
+  if (static_cast<int64_t>(ids.size()) > model.config().max_len)
+    throw DataError(message("translate: the sentence has ", source.size(), " tokens; this model takes at most ",
+                            model.config().max_len - 1));
   const Tensor src = from_vector(ids, {1, static_cast<int64_t>(ids.size())});
   const Tensor mask = padding_mask(src);
   const DecodeOptions options = options_for(model, source.size());

@@ -1,4 +1,5 @@
 // gradformer gradcheck: every op's and layer's gradient checked against central differences, as a table.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -19,14 +20,18 @@ int gradcheck_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
+  std::vector<NamedGradcheck> checks;
+  for (NamedGradcheck& check : gradient_checks())
+    if (check.name.find(f.text("--filter")) != std::string::npos) checks.push_back(std::move(check));
+  int width = 5;  // the name column fits the longest name
+  for (const NamedGradcheck& check : checks) width = std::max(width, static_cast<int>(check.name.size()));
   int failed = 0, ran = 0;
-  std::printf("%-44s %-6s %9s %12s %14s %14s\n", "check", "result", "elements", "worst score", "analytic", "numeric");
-  for (const NamedGradcheck& check : gradient_checks()) {
-    if (check.name.find(f.text("--filter")) == std::string::npos) continue;
+  std::printf("%-*s %-6s %9s %12s %14s %14s\n", width, "check", "result", "elements", "worst score", "analytic", "numeric");
+  for (const NamedGradcheck& check : checks) {
     const GradcheckResult r = check.run();
     ++ran;
     failed += !r.ok;
-    std::printf("%-44s %-6s %9zu %12.2e %14.6e %14.6e\n", check.name.c_str(), r.ok ? "ok" : "FAILED", r.elements_checked,
+    std::printf("%-*s %-6s %9zu %12.2e %14.6e %14.6e\n", width, check.name.c_str(), r.ok ? "ok" : "FAILED", r.elements_checked,
                 r.score, r.analytic, r.numeric);
     if (!r.ok) std::printf("  %s\n", r.report.c_str());
   }

@@ -4,6 +4,12 @@
 
 namespace gradformer {
 
+class Flags;
+
+/// The --threads flag every command takes: 0 leaves the default, a positive count sets the pool's
+/// size, a negative one is a UsageError naming the command.
+void apply_threads(const Flags& f, const char* command);
+
 int train_command(int argc, char** argv);
 int translate_command(int argc, char** argv);
 int score_command(int argc, char** argv);

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <iostream>
 
-#include "tensor/parallel.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/trainer.h"
@@ -84,8 +83,7 @@ int train_command(int argc, char** argv) {
   o.log_every = f.integer("--log-every"), o.eval_every = f.integer("--eval-every"), o.save_every = f.integer("--save-every");
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");
   o.quiet = f.on("--quiet");
-  if (f.integer("--threads") < 0) throw UsageError("train: --threads must be >= 0");
-  if (f.integer("--threads") > 0) set_num_threads(static_cast<int>(f.integer("--threads")));
+  apply_threads(f, "train");
   train(o, f.text("--resume"));
   return 0;
 }

@@ -10,7 +10,7 @@
 
 namespace gradformer {
 
-static void apply_threads(const Flags& f, const char* command) {
+void apply_threads(const Flags& f, const char* command) {
   if (f.integer("--threads") < 0) throw UsageError(message(command, ": --threads must be >= 0, got ", f.text("--threads")));
   if (f.integer("--threads") > 0) set_num_threads(static_cast<int>(f.integer("--threads")));
 }

@@ -7,9 +7,9 @@
 // Tutorial chapter 12 explains and measures the same at several output lengths.
 #include <benchmark/benchmark.h>
 
-#include "transformer/batch.h"
-#include "transformer/decoding.h"
-#include "transformer/model.h"
+#include "transformer/model/masks.h"
+#include "transformer/model/decoding.h"
+#include "transformer/model/encoder_decoder.h"
 
 using namespace gradformer;
 
@@ -23,7 +23,7 @@ void BM_GreedyDecode(benchmark::State& state) {
   EncoderDecoder model(config, /*seed=*/1);
   Generator gen(2);
   const Tensor src = randint({1, 10}, 4, 100, gen);  // one 10-token source sentence
-  const Tensor src_mask = padding_mask(src);
+  const Tensor src_mask = padding_mask(src, /*pad=*/0);  // all true: the source has no padding
   const DecodeOptions options{.max_len = tokens, .eos = -1, .use_cache = use_cache};
   for (auto _ : state) {
     std::vector<Hypothesis> out = greedy_decode(model, src, src_mask, options);

@@ -9,8 +9,9 @@
 
 #include "nn/all.h"
 #include "nn/schedule.h"
-#include "transformer/copy_task.h"
-#include "transformer/model.h"
+#include "transformer/data/copy_task.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/train/evaluate.h"
 
 using namespace gradformer;
 
@@ -31,7 +32,7 @@ void BM_TrainingStep(benchmark::State& state) {
   for (auto _ : state) {
     const Batch& batch = batches[static_cast<size_t>(step % 20)];
     adam.set_lr(schedule.rate(++step));
-    const Variable logits = model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask);
+    const Variable logits = teacher_forced_logits(model, batch);
     const Variable loss = cross_entropy(logits, batch.tgt_out, {.ignore_index = Vocab::pad});
     adam.zero_grad();
     loss.backward();

@@ -68,6 +68,22 @@ class Module {
   bool training_ = true;
 };
 
+/// Inference for as long as it lives: the module in eval mode (dropout off) and no graph recorded;
+/// the module's previous mode comes back when it goes out of scope, even by an exception.
+///   { InferenceGuard inference(model); auto logits = model.forward(...); }
+class InferenceGuard {
+ public:
+  explicit InferenceGuard(Module& module) : module_(module), was_training_(module.is_training()) { module_.eval(); }
+  ~InferenceGuard() { module_.train(was_training_); }
+  InferenceGuard(const InferenceGuard&) = delete;
+  InferenceGuard& operator=(const InferenceGuard&) = delete;
+
+ private:
+  Module& module_;
+  bool was_training_;
+  NoGradGuard no_grad_;
+};
+
 /// A numbered list of sub-modules, named "0", "1", ... (as torch.nn.ModuleList).
 template <class M>
 class ModuleList : public Module {

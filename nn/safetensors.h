@@ -20,11 +20,6 @@
 
 namespace gradformer {
 
-/// A checkpoint that cannot be written, read or trusted.
-struct CheckpointError : Error {
-  using Error::Error;
-};
-
 /// The largest header the reader accepts, as the reference implementation: 100 MB.
 inline constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 

@@ -29,6 +29,11 @@ struct ValueError : Error {
   using Error::Error;
 };
 
+/// A checkpoint, or the state saved in one, that cannot be written, read or trusted.
+struct CheckpointError : Error {
+  using Error::Error;
+};
+
 /// Streams every argument into one string: message("add: ", a.shape(), " and ", b.shape()).
 template <class... Parts>
 std::string message(const Parts&... parts) {

@@ -1,5 +1,7 @@
 #include "tensor/random.h"
 
+#include <sstream>
+
 #include <cmath>
 #include <numbers>
 
@@ -99,6 +101,20 @@ Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen) {
   int64_t* p = t.data<int64_t>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = gen.integer(lo, hi);
   return t;
+}
+
+std::string generator_state_text(const Generator& gen) {
+  const auto s = gen.state();
+  return std::to_string(s[0]) + " " + std::to_string(s[1]);
+}
+
+void restore_generator(Generator& gen, const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  uint64_t a = 0, b = 0;
+  std::string rest;
+  if (!(in >> a >> b) || (in >> rest))
+    throw CheckpointError(message(source, ": a generator state should be two integers, got '", text, "'"));
+  gen.set_state({a, b});
 }
 
 }  // namespace gradformer

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "tensor/tensor.h"
 
@@ -36,6 +37,11 @@ class Generator {
  private:
   uint64_t state_ = 0, increment_ = 0;
 };
+
+/// A generator's whole state as text ("<state> <increment>", for a checkpoint's metadata) and back.
+/// restore_generator: CheckpointError naming `source` unless the text is exactly two integers.
+std::string generator_state_text(const Generator& gen);
+void restore_generator(Generator& gen, const std::string& text, const std::string& source);
 
 Tensor rand(const Shape& shape, Generator& gen, DType dtype = DType::Float32);   // U[0, 1)
 Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype = DType::Float32);

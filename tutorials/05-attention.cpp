@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "autograd/all.h"
-#include "transformer/attention.h"
-#include "transformer/batch.h"
+#include "transformer/model/attention.h"
+#include "transformer/model/masks.h"
 #include "claims.h"
 
 using namespace gradformer;

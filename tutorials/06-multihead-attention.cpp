@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "transformer/multihead_attention.h"
+#include "transformer/model/multihead_attention.h"
 #include "claims.h"
 
 using namespace gradformer;

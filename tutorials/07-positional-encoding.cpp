@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "transformer/positional_encoding.h"
+#include "transformer/model/positional_encoding.h"
 #include "claims.h"
 
 using namespace gradformer;

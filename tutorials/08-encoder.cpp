@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "transformer/encoder.h"
+#include "transformer/model/encoder.h"
 #include "claims.h"
 
 using namespace gradformer;

@@ -7,8 +7,8 @@
 #include <iostream>
 #include <memory>
 
-#include "transformer/batch.h"
-#include "transformer/decoder.h"
+#include "transformer/model/masks.h"
+#include "transformer/model/decoder.h"
 #include "claims.h"
 
 using namespace gradformer;

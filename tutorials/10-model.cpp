@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "transformer/batch.h"
-#include "transformer/model.h"
+#include "transformer/model/masks.h"
+#include "transformer/model/encoder_decoder.h"
 #include "claims.h"
 
 using namespace gradformer;

@@ -15,14 +15,14 @@
 
 #include "nn/all.h"
 #include "nn/schedule.h"
-#include "transformer/batch.h"
-#include "transformer/batch_source.h"
-#include "transformer/batcher.h"
-#include "transformer/copy_task.h"
-#include "transformer/decoding.h"
-#include "transformer/evaluate.h"
-#include "transformer/model.h"
-#include "transformer/toy_corpus.h"
+#include "transformer/data/batch.h"
+#include "transformer/data/batch_stream.h"
+#include "transformer/data/batch_plan.h"
+#include "transformer/data/copy_task.h"
+#include "transformer/model/decoding.h"
+#include "transformer/train/evaluate.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/data/toy_corpus.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -44,7 +44,7 @@ Padding measure_padding(const std::vector<EncodedPair>& pairs, const std::vector
     const Batch batch = collate(pairs, indices);
     p.batches += 1;
     p.slots += batch.src.numel() + batch.tgt_out.numel();
-    p.real += static_cast<int64_t>(sum(padding_mask(batch.src).to(DType::Float64)).item()) + batch.ntokens;
+    p.real += static_cast<int64_t>(sum(padding_mask(batch.src, Vocab::pad).to(DType::Float64)).item()) + batch.ntokens;
   }
   return p;
 }
@@ -97,14 +97,16 @@ void masks() {
   // 1-token source with a 4-token target.
   const std::vector<EncodedPair> pairs = {{{5, 6, 7}, {8, 9}}, {{5}, {8, 9, 10, 11}}};
   const Batch batch = collate(pairs, {0, 1});
+  const Tensor src_mask = padding_mask(batch.src, Vocab::pad);    // [B, 1, S]
+  const Tensor tgt_mask = target_mask(batch.tgt_in, Vocab::pad);  // [B, T, T]
   std::cout << "src     " << batch.src << "\n";
   std::cout << "tgt_in  " << batch.tgt_in << "\n";
   std::cout << "tgt_out " << batch.tgt_out << "\n";
-  std::cout << "src_mask " << batch.src_mask << "\n";
-  std::cout << "tgt_mask of the first pair " << batch.tgt_mask.select(0, 0) << "\n";
+  std::cout << "src_mask " << src_mask << "\n";
+  std::cout << "tgt_mask of the first pair " << tgt_mask.select(0, 0) << "\n";
   std::cout << "ntokens " << batch.ntokens << "\n";
   claim(batch.ntokens == 3 + 5, "ntokens counts the real target tokens, </s> included");
-  claim(!batch.tgt_mask.at({0, 3, 3}) && batch.tgt_mask.at({0, 2, 1}) && !batch.tgt_mask.at({0, 1, 2}),
+  claim(!tgt_mask.at({0, 3, 3}) && tgt_mask.at({0, 2, 1}) && !tgt_mask.at({0, 1, 2}),
         "the target mask is causal and keeps padding out");
 }
 
@@ -171,7 +173,7 @@ void copy_task(bool quick) {
   EncoderDecoder model(config, /*seed=*/1);
   Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
   const NoamSchedule noam(d, warmup, /*factor=*/quick ? 1.0 : 0.5);
-  CopyTaskSource data(batch_size, /*seed=*/1);
+  CopyTaskStream data(batch_size, /*seed=*/1);
   std::printf("%lld parameters, %lld steps of %lld sequences\n", static_cast<long long>(model.parameter_count()),
               static_cast<long long>(steps), static_cast<long long>(batch_size));
 
@@ -180,7 +182,7 @@ void copy_task(bool quick) {
   for (int64_t step = 1; step <= steps; ++step) {
     const Batch batch = data.next();
     adam.set_lr(noam.rate(step));                       // the schedule sets the rate of every step
-    const Variable logits = model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask);
+    const Variable logits = teacher_forced_logits(model, batch);  // forward with the batch's masks
     const Variable loss = cross_entropy(logits, batch.tgt_out, {.ignore_index = Vocab::pad});
     adam.zero_grad();
     loss.backward();
@@ -196,7 +198,7 @@ void copy_task(bool quick) {
   std::printf("%.1f s; %lld/100 fresh sequences copied exactly (greedy decoding)\n", seconds, static_cast<long long>(exact));
 
   const Batch one = copy_task_batch(1, fresh);
-  const Hypothesis out = greedy_decode(model, one.src, one.src_mask, {.max_len = 9, .eos = -1})[0];
+  const Hypothesis out = greedy_decode(model, one.src, padding_mask(one.src, Vocab::pad), {.max_len = 9, .eos = -1})[0];
   std::cout << "source " << one.src << "\noutput ";
   for (int64_t token : out.tokens) std::cout << token << " ";
   std::cout << "\n";

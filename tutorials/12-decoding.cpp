@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "tensor/parallel.h"
-#include "transformer/batch.h"
-#include "transformer/copy_task.h"
-#include "transformer/decoding.h"
-#include "transformer/model.h"
+#include "transformer/data/batch.h"
+#include "transformer/data/copy_task.h"
+#include "transformer/model/decoding.h"
+#include "transformer/model/encoder_decoder.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -53,7 +53,7 @@ void greedy_and_beam(bool quick) {
   std::cout << "source  greedy log P  beam-4 log P\n";
   for (int i = 0; i < sentences; ++i) {
     const Tensor src = randint({1, 10}, 4, 20, gen);
-    const Tensor src_mask = padding_mask(src);
+    const Tensor src_mask = padding_mask(src, Vocab::pad);
     const Hypothesis greedy = greedy_decode(model, src, src_mask, options)[0];
     const Hypothesis beam = beam_search(model, src, src_mask, /*beam=*/4, /*alpha=*/0.6, options);
     if (i < 10) std::printf("%6d  %12.4f  %12.4f\n", i, greedy.log_prob, beam.log_prob);
@@ -86,7 +86,7 @@ double time_decode(EncoderDecoder& model, const Tensor& src, int64_t length, boo
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
     const std::clock_t start = std::clock();
-    out = greedy_decode(model, src, padding_mask(src), {.max_len = length, .eos = -1, .use_cache = use_cache})[0];
+    out = greedy_decode(model, src, padding_mask(src, Vocab::pad), {.max_len = length, .eos = -1, .use_cache = use_cache})[0];
     best = std::min(best, 1e3 * static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC);
   }
   return best;

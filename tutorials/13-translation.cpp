@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "nn/safetensors.h"
-#include "transformer/batch.h"
-#include "transformer/bleu.h"
-#include "transformer/checkpoint.h"
-#include "transformer/evaluate.h"
-#include "transformer/toy_corpus.h"
-#include "transformer/tsv.h"
+#include "transformer/data/batch.h"
+#include "transformer/train/bleu.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/evaluate.h"
+#include "transformer/data/toy_corpus.h"
+#include "transformer/data/tsv.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -170,7 +170,7 @@ void trained(const std::string& path) {
   model.eval();
   {
     NoGradGuard no_grad;
-    model.forward(one.src, one.tgt_in, one.src_mask, one.tgt_mask);
+    teacher_forced_logits(model, one);
   }
   const Tensor weights = mean(last.cross_attention.select(0, 0), {0});  // [H, T, S] -> [T, S]
   std::vector<std::string> source_labels = source;

@@ -5,7 +5,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/trainer.h"
+#include "transformer/train/trainer.h"
 
 namespace gradformer {
 

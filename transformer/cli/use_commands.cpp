@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "tensor/parallel.h"
-#include "transformer/checkpoint.h"
+#include "transformer/train/checkpoint.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/evaluate.h"
+#include "transformer/train/evaluate.h"
 
 namespace gradformer {
 
@@ -78,7 +78,7 @@ int score_command(int argc, char** argv) {
 int params_command(int argc, char** argv) {
   Flags f("params",
           "Parameter count and FLOPs per target token of a model configuration, from the formulas in\n"
-          "transformer/model.h (the tests check them against instantiated models).");
+          "transformer/model/encoder_decoder.h (the tests check them against instantiated models).");
   f.add("--preset", "base", "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial");
   f.add("--vocab", "37000", "vocabulary size, shared by source and target as in the paper");
   f.add("--length", "25", "sentence length in tokens, for the FLOPs (source and target)");

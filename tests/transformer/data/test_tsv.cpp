@@ -1,0 +1,72 @@
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "catch.h"
+#include "transformer/data/tsv.h"
+
+using namespace gradformer;
+
+namespace {
+
+std::vector<SentencePair> parse(const std::string& text, int64_t max_tokens = 0) {
+  std::istringstream in(text);
+  return parse_tsv(in, "corpus.tsv", max_tokens);
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gradformer_test_" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("split_words splits on runs of spaces and tabs") {
+  CHECK(split_words("  le  chat\tnoir ") == std::vector<std::string>{"le", "chat", "noir"});
+  CHECK(split_words("   ").empty());
+  CHECK(join_words({"the", "cat", "."}) == "the cat .");
+}
+
+TEST_CASE("tsv reads pairs of whitespace-tokenised sentences") {
+  const auto pairs = parse("le chat .\tthe cat .\r\nun  chien\ta dog\n");
+  REQUIRE(pairs.size() == 2);
+  CHECK(pairs[0].source == std::vector<std::string>{"le", "chat", "."});
+  CHECK(pairs[0].target == std::vector<std::string>{"the", "cat", "."});
+  CHECK(pairs[1].source == std::vector<std::string>{"un", "chien"});
+  CHECK(pairs[1].target == std::vector<std::string>{"a", "dog"});
+  CHECK(parse("\xEF\xBB\xBF" "a\tb\n")[0].source == std::vector<std::string>{"a"});  // byte-order mark
+}
+
+TEST_CASE("tsv errors name the file and line") {
+  CHECK_THROWS_MSG(parse("a\tb\nno tab here\n"), DataError, "corpus.tsv:2: no tab");
+  CHECK_THROWS_MSG(parse("a\tb\tc\n"), DataError, "corpus.tsv:1: more than one tab");
+  CHECK_THROWS_MSG(parse("a\tb\n \tb\n"), DataError, "corpus.tsv:2: empty source sentence");
+  CHECK_THROWS_MSG(parse("a\tb\nc\t\n"), DataError, "corpus.tsv:2: empty target sentence");
+  CHECK_THROWS_MSG(parse("a\tb\n\n"), DataError, "corpus.tsv:2: no tab");
+  CHECK_THROWS_MSG(parse("a b c\tx\n", 2), DataError, "corpus.tsv:1: source sentence has 3 tokens, more than the maximum of 2");
+  CHECK_THROWS_MSG(parse("a\tx y z\n", 2), DataError, "corpus.tsv:1: target sentence has 3 tokens");
+  CHECK(parse("a b\tx y\n", 2).size() == 1);
+  CHECK_THROWS_MSG(parse(""), DataError, "corpus.tsv: no sentence pairs");
+  CHECK_THROWS_MSG(parse("a\tb\n", -1), ValueError, "max_tokens");
+}
+
+TEST_CASE("tsv reading a missing file names the file") {
+  const std::string path = temp_path("does_not_exist.tsv");
+  std::filesystem::remove(path);
+  CHECK_THROWS_MSG(read_tsv(path), DataError, path + ": cannot open for reading");
+}
+
+TEST_CASE("tsv written pairs read back unchanged") {
+  const std::vector<SentencePair> pairs = {{{"le", "chat", "."}, {"the", "cat", "."}}, {{"x"}, {"y", "z"}}};
+  const std::string path = temp_path("round_trip.tsv");
+  write_tsv(path, pairs);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "le chat .\tthe cat .\nx\ty z\n");
+  CHECK(read_tsv(path) == pairs);
+  CHECK_THROWS_MSG(read_tsv(path, 2), DataError, path + ":1: source sentence has 3 tokens");
+  std::filesystem::remove(path);
+  CHECK_THROWS_MSG(write_tsv(path, {{{"a\tb"}, {"c"}}}), DataError, "pair 1 holds an empty token or one with whitespace");
+  CHECK_THROWS_MSG(write_tsv(path, {{{"a"}, {}}}), DataError, "pair 1 has an empty side");
+  CHECK_THROWS_MSG(write_tsv(temp_path("no_such_dir/x.tsv"), pairs), DataError, "cannot open for writing");
+}

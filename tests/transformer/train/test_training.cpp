@@ -1,0 +1,447 @@
+// Training end to end (transformer/train/trainer.h) and its checkpoints (transformer/train/checkpoint.h):
+// an interrupted run resumed from its checkpoint continues bit for bit as the uninterrupted run,
+// on the copy task and on a corpus read from a TSV file; checkpoints give back the same model,
+// configuration, vocabularies and state, and reject files that are not checkpoints.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "nn/all.h"
+#include "nn/optimizer.h"
+#include "training_helpers.h"
+#include "transformer/data/batch_stream.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/trainer.h"
+
+using namespace gradformer;
+using test::TempDir;
+
+namespace {
+
+// A copy-task run small enough for a test: d 16, 1 layer, 8 sequences a batch, 2 x 4 steps.
+// Dropout, label smoothing and clipping stay on, so their state has to survive the resume too.
+TrainOptions tiny_copy(const TempDir& dir, const std::string& name) {
+  TrainOptions o = default_train_options("copy");
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.max_len = 16;
+  o.dropout = 0.1, o.label_smoothing = 0.1, o.clip = 1.0;
+  o.batch_size = 8, o.epochs = 2, o.batches_per_epoch = 4;
+  o.lr = 1.0, o.warmup = 4, o.seed = 7;
+  o.quiet = true;
+  o.out_dir = dir / name;
+  return o;
+}
+
+// 24 pairs of 1 to 6 words: the target is the source's words mapped to other words, reversed.
+std::string tiny_tsv() {
+  const std::vector<std::string> src_words = {"un", "deux", "trois", "quatre", "cinq", "six", "sept"};
+  const std::vector<std::string> tgt_words = {"one", "two", "three", "four", "five", "six", "seven"};
+  std::ostringstream out;
+  for (int i = 0; i < 24; ++i) {
+    const int length = 1 + (i * 5) % 6;
+    std::vector<int> ids;
+    for (int k = 0; k < length; ++k) ids.push_back((i + 3 * k) % 7);
+    for (int k = 0; k < length; ++k) out << (k ? " " : "") << src_words[static_cast<size_t>(ids[static_cast<size_t>(k)])];
+    out << "\t";
+    for (int k = length - 1; k >= 0; --k)
+      out << (k == length - 1 ? "" : " ") << tgt_words[static_cast<size_t>(ids[static_cast<size_t>(k)])];
+    out << "\n";
+  }
+  return out.str();
+}
+
+TrainOptions tiny_corpus(const TempDir& dir, const std::string& name) {
+  TrainOptions o = default_train_options("corpus");
+  o.data_path = dir / "train.tsv";
+  o.valid_path = dir / "valid.tsv";
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.max_len = 16;
+  o.dropout = 0.1, o.label_smoothing = 0.1, o.clip = 1.0;
+  o.batch_size = 5, o.epochs = 2;
+  o.lr = 1.0, o.warmup = 4, o.seed = 11;
+  o.eval_every = 3;  // evaluating in between must not disturb anything the training depends on
+  o.quiet = true;
+  o.out_dir = dir / name;
+  return o;
+}
+
+std::vector<double> tail(const std::vector<double>& v, size_t from) { return {v.begin() + static_cast<std::ptrdiff_t>(from), v.end()}; }
+
+// The tiny model of the checkpoint tests, with vocabularies of the sizes it was built for.
+struct TinyModel {
+  Vocab source = Vocab::build({{"a", "b", "c"}, {"d", "e"}});        // 4 specials + 5
+  Vocab target = Vocab::build({{"x", "y"}, {"z", "w", "v", "u"}});  // 4 specials + 6
+  TransformerConfig config;
+  std::unique_ptr<EncoderDecoder> model;
+
+  explicit TinyModel(NormPlacement norm = NormPlacement::Post, bool tie = false) {
+    config.src_vocab = source.size(), config.tgt_vocab = target.size();
+    if (tie) target = source, config.tgt_vocab = source.size();
+    config.d_model = 16, config.d_ff = 24, config.heads = 4, config.layers = 2, config.dropout = 0.25;
+    config.norm = norm, config.max_len = 20, config.tie_embeddings = tie;
+    model = std::make_unique<EncoderDecoder>(config, 5);
+  }
+  CheckpointInfo info() const { return {config, source, target, {{"train.step", "42"}, {"note", "two\nlines"}}}; }
+};
+
+// A batch for the tiny model: two sentences, the second padded.
+Batch tiny_batch() {
+  std::vector<EncodedPair> pairs = {{{4, 5, 6, 7}, {4, 5, 6}}, {{8, 4}, {8, 7, 4, 5, 6}}};  // ids < 9: fits every vocabulary
+  return collate(pairs, {0, 1});
+}
+
+Tensor outputs(EncoderDecoder& model, const Batch& b) {
+  model.eval();
+  NoGradGuard no_grad;
+  return teacher_forced_logits(model, b).value();
+}
+
+}  // namespace
+
+// ---- exact resume ----------------------------------------------------------------------------------
+
+TEST_CASE("train: the copy task resumed from a checkpoint continues with the uninterrupted run's losses, bit for bit") {
+  TempDir dir("resume-copy");
+  const TrainReport full = train(tiny_copy(dir, "full"));
+  REQUIRE(full.losses.size() == 8);
+  REQUIRE(full.first_step == 1);
+  CHECK(full.steps == 8);
+  for (double loss : full.losses) CHECK(std::isfinite(loss));
+  // Not a constant: the model learns (or at least changes) from step to step.
+  CHECK(full.losses.front() != full.losses.back());
+  CHECK(std::filesystem::exists(dir / "full/model.safetensors"));
+
+  for (int64_t k : {1, 3, 4, 7}) {  // k = 4 stops exactly at an epoch boundary
+    INFO("interrupted after step " << k);
+    TrainOptions first = tiny_copy(dir, "part" + std::to_string(k));
+    first.stop_after = k;
+    const TrainReport part = train(first);
+    CHECK(part.steps == k);
+    CHECK(test::same_bits(part.losses, {full.losses.begin(), full.losses.begin() + k}));
+
+    TrainOptions second = tiny_copy(dir, "resumed" + std::to_string(k));
+    second.lr = 123;  // the checkpoint's options win over everything but the output ones
+    second.seed = 99;
+    const TrainReport resumed = train(second, part.checkpoint_path);
+    CHECK(resumed.first_step == k + 1);
+    CHECK(resumed.steps == 8 - k);
+    CHECK(test::same_bits(resumed.losses, tail(full.losses, static_cast<size_t>(k))));
+    // And the models at the end are the same, bit for bit.
+    const LoadedCheckpoint a = load_checkpoint(full.checkpoint_path), b = load_checkpoint(resumed.checkpoint_path);
+    const StateDict sa = a.model->state_dict(), sb = b.model->state_dict();
+    for (const auto& [name, t] : sa) CHECK(test::bitwise_equal(t, sb.at(name)));
+    CHECK(a.info.state.at("train.step") == "8");
+    CHECK(b.info.state.at("train.step") == "8");
+  }
+}
+
+TEST_CASE("train: a TSV corpus resumed mid-epoch and at an epoch boundary continues with the same losses, bit for bit") {
+  TempDir dir("resume-corpus");
+  test::write_text(dir / "train.tsv", tiny_tsv());
+  test::write_text(dir / "valid.tsv", "un deux\ttwo one\ntrois\tthree\n");
+  const TrainReport full = train(tiny_corpus(dir, "full"));
+  // 24 pairs at most 5 to a batch: at least 5 batches an epoch, 2 epochs.
+  REQUIRE(full.losses.size() >= 10);
+  REQUIRE(full.losses.size() % 2 == 0);
+  const auto per_epoch = static_cast<int64_t>(full.losses.size() / 2);
+  for (double loss : full.losses) CHECK(std::isfinite(loss));
+  REQUIRE(full.valid_translation.has_value());
+  CHECK(full.valid_translation->hypotheses.size() == 2);
+
+  for (int64_t k : {per_epoch / 2, per_epoch, per_epoch + 2}) {
+    INFO("interrupted after step " << k << " of " << full.losses.size() << " (" << per_epoch << " a epoch)");
+    TrainOptions first = tiny_corpus(dir, "part" + std::to_string(k));
+    first.stop_after = k;
+    const TrainReport part = train(first);
+    CHECK(test::same_bits(part.losses, {full.losses.begin(), full.losses.begin() + k}));
+    const TrainReport resumed = train(tiny_corpus(dir, "resumed" + std::to_string(k)), part.checkpoint_path);
+    CHECK(resumed.first_step == k + 1);
+    CHECK(test::same_bits(resumed.losses, tail(full.losses, static_cast<size_t>(k))));
+    CHECK(resumed.valid_loss == full.valid_loss);
+  }
+}
+
+// The value after "name": in one line of the metrics file.
+static double json_number(const std::string& line, const std::string& name) {
+  const auto at = line.find("\"" + name + "\": ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(line.substr(at + name.size() + 4));
+}
+
+TEST_CASE("train: --metrics writes one JSON line per logging step, also when quiet, with the schedule's learning rate") {
+  TempDir dir("metrics");
+  TrainOptions o = tiny_copy(dir, "run");
+  o.log_every = 2;
+  o.lr = 1e-3;  // rates around 1e-4: the file must keep their digits
+  o.metrics_path = dir / "metrics.jsonl";
+  const TrainReport r = train(o);
+  REQUIRE(r.losses.size() == 8);
+  std::istringstream in(test::read_bytes(o.metrics_path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() == 4);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    INFO(lines[i]);
+    const auto step = static_cast<int64_t>(2 * i + 2);
+    CHECK(lines[i].front() == '{');
+    CHECK(lines[i].back() == '}');
+    CHECK(json_number(lines[i], "step") == static_cast<double>(step));
+    // The copy task's batches all have the same number of tokens: the window's loss is the plain mean.
+    CHECK(json_number(lines[i], "loss") == Approx((r.losses[2 * i] + r.losses[2 * i + 1]) / 2).epsilon(1e-6));
+    // lr * d^-0.5 * min(step^-0.5, step * warmup^-1.5), d 16, warmup 4, lr 1e-3.
+    const double s = static_cast<double>(step);
+    const double lr = 1e-3 / std::sqrt(16.0) * std::min(1 / std::sqrt(s), s * std::pow(4.0, -1.5));
+    CHECK(json_number(lines[i], "lr") == Approx(lr).epsilon(1e-6));
+    CHECK(json_number(lines[i], "tokens/s") > 0);
+  }
+}
+
+TEST_CASE("CorpusStream: a restored source yields the same batches as the original from that point on") {
+  std::vector<EncodedPair> pairs;
+  for (int64_t i = 0; i < 17; ++i) pairs.push_back({std::vector<int64_t>(static_cast<size_t>(1 + i % 5), 4 + i % 3), {5 + i % 2}});
+  CorpusStream original(pairs, {.max_sentences = 3}, 21);
+  const int64_t per_epoch = original.batches_per_epoch();
+  REQUIRE(per_epoch >= 6);  // 17 sentences, at most 3 a batch
+  for (int64_t stop : {int64_t{0}, int64_t{2}, per_epoch, per_epoch + 1, 2 * per_epoch + 3}) {
+    CorpusStream a(pairs, {.max_sentences = 3}, 21);
+    for (int64_t i = 0; i < stop; ++i) (void)a.next();
+    CorpusStream b(pairs, {.max_sentences = 3}, 12345);  // another seed: restore must override it
+    b.restore(a.state(), "test");
+    for (int64_t i = 0; i < 2 * per_epoch + 1; ++i) {
+      const Batch x = a.next(), y = b.next();
+      INFO("stopped at " << stop << ", batch " << i);
+      REQUIRE(test::bitwise_equal(x.src, y.src));
+      REQUIRE(test::bitwise_equal(x.tgt_out, y.tgt_out));
+    }
+    CHECK(a.epoch() == b.epoch());
+  }
+  // Every sentence once per epoch.
+  CorpusStream c(pairs, {.max_sentences = 3}, 21);
+  int64_t sentences = 0;
+  for (int64_t i = 0; i < per_epoch; ++i) sentences += c.next().size();
+  CHECK(sentences == 17);
+  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}}, "ckpt.safetensors"), CheckpointError, "ckpt.safetensors: no 'data.position' saved");
+  // A garbled number was once std::stoll's std::invalid_argument, escaping as no gradformer error.
+  CHECK_THROWS_MSG(c.restore({{"data.epoch", "x"}, {"data.position", "1"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
+                   CheckpointError, "ckpt.safetensors: 'data.epoch' should be an integer, got 'x'");
+  CHECK_THROWS_MSG(c.restore({{"data.epoch", "-1"}, {"data.position", "1"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
+                   CheckpointError, "ckpt.safetensors: data.epoch -1 is negative");
+  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}, {"data.position", "99"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
+                   CheckpointError, "data.position 99 is outside");
+  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}, {"data.position", "1"}, {"data.epoch_generator", "x"}}, "ckpt.safetensors"),
+                   CheckpointError, "two integers");
+}
+
+TEST_CASE("CopyTaskStream: a restored source yields the same batches") {
+  CopyTaskStream a(4, 3);
+  (void)a.next();
+  CopyTaskStream b(4, 99);
+  b.restore(a.state(), "test");
+  for (int i = 0; i < 3; ++i) CHECK(test::bitwise_equal(a.next().src, b.next().src));
+  CHECK_THROWS_MSG(b.restore({}, "c.safetensors"), CheckpointError, "c.safetensors: no 'data.generator' saved");
+  CHECK_THROWS_MSG(CopyTaskStream(0, 1), ValueError, "batch size must be at least 1");
+}
+
+TEST_CASE("train: options and checkpoint state that cannot be used are errors naming the problem") {
+  TempDir dir("train-errors");
+  CHECK_THROWS_MSG(default_train_options("poetry"), ValueError, "unknown task 'poetry'");
+  TrainOptions o = tiny_copy(dir, "run");
+  o.epochs = 0;
+  CHECK_THROWS_MSG(train(o), ValueError, "must be positive");
+  o = tiny_copy(dir, "run");
+  o.label_smoothing = 1;
+  CHECK_THROWS_MSG(train(o), ValueError, "label smoothing must be in [0, 1)");
+  o = default_train_options("corpus");
+  o.out_dir = dir / "corpus";
+  CHECK_THROWS_MSG(train(o), ValueError, "needs --data");
+  o.data_path = dir / "missing.tsv";
+  CHECK_THROWS_MSG(train(o), DataError, "missing.tsv");
+
+  // Options round trip through the checkpoint state.
+  TrainOptions r = default_train_options("toy-translation");
+  r.lr = 0.1 + 0.2, r.clip = 1.0 / 3, r.seed = 123456789, r.batch_size = 17, r.beam = 4, r.max_tokens = 999;
+  const TrainOptions back = options_from_state(options_to_state(r), "x");
+  CHECK(back.task == "toy-translation");
+  CHECK(back.lr == r.lr);
+  CHECK(back.clip == r.clip);
+  CHECK(back.label_smoothing == r.label_smoothing);
+  CHECK((back.seed == r.seed && back.batch_size == 17 && back.beam == 4 && back.max_tokens == 999));
+  CHECK((back.epochs == r.epochs && back.warmup == r.warmup && back.eval_every == r.eval_every));
+  auto broken = options_to_state(r);
+  broken["options.lr"] = "fast";
+  CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
+                   "ck.safetensors: 'options.lr' should be a number, got 'fast'");
+  broken["options.lr"] = "0.5";
+  broken["options.epochs"] = "12abc";  // once read as 12
+  CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
+                   "ck.safetensors: 'options.epochs' should be an integer, got '12abc'");
+  broken.erase("options.epochs");
+  CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError, "ck.safetensors: no 'options.epochs' saved");
+
+  // A checkpoint without the training state cannot be resumed: a CheckpointError, not a crash.
+  const TrainReport done = train(tiny_copy(dir, "done"));
+  LoadedCheckpoint ckpt = load_checkpoint(done.checkpoint_path);
+  const std::string stateless = dir / "stateless.safetensors";
+  save_checkpoint(stateless, *ckpt.model, ckpt.optimizer_state, {ckpt.info.config, ckpt.info.source_vocab, ckpt.info.target_vocab, {}});
+  CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), stateless), CheckpointError, "no 'options.task' saved");
+  for (const char* key : {"train.step", "train.dropout_generator"}) {
+    INFO(key);
+    CheckpointInfo info = ckpt.info;
+    info.state.erase(key);
+    const std::string path = dir / "partial.safetensors";
+    save_checkpoint(path, *ckpt.model, ckpt.optimizer_state, info);
+    CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), path), CheckpointError, path);
+    info.state[key] = "garbage";
+    save_checkpoint(path, *ckpt.model, ckpt.optimizer_state, info);
+    CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), path), CheckpointError, path);
+  }
+  // No optimizer state: Adam's load_state lists what is missing.
+  save_checkpoint(dir / "no-adam.safetensors", *ckpt.model, {}, ckpt.info);
+  CHECK_THROWS_AS(train(tiny_copy(dir, "again"), dir / "no-adam.safetensors"), Error);
+}
+
+// ---- checkpoints ---------------------------------------------------------------------------------
+
+TEST_CASE("checkpoint: save then load gives the same outputs bit for bit, the same configuration, vocabularies and state") {
+  TempDir dir("checkpoint");
+  for (const bool pre : {false, true}) {
+    for (const bool tie : {false, true}) {
+      INFO("pre-LN " << pre << ", tied " << tie);
+      TinyModel tiny(pre ? NormPlacement::Pre : NormPlacement::Post, tie);
+      // Move the parameters off their initial values, so loading cannot pass by re-initialising.
+      for (const auto& [name, p] : tiny.model->named_parameters()) {
+        Tensor v = p.value();
+        Generator g(name.size());
+        v.add_(uniform(v.shape(), -0.1, 0.1, g, v.dtype()));
+      }
+      const std::string path = dir / "model.safetensors";
+      save_checkpoint(path, *tiny.model, {}, tiny.info());
+      const LoadedCheckpoint back = load_checkpoint(path);
+      const Batch b = tiny_batch();
+      CHECK(test::bitwise_equal(outputs(*tiny.model, b), outputs(*back.model, b)));
+
+      const TransformerConfig& c = back.info.config;
+      CHECK((c.src_vocab == tiny.config.src_vocab && c.tgt_vocab == tiny.config.tgt_vocab));
+      CHECK((c.d_model == 16 && c.d_ff == 24 && c.heads == 4 && c.layers == 2 && c.max_len == 20));
+      CHECK(c.dropout == 0.25);
+      CHECK(c.norm == (pre ? NormPlacement::Pre : NormPlacement::Post));
+      CHECK(c.tie_embeddings == tie);
+      CHECK(c.dtype == DType::Float32);
+      CHECK(back.info.source_vocab.to_text() == tiny.source.to_text());
+      CHECK(back.info.target_vocab.to_text() == tiny.target.to_text());
+      CHECK(back.info.target_vocab.token(Vocab::eos) == "</s>");
+      CHECK(back.info.state == tiny.info().state);
+      CHECK(back.optimizer_state.empty());
+      CHECK(back.model->parameter_count() == tiny.model->parameter_count());
+      CHECK(!std::filesystem::exists(path + ".tmp"));
+    }
+  }
+}
+
+TEST_CASE("checkpoint: the optimizer's moments come back under their own names") {
+  TempDir dir("checkpoint-adam");
+  TinyModel tiny;
+  Adam adam(tiny.model->parameters(), {.lr = 0.01});
+  const Batch b = tiny_batch();
+  for (int i = 0; i < 2; ++i) {
+    adam.zero_grad();
+    cross_entropy(teacher_forced_logits(*tiny.model, b), b.tgt_out, {.ignore_index = 0}).backward();
+    adam.step();
+  }
+  const std::string path = dir / "with-adam.safetensors";
+  save_checkpoint(path, *tiny.model, adam.state(), tiny.info());
+  LoadedCheckpoint back = load_checkpoint(path);
+  const StateDict expected = adam.state();
+  REQUIRE(back.optimizer_state.size() == expected.size());
+  for (const auto& [name, t] : expected) {
+    INFO(name);
+    REQUIRE(back.optimizer_state.count(name));
+    CHECK(test::bitwise_equal(back.optimizer_state.at(name), t));
+  }
+  // And a fresh Adam over the loaded model takes them.
+  Adam again(back.model->parameters(), {.lr = 0.01});
+  again.load_state(back.optimizer_state);
+  CHECK(test::bitwise_equal(again.state().begin()->second, expected.begin()->second));
+}
+
+TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointErrors naming the path") {
+  TempDir dir("checkpoint-bad");
+  TinyModel tiny;
+  const std::string good = dir / "good.safetensors";
+  save_checkpoint(good, *tiny.model, {}, tiny.info());
+  const SafetensorsFile file = load_safetensors(good);
+
+  // Rewrites the good file's tensors and metadata with one change.
+  auto variant = [&](const std::string& name, auto change) {
+    StateDict tensors = file.tensors;
+    std::map<std::string, std::string> metadata = file.metadata;
+    change(tensors, metadata);
+    const std::string path = dir / name;
+    save_safetensors(path, tensors, metadata);
+    return path;
+  };
+  using T = StateDict;
+  using M = std::map<std::string, std::string>;
+
+  const std::string missing = dir / "missing.safetensors";
+  CHECK_THROWS_MSG(load_checkpoint(missing), CheckpointError, missing);
+
+  const std::string foreign = dir / "foreign.safetensors";
+  save_safetensors(foreign, tiny.model->state_dict(), {});
+  CHECK_THROWS_MSG(load_checkpoint(foreign), CheckpointError, foreign + ": not a gradformer checkpoint");
+
+  std::string p = variant("format.safetensors", [](T&, M& m) { m["format"] = "something-else-7"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": unknown checkpoint format 'something-else-7'");
+
+  p = variant("vocab.safetensors", [](T&, M& m) { m["vocab.target"] = Vocab::build({{"only"}}).to_text(); });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": vocabularies of 9 and 5 tokens do not match the model's 9 and 10");
+
+  p = variant("novocab.safetensors", [](T&, M& m) { m.erase("vocab.source"); });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": not a gradformer checkpoint: no metadata 'vocab.source'");
+
+  p = variant("badvocab.safetensors", [](T&, M& m) { m["vocab.source"] = "a\nb\n"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p);
+
+  p = variant("heads.safetensors", [](T&, M& m) { m["config.heads"] = "3"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the stored configuration is invalid");
+
+  p = variant("dmodel.safetensors", [](T&, M& m) { m["config.d_model"] = "16x"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": metadata 'config.d_model' should be an integer, got '16x'");
+
+  p = variant("norm.safetensors", [](T&, M& m) { m["config.norm"] = "sideways"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": config.norm must be pre or post");
+
+  p = variant("dropout.safetensors", [](T&, M& m) { m["config.dropout"] = "lots"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": metadata 'config.dropout' should be a number");
+
+  p = variant("noconfig.safetensors", [](T&, M& m) { m.erase("config.layers"); });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": not a gradformer checkpoint: no metadata 'config.layers'");
+
+  p = variant("notensor.safetensors", [](T& t, M&) { t.erase("generator.bias"); });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the tensors do not fit the stored configuration");
+
+  p = variant("layers.safetensors", [](T&, M& m) { m["config.layers"] = "1"; });  // tensors of 2 layers
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the tensors do not fit the stored configuration");
+
+  p = variant("shape.safetensors", [](T& t, M&) { t["generator.bias"] = zeros({3}); });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the tensors do not fit the stored configuration");
+
+  // A file cut short.
+  const std::string bytes = test::read_bytes(good);
+  const std::string cut = dir / "cut.safetensors";
+  test::write_text(cut, bytes.substr(0, bytes.size() / 2));
+  CHECK_THROWS_MSG(load_checkpoint(cut), CheckpointError, cut);
+
+  // Saving over a checkpoint replaces it whole.
+  save_checkpoint(good, *tiny.model, {}, tiny.info());
+  CHECK_NOTHROW(load_checkpoint(good));
+}
+
+
+TEST_CASE("checkpoint: the configuration round trips as metadata") {
+  TransformerConfig c = TransformerConfig::tutorial(30, 40);
+  c.norm = NormPlacement::Pre, c.dropout = 0.1 + 0.2, c.dtype = DType::Float64;
+  const TransformerConfig d = config_from_metadata(config_to_metadata(c), "x");
+  CHECK((d.src_vocab == 30 && d.tgt_vocab == 40 && d.d_model == c.d_model && d.d_ff == c.d_ff && d.heads == c.heads));
+  CHECK((d.layers == c.layers && d.max_len == c.max_len && d.norm == NormPlacement::Pre && d.dtype == DType::Float64));
+  CHECK(d.dropout == c.dropout);
+}

@@ -1,0 +1,40 @@
+// Batches for the encoder-decoder: token ids padded with Vocab::pad to a rectangle. The masks that
+// keep attention off that padding are the model's business (transformer/model/masks.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tensor/all.h"
+#include "transformer/data/tsv.h"
+#include "transformer/data/vocab.h"
+
+namespace gradformer {
+
+struct Batch {
+  Tensor src;       // [B, S] int64: source ids, each sentence ending in </s>, then <pad>
+  Tensor tgt_in;    // [B, T] int64: decoder input, <s> then the target (teacher forcing)
+  Tensor tgt_out;   // [B, T] int64: what the decoder must predict, the target then </s>
+  int64_t ntokens = 0;  // non-pad tokens in tgt_out: what the loss is averaged over
+  int64_t size() const { return src.size(0); }
+};
+
+/// A batch from already-padded id tensors (src [B, S], tgt_in and tgt_out [B, T], all int64):
+/// counts ntokens. ShapeError/DTypeError for inconsistent inputs.
+Batch make_batch(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out, int64_t pad = Vocab::pad);
+
+/// A sentence pair as ids, without specials (Vocab::encode of each side).
+struct EncodedPair {
+  std::vector<int64_t> source;
+  std::vector<int64_t> target;
+};
+
+/// Each side encoded with its vocabulary (unknown words become <unk>).
+std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
+                                      const Vocab& target_vocab);
+
+/// Pads pairs[indices] into one batch: src = source + </s>, tgt_in = <s> + target,
+/// tgt_out = target + </s>, each padded with <pad> to the longest in the batch.
+Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices);
+
+}  // namespace gradformer

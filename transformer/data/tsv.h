@@ -1,0 +1,40 @@
+// A parallel corpus as a TSV file: one pair per line, "source<TAB>target", each side a sentence
+// of whitespace-separated tokens. Errors name the file and the line.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transformer/data/data_error.h"
+
+namespace gradformer {
+
+/// One source sentence and its translation, as tokens.
+struct SentencePair {
+  std::vector<std::string> source;
+  std::vector<std::string> target;
+  friend bool operator==(const SentencePair&, const SentencePair&) = default;
+};
+
+/// The tokens of a sentence: split on any run of spaces and tabs.
+std::vector<std::string> split_words(std::string_view sentence);
+/// The tokens joined by single spaces.
+std::string join_words(const std::vector<std::string>& words);
+
+/// Reads `path`. max_tokens > 0 rejects a side with more tokens than that: pass the model's
+/// maximum length minus one, because collate adds </s> to the source and <s> or </s> to the
+/// target. DataError "path:line: ..." for a missing tab, more than one tab, an empty side, an
+/// over-long side; "path: ..." for a file that cannot be opened or holds no pair at all.
+/// Tolerates Windows line ends and a UTF-8 byte-order mark.
+std::vector<SentencePair> read_tsv(const std::string& path, int64_t max_tokens = 0);
+/// As read_tsv, from a stream; `name` stands in for the path in messages.
+std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, int64_t max_tokens = 0);
+
+/// Writes one "source<TAB>target\n" line per pair. DataError if the file cannot be written or a
+/// pair could not be read back (an empty side, or a token holding a tab or newline).
+void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs);
+
+}  // namespace gradformer

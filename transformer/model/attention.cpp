@@ -1,0 +1,215 @@
+#include "transformer/model/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "autograd/all.h"
+#include "tensor/all.h"
+
+namespace gradformer {
+
+namespace {
+
+// ---- argument checks, shared by both versions ----------------------------------------------------
+
+struct AttentionShape {
+  Shape lead;  // the leading dimensions, [B, H] in a Transformer
+  int64_t n = 1, tq = 0, tk = 0, dk = 0, dv = 0;
+  Tensor mask;  // expanded to [lead..., Tq, Tk] (a view), or undefined
+};
+
+AttentionShape check(const char* op, const Variable& q, const Variable& k, const Variable& v, const Tensor& mask,
+                     const AttentionOptions& options) {
+  if (!q.defined() || !k.defined() || !v.defined()) throw ValueError(message(op, ": q, k and v must all be defined"));
+  if (q.dim() < 2 || k.dim() != q.dim() || v.dim() != q.dim())
+    throw ShapeError(message(op, ": q, k and v need the same rank (at least 2: [..., T, d]), got q ", q.shape(), ", k ",
+                             k.shape(), ", v ", v.shape()));
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
+    throw DTypeError(message(op, ": q, k and v must share a dtype, got ", q.dtype(), ", ", k.dtype(), ", ", v.dtype()));
+  if (q.dtype() != DType::Float32 && q.dtype() != DType::Float64)
+    throw DTypeError(message(op, ": expected float32 or float64, got ", q.dtype()));
+  AttentionShape s;
+  const int r = q.dim();
+  for (int i = 0; i < r - 2; ++i) {
+    if (k.size(i) != q.size(i) || v.size(i) != q.size(i))
+      throw ShapeError(message(op, ": leading dimensions differ: q ", q.shape(), ", k ", k.shape(), ", v ", v.shape()));
+    s.lead.push_back(q.size(i));
+  }
+  s.n = s.lead.numel();
+  s.tq = q.size(-2), s.tk = k.size(-2), s.dk = q.size(-1), s.dv = v.size(-1);
+  if (k.size(-1) != s.dk)
+    throw ShapeError(message(op, ": q and k need the same last dimension d_k, got q ", q.shape(), ", k ", k.shape()));
+  if (v.size(-2) != s.tk)
+    throw ShapeError(message(op, ": k and v need the same number of positions, got k ", k.shape(), ", v ", v.shape()));
+  if (mask.defined()) {
+    if (mask.dtype() != DType::Bool)
+      throw DTypeError(message(op, ": mask must be bool (true where attention is allowed), got ", mask.dtype()));
+    Shape scores = s.lead;
+    scores.push_back(s.tq);
+    scores.push_back(s.tk);
+    if (mask.dim() > scores.rank() || !broadcasts_to(mask.shape(), scores))
+      throw ShapeError(message(op, ": mask ", mask.shape(), " does not broadcast to the scores ", scores, " (q ", q.shape(),
+                               ", k ", k.shape(), ")"));
+    s.mask = mask.expand(scores);
+  }
+  if (!(options.dropout_p >= 0 && options.dropout_p < 1))
+    throw ValueError(message(op, ": dropout_p must be in [0, 1), got ", options.dropout_p));
+  if (options.dropout_p > 0 && options.dropout_gen == nullptr)
+    throw ValueError(message(op, ": dropout_p ", options.dropout_p, " needs a dropout generator"));
+  return s;
+}
+
+double scale_of(const AttentionOptions& options, int64_t dk) {
+  return options.scale ? *options.scale : 1.0 / std::sqrt(static_cast<double>(dk));
+}
+
+// ---- the mask, read in place --------------------------------------------------------------------------
+
+// Offset of matrix n (n runs over the leading dimensions, row-major) for every n.
+std::vector<int64_t> lead_offsets(const Tensor& t) {
+  const int lead = t.dim() - 2;
+  int64_t n = 1;
+  for (int i = 0; i < lead; ++i) n *= t.size(i);
+  std::vector<int64_t> off(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, o = 0;
+    for (int d = lead - 1; d >= 0; --d) {
+      o += (rest % t.size(d)) * t.strides()[d];
+      rest /= t.size(d);
+    }
+    off[static_cast<size_t>(i)] = o;
+  }
+  return off;
+}
+
+// The mask as N matrices: allowed(n, i, j) = base[off[n] + i * rs + j * cs] (strides may be 0).
+struct MaskRows {
+  Tensor t;
+  const bool* base = nullptr;
+  std::vector<int64_t> off;
+  int64_t rs = 0, cs = 0;
+  bool allowed(int64_t n, int64_t i, int64_t j) const {
+    return base == nullptr || base[off[static_cast<size_t>(n)] + i * rs + j * cs];
+  }
+};
+
+MaskRows mask_rows(const Tensor& mask) {  // mask: [lead..., Tq, Tk], any strides
+  MaskRows m;
+  if (!mask.defined()) return m;
+  m.t = mask;
+  m.base = mask.data<bool>();
+  m.off = lead_offsets(mask);
+  m.rs = mask.strides()[mask.dim() - 2];
+  m.cs = mask.strides()[mask.dim() - 1];
+  return m;
+}
+
+}  // namespace
+
+// ---- the fused op ---------------------------------------------------------------------------------
+
+// The products go to the fast batched matmul, which reads the heads of a projection (strided views)
+// and K^T (a transposed view) in place; what is fused is everything between them: scaling, masking
+// and the softmax in one pass over the scores, written over the scores themselves, and in backward
+// the softmax's Jacobian, in one pass over dP.
+//   forward:  S = Q K^T;  P = softmax(scale * S, masked);  O = (P * F) V
+//   backward: dV = (P * F)^T dO;  dP = (dO V^T) * F;  dS = scale * P * (dP - rowsum(dP * P));
+//             dQ = dS K;  dK = dS^T Q
+// F is the dropout factor (0 or 1/(1-p)), absent without dropout.
+Attention scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask,
+                                       const AttentionOptions& options) {
+  const char* op = "scaled_dot_product_attention";
+  const AttentionShape s = check(op, q, k, v, mask, options);
+  const double scale = scale_of(options, s.dk);
+  const int64_t Tq = s.tq, Tk = s.tk;
+  const DType dtype = q.dtype();
+
+  Tensor P = matmul(q.value(), k.value().transpose(-2, -1));  // S: [..., Tq, Tk], contiguous; becomes P in place
+  const MaskRows rm = mask_rows(s.mask);
+  dispatch_floating(dtype, op, [&]<class T>() {
+    T* pp = P.data<T>();
+    const T sc = static_cast<T>(scale);
+    // S: [N * Tq, Tk] -> P: [N * Tq, Tk], a row at a time
+    parallel_for(0, s.n * Tq, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t n = r / Tq, i = r % Tq;
+        T* pr = pp + r * Tk;
+        T m = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < Tk; ++j) {
+          pr[j] = rm.allowed(n, i, j) ? pr[j] * sc : -std::numeric_limits<T>::infinity();
+          m = std::max(m, pr[j]);
+        }
+        if (m == -std::numeric_limits<T>::infinity()) {  // every key masked: weights 0, output 0
+          std::fill(pr, pr + Tk, T(0));
+          continue;
+        }
+        T total = 0;
+        for (int64_t j = 0; j < Tk; ++j) total += (pr[j] = std::exp(pr[j] - m));  // exp(-inf) = 0
+        const T inv = 1 / total;
+        for (int64_t j = 0; j < Tk; ++j) pr[j] *= inv;
+      }
+    });
+  });
+  Tensor F;  // dropout factors [..., Tq, Tk]
+  if (options.dropout_p > 0) {
+    F = dropout_mask(P.shape(), options.dropout_p, *options.dropout_gen, dtype);
+  }
+  const Tensor out = matmul(F.defined() ? P * F : P, v.value());  // [..., Tq, d_v]
+
+  Variable output = record(op, out, {q, k, v}, [P, F, scale, Tk](const Tensor& g, Grads& dx) {
+    const Tensor& qv = dx.input(0);
+    const Tensor& kv = dx.input(1);
+    const Tensor& vv = dx.input(2);
+    const Tensor Pd = F.defined() ? P * F : P;
+    if (dx.wanted(2)) dx[2] = matmul(Pd.transpose(-2, -1), g);  // dV = (P * F)^T dO
+    if (!dx.wanted(0) && !dx.wanted(1)) return;
+    Tensor dS = matmul(g, vv.transpose(-2, -1));  // dP (before dropout): [..., Tq, Tk], contiguous
+    dispatch_floating(P.dtype(), "scaled_dot_product_attention_backward", [&]<class T>() {
+      const T* pp = P.data<T>();
+      const T* pf = F.defined() ? F.data<T>() : nullptr;
+      T* pd = dS.data<T>();
+      const T sc = static_cast<T>(scale);
+      const int64_t rows = P.numel() / std::max<int64_t>(Tk, 1);
+      // dP, P: [rows, Tk] -> dS: [rows, Tk]
+      parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          const T* pr = pp + r * Tk;
+          T* dr = pd + r * Tk;
+          if (pf)
+            for (int64_t j = 0; j < Tk; ++j) dr[j] *= pf[r * Tk + j];
+          T dot = 0;
+          for (int64_t j = 0; j < Tk; ++j) dot += pr[j] * dr[j];
+          for (int64_t j = 0; j < Tk; ++j) dr[j] = sc * pr[j] * (dr[j] - dot);  // 0 where P is 0 (masked)
+        }
+      });
+    });
+    if (dx.wanted(0)) dx[0] = matmul(dS, kv);                    // dQ = dS K
+    if (dx.wanted(1)) dx[1] = matmul(dS.transpose(-2, -1), qv);  // dK = dS^T Q
+  });
+  return {output, P};
+}
+
+// ---- the unfused composition -------------------------------------------------------------------------
+
+Attention scaled_dot_product_attention_unfused(const Variable& q, const Variable& k, const Variable& v,
+                                               const Tensor& mask, const AttentionOptions& options) {
+  const AttentionShape s = check("scaled_dot_product_attention_unfused", q, k, v, mask, options);
+  // scores: [..., Tq, Tk]
+  Variable scores = matmul(q, transpose(k, -2, -1)) * scale_of(options, s.dk);
+  Variable p;
+  if (s.mask.defined()) {
+    // A large finite negative rather than -inf: a row with every key masked then gets a finite
+    // uniform softmax (no NaN, in the forward or the backward), which the mask multiplies to 0.
+    const Tensor allowed = s.mask.to(q.dtype());
+    p = softmax(masked_fill(scores, logical_not(s.mask), -1e30), -1) * Variable(allowed);
+  } else {
+    p = softmax(scores, -1);
+  }
+  const Tensor weights = p.value();
+  if (options.dropout_p > 0) p = dropout(p, options.dropout_p, *options.dropout_gen, true);
+  return {matmul(p, v), weights};
+}
+
+}  // namespace gradformer

@@ -1,0 +1,94 @@
+#include "transformer/model/decoder.h"
+
+#include "transformer/model/feed_forward.h"
+
+namespace gradformer {
+
+DecoderLayer::DecoderLayer(const LayerConfig& c, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
+    : norm_placement(c.norm) {
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, init_gen,
+                                                                               dropout_gen, c.dtype));
+  multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout,
+                                                                                         init_gen, dropout_gen, c.dtype));
+  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, init_gen, true, c.dtype));
+  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, init_gen, true, c.dtype));
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  norm3 = register_module("norm3", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  dropout = register_module("dropout", std::make_shared<Dropout>(c.dropout, dropout_gen));
+  dropout1 = register_module("dropout1", std::make_shared<Dropout>(c.dropout, dropout_gen));
+  dropout2 = register_module("dropout2", std::make_shared<Dropout>(c.dropout, dropout_gen));
+  dropout3 = register_module("dropout3", std::make_shared<Dropout>(c.dropout, dropout_gen));
+}
+
+// The three sub-layers with their residual connections and norms; `self` and `cross` compute the
+// two attentions (the full sequence in forward, the new positions against a cache in forward_step).
+template <class SelfAttention, class CrossAttention>
+Variable DecoderLayer::layer(const Variable& x, SelfAttention self, CrossAttention cross) const {
+  auto self_block = [&](const Variable& h) {
+    Attention a = self(h);
+    if (keep_attention) self_attention = a.weights;
+    return dropout1->forward(a.output);
+  };
+  auto cross_block = [&](const Variable& h) {
+    Attention a = cross(h);
+    if (keep_attention) cross_attention = a.weights;
+    return dropout2->forward(a.output);
+  };
+  auto ffn = [&](const Variable& h) { return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout)); };
+  if (norm_placement == NormPlacement::Post) {
+    // LayerNorm(x + Sublayer(x)), three times
+    const Variable h1 = norm1->forward(x + self_block(x));
+    const Variable h2 = norm2->forward(h1 + cross_block(h1));
+    return norm3->forward(h2 + ffn(h2));
+  }
+  // x + Sublayer(LayerNorm(x)), three times
+  const Variable h1 = x + self_block(norm1->forward(x));
+  const Variable h2 = h1 + cross_block(norm2->forward(h1));
+  return h2 + ffn(norm3->forward(h2));
+}
+
+Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const Tensor& src_mask,
+                               const Tensor& tgt_mask) const {
+  return layer(
+      x, [&](const Variable& h) { return self_attn->forward(h, h, h, tgt_mask); },
+      [&](const Variable& h) { return multihead_attn->forward(h, memory, memory, src_mask); });
+}
+
+Variable DecoderLayer::forward_step(const Variable& x, const Tensor& src_mask, LayerCache& cache) const {
+  if (cache.memory.empty()) throw ValueError("DecoderLayer: forward_step needs the memory's keys and values in the cache");
+  return layer(
+      x, [&](const Variable& h) { return self_attn->forward_step(h, cache.self); },
+      [&](const Variable& h) { return multihead_attn->attend(multihead_attn->project_query(h), cache.memory, src_mask); });
+}
+
+Decoder::Decoder(const LayerConfig& c, int64_t n, Generator& init_gen, std::shared_ptr<Generator> dropout_gen) {
+  if (n <= 0) throw ValueError(message("Decoder: the number of layers must be positive, got ", n));
+  layers = register_module("layers", std::make_shared<ModuleList<DecoderLayer>>());
+  for (int64_t i = 0; i < n; ++i) layers->push_back(std::make_shared<DecoderLayer>(c, init_gen, dropout_gen));
+  if (c.norm == NormPlacement::Pre) norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+}
+
+Variable Decoder::forward(const Variable& x, const Variable& memory, const Tensor& src_mask, const Tensor& tgt_mask) const {
+  Variable h = x;
+  for (const auto& layer : *layers) h = layer->forward(h, memory, src_mask, tgt_mask);
+  return norm ? norm->forward(h) : h;
+}
+
+DecoderCache Decoder::start_cache(const Variable& memory) const {
+  DecoderCache cache;
+  for (const auto& layer : *layers) cache.layers.push_back({KVCache{}, layer->multihead_attn->project_key_value(memory)});
+  return cache;
+}
+
+Variable Decoder::forward_step(const Variable& x, const Tensor& src_mask, DecoderCache& cache) const {
+  if (cache.layers.size() != layers->size())
+    throw ValueError(message("Decoder: the cache has ", cache.layers.size(), " layers, the decoder ", layers->size(),
+                             " (make it with start_cache)"));
+  Variable h = x;
+  for (size_t i = 0; i < layers->size(); ++i) h = (*layers)[i].forward_step(h, src_mask, cache.layers[i]);
+  cache.length += x.size(1);
+  return norm ? norm->forward(h) : h;
+}
+
+}  // namespace gradformer

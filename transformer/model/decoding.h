@@ -1,0 +1,46 @@
+// Turning a trained model into output sequences.
+//
+//   Greedy: at each step take the single most likely next token.
+//   Beam search (paper, section 6.1: "beam search with a beam size of 4 and length penalty
+//   alpha = 0.6"): keep the `beam` most likely prefixes, extend each by every token, keep the best
+//   `beam` again; a finished hypothesis (ending in </s>) is ranked by
+//       score = log P(y) / lp(y),   lp(y) = ((5 + |y|) / 6)^alpha      (Wu et al., 2016)
+//   so longer sentences are not punished merely for having more factors below one.
+//
+// Both decode incrementally by default: the decoder keeps each layer's keys and values of the
+// positions already decoded (DecoderCache), so step t costs one position's work, not t positions'.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/masks.h"
+
+namespace gradformer {
+
+struct DecodeOptions {
+  int64_t max_len = 64;       // tokens generated at most, </s> included
+  // The defaults are the data layer's ids of <s> and </s> (Vocab::bos, Vocab::eos; the training
+  // layer checks that they agree, since the model knows nothing of vocabularies).
+  int64_t bos = 1;            // the first decoder input
+  int64_t eos = 2;            // stops a hypothesis; -1: never stop early (the copy task)
+  bool use_cache = true;      // false: recompute the whole prefix at each step (for comparison)
+};
+
+struct Hypothesis {
+  std::vector<int64_t> tokens;  // generated tokens, without the leading bos, with the final eos if any
+  double log_prob = 0;          // sum of the log-probabilities of the tokens
+  double score = 0;             // what beam search ranked by (log_prob for greedy)
+};
+
+/// src: [B, S] int64, src_mask: [B, 1, S] bool -> one hypothesis per sentence. Runs without
+/// recording a graph and in eval mode (dropout off; the model's mode is restored afterwards).
+std::vector<Hypothesis> greedy_decode(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask,
+                                      const DecodeOptions& options = {});
+
+/// One sentence, src: [1, S]. ValueError unless beam >= 1 and alpha >= 0.
+Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask, int64_t beam,
+                       double alpha = 0.6, const DecodeOptions& options = {});
+
+}  // namespace gradformer

@@ -1,0 +1,50 @@
+#include "transformer/model/encoder.h"
+
+#include "transformer/model/feed_forward.h"
+
+namespace gradformer {
+
+EncoderLayer::EncoderLayer(const LayerConfig& c, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
+    : norm_placement(c.norm) {
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, init_gen,
+                                                                               dropout_gen, c.dtype));
+  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, init_gen, true, c.dtype));
+  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, init_gen, true, c.dtype));
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  dropout = register_module("dropout", std::make_shared<Dropout>(c.dropout, dropout_gen));
+  dropout1 = register_module("dropout1", std::make_shared<Dropout>(c.dropout, dropout_gen));
+  dropout2 = register_module("dropout2", std::make_shared<Dropout>(c.dropout, dropout_gen));
+}
+
+Variable EncoderLayer::forward(const Variable& x, const Tensor& src_mask) const {
+  auto self_attention = [&](const Variable& h) {
+    Attention a = self_attn->forward(h, h, h, src_mask);
+    if (keep_attention) attention = a.weights;
+    return dropout1->forward(a.output);
+  };
+  auto ffn = [&](const Variable& h) { return dropout2->forward(feed_forward(h, *linear1, *linear2, *dropout)); };
+  if (norm_placement == NormPlacement::Post) {
+    // LayerNorm(x + Sublayer(x))
+    const Variable h = norm1->forward(x + self_attention(x));
+    return norm2->forward(h + ffn(h));
+  }
+  // x + Sublayer(LayerNorm(x))
+  const Variable h = x + self_attention(norm1->forward(x));
+  return h + ffn(norm2->forward(h));
+}
+
+Encoder::Encoder(const LayerConfig& c, int64_t n, Generator& init_gen, std::shared_ptr<Generator> dropout_gen) {
+  if (n <= 0) throw ValueError(message("Encoder: the number of layers must be positive, got ", n));
+  layers = register_module("layers", std::make_shared<ModuleList<EncoderLayer>>());
+  for (int64_t i = 0; i < n; ++i) layers->push_back(std::make_shared<EncoderLayer>(c, init_gen, dropout_gen));
+  if (c.norm == NormPlacement::Pre) norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+}
+
+Variable Encoder::forward(const Variable& x, const Tensor& src_mask) const {
+  Variable h = x;
+  for (const auto& layer : *layers) h = layer->forward(h, src_mask);
+  return norm ? norm->forward(h) : h;
+}
+
+}  // namespace gradformer

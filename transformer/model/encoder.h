@@ -1,0 +1,53 @@
+// The encoder (Vaswani et al., 2017, section 3.1):
+//
+//   "The encoder is composed of a stack of N = 6 identical layers. Each layer has two sub-layers.
+//    The first is a multi-head self-attention mechanism, and the second is a simple, position-wise
+//    fully connected feed-forward network. We employ a residual connection around each of the two
+//    sub-layers, followed by layer normalization. That is, the output of each sub-layer is
+//    LayerNorm(x + Sublayer(x))."
+//
+//   "We apply dropout to the output of each sub-layer, before it is added to the sub-layer input
+//    and normalized." (section 5.4)
+//
+// Names follow torch.nn.TransformerEncoderLayer: self_attn.*, linear1.*, linear2.*, norm1.*, norm2.*
+// (dropout, dropout1, dropout2 hold no parameters); the stack is layers.{i}.*, plus norm.* with pre-LN.
+#pragma once
+
+#include <memory>
+
+#include "nn/all.h"
+#include "transformer/model/layer_config.h"
+#include "transformer/model/multihead_attention.h"
+
+namespace gradformer {
+
+class EncoderLayer : public Module {
+ public:
+  EncoderLayer(const LayerConfig& config, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// x: [B, S, d], src_mask: [B, 1, S] bool (true on real tokens) or undefined -> [B, S, d]
+  ///   post-LN: x = norm1(x + dropout1(self_attn(x)));  x = norm2(x + dropout2(ffn(x)))
+  ///   pre-LN:  x = x + dropout1(self_attn(norm1(x)));  x = x + dropout2(ffn(norm2(x)))
+  Variable forward(const Variable& x, const Tensor& src_mask = {}) const;
+
+  std::shared_ptr<MultiheadAttention> self_attn;
+  std::shared_ptr<Linear> linear1, linear2;
+  std::shared_ptr<LayerNorm> norm1, norm2;
+  std::shared_ptr<Dropout> dropout, dropout1, dropout2;
+  NormPlacement norm_placement;
+  /// When true, forward keeps the self-attention weights [B, H, S, S] here (for attention maps).
+  bool keep_attention = false;
+  mutable Tensor attention;
+};
+
+/// N encoder layers, then (pre-LN only) a final LayerNorm "norm".
+class Encoder : public Module {
+ public:
+  Encoder(const LayerConfig& config, int64_t layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// x: [B, S, d], src_mask: [B, 1, S] -> memory [B, S, d]
+  Variable forward(const Variable& x, const Tensor& src_mask = {}) const;
+
+  std::shared_ptr<ModuleList<EncoderLayer>> layers;
+  std::shared_ptr<LayerNorm> norm;  // null with post-LN
+};
+
+}  // namespace gradformer

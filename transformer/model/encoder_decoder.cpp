@@ -1,0 +1,181 @@
+#include "transformer/model/encoder_decoder.h"
+
+#include <cmath>
+
+namespace gradformer {
+
+// ---- configuration ------------------------------------------------------------------------------------
+
+TransformerConfig TransformerConfig::tutorial(int64_t src_vocab, int64_t tgt_vocab) {
+  TransformerConfig c;
+  c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+  c.d_model = 128, c.d_ff = 512, c.heads = 8, c.layers = 2, c.dropout = 0.1;
+  return c;
+}
+
+TransformerConfig TransformerConfig::base(int64_t src_vocab, int64_t tgt_vocab) {
+  TransformerConfig c;
+  c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+  c.d_model = 512, c.d_ff = 2048, c.heads = 8, c.layers = 6, c.dropout = 0.1;
+  c.tie_embeddings = src_vocab == tgt_vocab;
+  return c;
+}
+
+TransformerConfig TransformerConfig::big(int64_t src_vocab, int64_t tgt_vocab) {
+  TransformerConfig c = base(src_vocab, tgt_vocab);
+  c.d_model = 1024, c.d_ff = 4096, c.heads = 16, c.dropout = 0.3;
+  return c;
+}
+
+void TransformerConfig::validate() const {
+  auto positive = [](const char* name, int64_t v) {
+    if (v <= 0) throw ValueError(message("TransformerConfig: ", name, " must be positive, got ", v));
+  };
+  positive("src_vocab", src_vocab), positive("tgt_vocab", tgt_vocab), positive("d_model", d_model);
+  positive("d_ff", d_ff), positive("heads", heads), positive("layers", layers), positive("max_len", max_len);
+  if (d_model % heads != 0)
+    throw ValueError(message("TransformerConfig: d_model ", d_model, " is not divisible by heads ", heads));
+  if (d_model % 2 != 0)
+    throw ValueError(message("TransformerConfig: d_model must be even (sine and cosine pairs), got ", d_model));
+  if (!(dropout >= 0 && dropout < 1)) throw ValueError(message("TransformerConfig: dropout must be in [0, 1), got ", dropout));
+  if (tie_embeddings && src_vocab != tgt_vocab)
+    throw ValueError(message("TransformerConfig: tie_embeddings needs one shared vocabulary, got src_vocab ", src_vocab,
+                             " and tgt_vocab ", tgt_vocab));
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    throw DTypeError(message("TransformerConfig: dtype must be float32 or float64, got ", dtype));
+}
+
+int64_t parameter_count(const TransformerConfig& c) {
+  c.validate();
+  const int64_t d = c.d_model, attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d, norm = 2 * d;
+  const int64_t embeddings = c.tie_embeddings ? c.src_vocab * d : (c.src_vocab + c.tgt_vocab) * d;
+  const int64_t generator = c.tie_embeddings ? c.tgt_vocab : d * c.tgt_vocab + c.tgt_vocab;
+  const int64_t encoder_layer = attention + ffn + 2 * norm, decoder_layer = 2 * attention + ffn + 3 * norm;
+  const int64_t final_norms = c.norm == NormPlacement::Pre ? 2 * norm : 0;
+  return embeddings + generator + c.layers * (encoder_layer + decoder_layer) + final_norms;
+}
+
+FlopCount flop_count(const TransformerConfig& c, int64_t src_len, int64_t tgt_len) {
+  c.validate();
+  if (src_len <= 0 || tgt_len <= 0)
+    throw ValueError(message("flop_count: lengths must be positive, got src_len ", src_len, ", tgt_len ", tgt_len));
+  const double d = static_cast<double>(c.d_model), ff = static_cast<double>(c.d_ff), S = static_cast<double>(src_len),
+               T = static_cast<double>(tgt_len), N = static_cast<double>(c.layers);
+  FlopCount f;
+  f.src_len = src_len, f.tgt_len = tgt_len;
+  f.encoder = N * S * (8 * d * d + 4 * S * d + 4 * d * ff);
+  f.decoder = N * (T * (8 * d * d + 4 * T * d + 4 * d * d + 4 * S * d + 4 * d * ff) + S * 4 * d * d);
+  f.generator = T * 2 * d * static_cast<double>(c.tgt_vocab);
+  return f;
+}
+
+// ---- the output layer ---------------------------------------------------------------------------------
+
+VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, Generator& init_gen, DType dtype, Variable tied_weight) {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(d_model));  // PyTorch's Linear default
+  if (tied_weight.defined()) {
+    if (tied_weight.shape() != Shape{vocab, d_model})
+      throw ShapeError(message("VocabProjection: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
+    weight = tied_weight;
+  } else {
+    weight = register_parameter("weight", uniform({vocab, d_model}, -bound, bound, init_gen, dtype));
+  }
+  bias = register_parameter("bias", uniform({vocab}, -bound, bound, init_gen, dtype));
+}
+
+// x: [..., d] -> [..., V]
+Variable VocabProjection::forward(const Variable& x) const {
+  const int64_t d = weight.size(1);
+  if (x.dim() < 1 || x.size(-1) != d)
+    throw ShapeError(message("generator: input has shape ", x.shape(), ", its last dimension should be ", d));
+  Shape out = x.shape();
+  out[out.rank() - 1] = weight.size(0);
+  return reshape(matmul(reshape(x, {-1, d}), transpose(weight, 0, 1)) + bias, out);
+}
+
+// ---- the model ------------------------------------------------------------------------------------
+
+EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed)
+    : config_(config), dropout_gen_(std::make_shared<Generator>(seed, 1)) {
+  config_.validate();
+  Generator init(seed, 0);
+  const TransformerConfig& c = config_;
+  src_embed = register_module("src_embed", std::make_shared<Embedding>(c.src_vocab, c.d_model, init, c.dtype));
+  tgt_embed = c.tie_embeddings ? src_embed
+                               : register_module("tgt_embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, init, c.dtype));
+  positional_encoding = register_module(
+      "positional_encoding", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype));
+  encoder = register_module("encoder", std::make_shared<Encoder>(c.layer(), c.layers, init, dropout_gen_));
+  decoder = register_module("decoder", std::make_shared<Decoder>(c.layer(), c.layers, init, dropout_gen_));
+  generator = register_module("generator", std::make_shared<VocabProjection>(
+                                               c.d_model, c.tgt_vocab, init, c.dtype,
+                                               c.tie_embeddings ? src_embed->weight : Variable()));
+  // "Xavier-uniform for every parameter with 2 or more dimensions", as the Annotated Transformer.
+  for (const auto& [name, p] : named_parameters())
+    if (p.dim() >= 2) xavier_uniform_(p, init);
+}
+
+// Ids outside [0, vocab) are an IndexError of the embedding lookup.
+void EncoderDecoder::check_ids(const char* what, const Tensor& ids) const {
+  if (ids.dtype() != DType::Int64 || ids.dim() != 2)
+    throw ShapeError(message("EncoderDecoder: ", what, " must be [B, T] int64 token ids, got ", ids.shape(), " ", ids.dtype()));
+}
+
+// "In the embedding layers, we multiply those weights by sqrt(d_model)."
+Variable EncoderDecoder::embed_source(const Tensor& src) const {
+  check_ids("src", src);
+  return positional_encoding->forward(src_embed->forward(src) * std::sqrt(static_cast<double>(config_.d_model)));
+}
+
+Variable EncoderDecoder::embed_target(const Tensor& tgt, int64_t start) const {
+  check_ids("tgt", tgt);
+  return positional_encoding->forward(tgt_embed->forward(tgt) * std::sqrt(static_cast<double>(config_.d_model)), start);
+}
+
+static void check_mask(const char* what, const Tensor& mask, int64_t batch, int64_t queries, int64_t keys) {
+  if (!mask.defined()) return;
+  if (mask.dtype() != DType::Bool)
+    throw DTypeError(message("EncoderDecoder: ", what, " must be bool (true where attention is allowed), got ", mask.dtype()));
+  if (mask.dim() != 3 || (mask.size(0) != batch && mask.size(0) != 1) || (mask.size(1) != queries && mask.size(1) != 1) ||
+      mask.size(2) != keys)
+    throw ShapeError(message("EncoderDecoder: ", what, " ", mask.shape(), " does not fit [", batch, ", ", queries, " or 1, ",
+                             keys, "]"));
+}
+
+Variable EncoderDecoder::encode(const Tensor& src, const Tensor& src_mask) const {
+  check_ids("src", src);
+  check_mask("src_mask", src_mask, src.size(0), 1, src.size(1));
+  return encoder->forward(embed_source(src), src_mask);
+}
+
+Variable EncoderDecoder::decode(const Variable& memory, const Tensor& src_mask, const Tensor& tgt_in,
+                                const Tensor& tgt_mask) const {
+  check_ids("tgt_in", tgt_in);
+  if (memory.dim() != 3 || memory.size(0) != tgt_in.size(0) || memory.size(2) != config_.d_model)
+    throw ShapeError(message("EncoderDecoder: memory ", memory.shape(), " does not fit tgt_in ", tgt_in.shape(),
+                             " and d_model ", config_.d_model));
+  check_mask("src_mask", src_mask, memory.size(0), 1, memory.size(1));
+  check_mask("tgt_mask", tgt_mask, tgt_in.size(0), tgt_in.size(1), tgt_in.size(1));
+  return decoder->forward(embed_target(tgt_in), memory, src_mask, tgt_mask);
+}
+
+Variable EncoderDecoder::logits(const Variable& decoded) const { return generator->forward(decoded); }
+
+Variable EncoderDecoder::log_probs(const Variable& decoded) const { return log_softmax(logits(decoded), -1); }
+
+Variable EncoderDecoder::forward(const Tensor& src, const Tensor& tgt_in, const Tensor& src_mask, const Tensor& tgt_mask) const {
+  return logits(decode(encode(src, src_mask), src_mask, tgt_in, tgt_mask));
+}
+
+DecoderCache EncoderDecoder::start_decoding(const Variable& memory) const {
+  if (memory.dim() != 3 || memory.size(2) != config_.d_model)
+    throw ShapeError(message("EncoderDecoder: memory must be [B, S, ", config_.d_model, "], got ", memory.shape()));
+  return decoder->start_cache(memory);
+}
+
+Variable EncoderDecoder::decode_step(const Tensor& tgt, const Tensor& src_mask, DecoderCache& cache) const {
+  check_ids("tgt", tgt);
+  return decoder->forward_step(embed_target(tgt, cache.length), src_mask, cache);
+}
+
+}  // namespace gradformer

@@ -1,0 +1,140 @@
+// The full encoder-decoder Transformer (Vaswani et al., 2017, figure 1 and section 3):
+//
+//   "Given z [the encoder's output], the decoder then generates an output sequence (y_1, ..., y_m)
+//    of symbols one element at a time. At each step the model is auto-regressive, consuming the
+//    previously generated symbols as additional input when generating the next."
+//
+//   src [B, S] -> src_embed * sqrt(d) + PE -> encoder -> memory [B, S, d]
+//   tgt_in [B, T] -> tgt_embed * sqrt(d) + PE -> decoder(memory) -> [B, T, d] -> generator -> logits [B, T, V]
+//
+// Parameter names (DESIGN.md section 4, PyTorch's): src_embed.weight, tgt_embed.weight,
+// generator.weight, generator.bias, encoder.layers.{i}.*, decoder.layers.{i}.*, and encoder.norm.*,
+// decoder.norm.* with pre-LN only.
+//
+// Tied embeddings (section 3.4, "we share the same weight matrix between the two embedding layers
+// and the pre-softmax linear transformation"), for a shared vocabulary: the one [V, d] matrix is a
+// single parameter, listed once, as "src_embed.weight". tgt_embed.weight and generator.weight then
+// do not appear in named_parameters(), state_dict() or the checkpoint (a tensor is stored once; the
+// optimizer updates it once, with the sum of its three gradients); config().tie_embeddings tells a
+// loader to tie them again (in PyTorch: model.tgt_embed.weight = model.generator.weight =
+// model.src_embed.weight).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "nn/all.h"
+#include "transformer/model/decoder.h"
+#include "transformer/model/encoder.h"
+#include "transformer/model/layer_config.h"
+#include "transformer/model/positional_encoding.h"
+
+namespace gradformer {
+
+struct TransformerConfig {
+  int64_t src_vocab = 0, tgt_vocab = 0;
+  int64_t d_model = 512, d_ff = 2048, heads = 8, layers = 6;  // layers: N, in the encoder and in the decoder
+  double dropout = 0.1;                                        // P_drop
+  NormPlacement norm = NormPlacement::Post;
+  int64_t max_len = 512;  // the longest sequence the positional encoding covers
+  bool tie_embeddings = false;
+  DType dtype = DType::Float32;
+
+  /// Small enough to train in seconds on a CPU: d 128, d_ff 512, h 8, N 2, dropout 0.1.
+  static TransformerConfig tutorial(int64_t src_vocab, int64_t tgt_vocab);
+  /// The paper's base model: d 512, d_ff 2048, h 8, N 6, dropout 0.1; embeddings tied when the
+  /// vocabularies are the same size (the paper's shared 37,000-token BPE vocabulary).
+  static TransformerConfig base(int64_t src_vocab = 37000, int64_t tgt_vocab = 37000);
+  /// The paper's big model: d 1024, d_ff 4096, h 16, N 6, dropout 0.3; tied as base.
+  static TransformerConfig big(int64_t src_vocab = 37000, int64_t tgt_vocab = 37000);
+
+  /// ValueError naming the field: non-positive sizes, d_model not divisible by heads or odd,
+  /// dropout outside [0, 1), tied embeddings with different vocabulary sizes; DTypeError for a
+  /// non-floating dtype.
+  void validate() const;
+  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype}; }
+};
+
+/// The number of parameters a model of this configuration has, from the formula:
+///   embeddings   V_src d + V_tgt d            (V d once when tied)
+///   generator    d V_tgt + V_tgt              (V_tgt only when tied: the bias)
+///   attention    4 d^2 + 4 d                  (W^Q, W^K, W^V, W^O and their biases)
+///   feed-forward 2 d d_ff + d_ff + d          (W_1, b_1, W_2, b_2)
+///   LayerNorm    2 d                          (gain and bias)
+///   encoder layer: attention + feed-forward + 2 LayerNorm;  decoder layer: 2 attention + feed-forward + 3 LayerNorm
+///   N of each, plus 2 final LayerNorms with pre-LN.
+int64_t parameter_count(const TransformerConfig& config);
+
+/// FLOPs (a multiply-add is 2) of the matrix products of one forward pass over a sentence pair of
+/// src_len and tgt_len tokens. Softmax, LayerNorm, ReLU, dropout and the embedding lookups are
+/// O(d) per token and left out. Training costs about 3x forward (backward is two products per product).
+struct FlopCount {
+  double encoder = 0, decoder = 0, generator = 0;
+  int64_t src_len = 0, tgt_len = 0;
+  double forward() const { return encoder + decoder + generator; }
+  double forward_per_target_token() const { return forward() / static_cast<double>(tgt_len); }
+  double training_per_target_token() const { return 3 * forward_per_target_token(); }
+};
+///   per encoder layer and source token: 8 d^2 (Q, K, V, O) + 4 S d (Q K^T and P V) + 4 d d_ff
+///   per decoder layer and target token: 8 d^2 + 4 T d (self) + 4 d^2 + 4 S d (cross: Q, O; scores)
+///                                        + 4 d d_ff;  and per source token 4 d^2 (the memory's K, V)
+///   generator per target token: 2 d V_tgt
+FlopCount flop_count(const TransformerConfig& config, int64_t src_len, int64_t tgt_len);
+
+/// The output layer: logits = x W^T + b,  x: [..., d] -> [..., V]. Its weight is its own [V, d]
+/// parameter "generator.weight", or, with tied embeddings, the embedding matrix (then only
+/// "generator.bias" is registered here).
+class VocabProjection : public Module {
+ public:
+  VocabProjection(int64_t d_model, int64_t vocab, Generator& init_gen, DType dtype, Variable tied_weight = {});
+  Variable forward(const Variable& x) const;
+  Variable weight, bias;
+};
+
+class EncoderDecoder : public Module {
+ public:
+  /// Builds the model and initialises it from `seed`: every parameter of 2 or more dimensions
+  /// Xavier-uniform (as the Annotated Transformer and the reference implementations), LayerNorm
+  /// gains 1 and biases 0, attention biases 0, other biases PyTorch's default. Dropout draws from a
+  /// second generator (dropout_generator()), so its state can be saved and restored.
+  EncoderDecoder(const TransformerConfig& config, uint64_t seed);
+
+  /// src: [B, S] int64 -> [B, S, d]:  dropout(src_embed(src) * sqrt(d) + PE)
+  Variable embed_source(const Tensor& src) const;
+  /// tgt: [B, T] int64 -> [B, T, d], positions start, start + 1, ...
+  Variable embed_target(const Tensor& tgt, int64_t start = 0) const;
+
+  /// src: [B, S] int64, src_mask: [B, 1, S] bool (or undefined) -> memory [B, S, d]
+  Variable encode(const Tensor& src, const Tensor& src_mask) const;
+  /// memory [B, S, d], src_mask [B, 1, S], tgt_in [B, T] int64, tgt_mask [B, T, T] bool -> [B, T, d]
+  Variable decode(const Variable& memory, const Tensor& src_mask, const Tensor& tgt_in, const Tensor& tgt_mask) const;
+  /// decoded [B, T, d] -> logits [B, T, V_tgt] (what cross_entropy takes)
+  Variable logits(const Variable& decoded) const;
+  /// decoded [B, T, d] -> log_softmax(logits) [B, T, V_tgt] (what decoding ranks tokens by)
+  Variable log_probs(const Variable& decoded) const;
+  /// logits(decode(encode(src, src_mask), src_mask, tgt_in, tgt_mask))  -> [B, T, V_tgt]
+  Variable forward(const Tensor& src, const Tensor& tgt_in, const Tensor& src_mask, const Tensor& tgt_mask) const;
+
+  // ---- incremental decoding ------------------------------------------------------------------------
+  /// The per-layer cache with the memory's keys and values computed once.
+  DecoderCache start_decoding(const Variable& memory) const;
+  /// The next tokens tgt [B, Tn] int64 (positions cache.length, ...) -> decoded [B, Tn, d], equal to
+  /// the last Tn positions of decode() over the whole prefix; the cache grows by Tn.
+  Variable decode_step(const Tensor& tgt, const Tensor& src_mask, DecoderCache& cache) const;
+
+  const TransformerConfig& config() const { return config_; }
+  const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
+
+  std::shared_ptr<Embedding> src_embed, tgt_embed;  // the same object when tied
+  std::shared_ptr<PositionalEncoding> positional_encoding;
+  std::shared_ptr<Encoder> encoder;
+  std::shared_ptr<Decoder> decoder;
+  std::shared_ptr<VocabProjection> generator;
+
+ private:
+  void check_ids(const char* what, const Tensor& ids) const;
+  TransformerConfig config_;
+  std::shared_ptr<Generator> dropout_gen_;
+};
+
+}  // namespace gradformer

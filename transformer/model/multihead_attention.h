@@ -1,0 +1,78 @@
+// Multi-head attention (Vaswani et al., 2017, section 3.2.2):
+//
+//   "Multi-head attention allows the model to jointly attend to information from different
+//    representation subspaces at different positions."
+//
+//       MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,
+//       head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V),     d_k = d_v = d_model / h
+//
+// Layout and names are PyTorch's nn.MultiheadAttention, so a checkpoint loads into it unchanged:
+//   in_proj_weight [3d, d]  = the rows of W^Q, W^K, W^V stacked (every head's columns side by side)
+//   in_proj_bias   [3d]
+//   out_proj.weight [d, d], out_proj.bias [d]   (W^O)
+//
+// The work is split into three steps — project the query, project the keys and values, attend —
+// so that incremental decoding can keep the projected keys and values of earlier positions
+// (KVCache) instead of recomputing them for every new token.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "nn/all.h"
+#include "transformer/model/attention.h"
+
+namespace gradformer {
+
+/// Keys and values already projected and split into heads: k, v [B, H, T, d_k]. For decoder
+/// self-attention it grows by one position per decoding step; for cross-attention it holds the
+/// encoder memory's keys and values, computed once per sentence.
+struct KVCache {
+  Variable k, v;
+  bool empty() const { return !k.defined(); }
+  int64_t length() const { return k.defined() ? k.size(2) : 0; }
+};
+
+class MultiheadAttention : public Module {
+ public:
+  /// ValueError unless d_model and heads are positive and heads divides d_model, and 0 <= dropout_p < 1.
+  /// Weights are Xavier-uniform, biases 0 (as PyTorch initialises nn.MultiheadAttention).
+  MultiheadAttention(int64_t d_model, int64_t heads, double dropout_p, Generator& init_gen,
+                     std::shared_ptr<Generator> dropout_gen, DType dtype = DType::Float32);
+
+  /// query [B, Tq, d], key and value [B, Tk, d]; mask bool, true where allowed: [B, 1 or Tq, Tk]
+  /// (a head dimension is inserted) or anything that broadcasts to [B, H, Tq, Tk].
+  ///   -> output [B, Tq, d], weights [B, H, Tq, Tk]
+  /// Self-attention (query, key and value the same variable) projects with one [N, d] x [d, 3d]
+  /// product; cross-attention (key and value the same) with [N, d] x [d, d] and [M, d] x [d, 2d].
+  Attention forward(const Variable& query, const Variable& key, const Variable& value, const Tensor& mask = {}) const;
+
+  // ---- the steps, for incremental decoding ---------------------------------------------------------
+  /// x [B, T, d] -> q [B, H, T, d_k]
+  Variable project_query(const Variable& x) const;
+  /// x [B, T, d] -> k, v [B, H, T, d_k]
+  KVCache project_key_value(const Variable& x) const;
+  /// x [B, T, d] -> q, k, v [B, H, T, d_k] (one matrix product)
+  std::pair<Variable, KVCache> project_query_key_value(const Variable& x) const;
+  /// q [B, H, Tq, d_k], keys and values [B, H, Tk, d_k] -> output [B, Tq, d] (heads merged, then W^O)
+  Attention attend(const Variable& q, const KVCache& kv, const Tensor& mask = {}) const;
+  /// Decoder self-attention for new positions x [B, Tn, d] (usually Tn = 1): their keys and values
+  /// are appended to `cache`, and they attend to every cached position (all earlier ones and
+  /// themselves: several new positions see each other causally; a mask [B, Tn, T_cached] if more is needed).
+  Attention forward_step(const Variable& x, KVCache& cache, const Tensor& mask = {}) const;
+
+  int64_t d_model() const { return d_model_; }
+  int64_t heads() const { return heads_; }
+
+  Variable in_proj_weight, in_proj_bias;
+  std::shared_ptr<Linear> out_proj;
+  double dropout_p;
+
+ private:
+  Variable split_heads(const Variable& x) const;  // [B, T, d] -> [B, H, T, d_k]
+  void check_input(const char* what, const Variable& x) const;
+  int64_t d_model_, heads_;
+  std::shared_ptr<Generator> dropout_gen_;
+};
+
+}  // namespace gradformer

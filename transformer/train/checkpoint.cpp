@@ -1,0 +1,127 @@
+#include "transformer/train/checkpoint.h"
+
+#include <sstream>
+
+#include "tensor/saved_state.h"
+
+namespace gradformer {
+namespace {
+
+constexpr const char* kFormat = "gradformer-checkpoint-1";
+constexpr const char* kOptimizerPrefix = "optimizer.";
+
+const std::string& require(const std::map<std::string, std::string>& metadata, const std::string& key,
+                           const std::string& source) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end()) throw CheckpointError(message(source, ": not a gradformer checkpoint: no metadata '", key, "'"));
+  return it->second;
+}
+
+int64_t to_int(const std::string& text, const std::string& key, const std::string& source) {
+  return parse_integer(text, message(source, ": metadata '", key, "'"));
+}
+
+double to_double(const std::string& text, const std::string& key, const std::string& source) {
+  return parse_number(text, message(source, ": metadata '", key, "'"));
+}
+
+std::string exact(double v) {
+  std::ostringstream out;
+  out.precision(17);
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c) {
+  return {{"config.src_vocab", std::to_string(c.src_vocab)},
+          {"config.tgt_vocab", std::to_string(c.tgt_vocab)},
+          {"config.d_model", std::to_string(c.d_model)},
+          {"config.d_ff", std::to_string(c.d_ff)},
+          {"config.heads", std::to_string(c.heads)},
+          {"config.layers", std::to_string(c.layers)},
+          {"config.dropout", exact(c.dropout)},
+          {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
+          {"config.max_len", std::to_string(c.max_len)},
+          {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
+          {"config.dtype", std::string(name(c.dtype))}};
+}
+
+TransformerConfig config_from_metadata(const std::map<std::string, std::string>& m, const std::string& source) {
+  TransformerConfig c;
+  auto integer = [&](const char* key) { return to_int(require(m, key, source), key, source); };
+  c.src_vocab = integer("config.src_vocab");
+  c.tgt_vocab = integer("config.tgt_vocab");
+  c.d_model = integer("config.d_model");
+  c.d_ff = integer("config.d_ff");
+  c.heads = integer("config.heads");
+  c.layers = integer("config.layers");
+  c.max_len = integer("config.max_len");
+  c.dropout = to_double(require(m, "config.dropout", source), "config.dropout", source);
+  const std::string& norm = require(m, "config.norm", source);
+  if (norm != "pre" && norm != "post") throw CheckpointError(message(source, ": config.norm must be pre or post, got '", norm, "'"));
+  c.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
+  const std::string& tie = require(m, "config.tie_embeddings", source);
+  if (tie != "true" && tie != "false")
+    throw CheckpointError(message(source, ": config.tie_embeddings must be true or false, got '", tie, "'"));
+  c.tie_embeddings = tie == "true";
+  const std::string& dtype = require(m, "config.dtype", source);
+  if (dtype != "float32" && dtype != "float64")
+    throw CheckpointError(message(source, ": config.dtype must be float32 or float64, got '", dtype, "'"));
+  c.dtype = dtype == "float64" ? DType::Float64 : DType::Float32;
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw CheckpointError(message(source, ": the stored configuration is invalid: ", e.what()));
+  }
+  return c;
+}
+
+void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
+                     const CheckpointInfo& info) {
+  StateDict tensors = model.state_dict();
+  for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
+  std::map<std::string, std::string> metadata = config_to_metadata(model.config());
+  metadata["format"] = kFormat;
+  metadata["vocab.source"] = info.source_vocab.to_text();
+  metadata["vocab.target"] = info.target_vocab.to_text();
+  for (const auto& [key, value] : info.state) metadata["state." + key] = value;
+  save_safetensors(path, tensors, metadata);
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  SafetensorsFile file = load_safetensors(path);
+  const auto& m = file.metadata;
+  if (require(m, "format", path) != kFormat)
+    throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")"));
+  LoadedCheckpoint out;
+  out.info.config = config_from_metadata(m, path);
+  try {
+    out.info.source_vocab = Vocab::from_text(require(m, "vocab.source", path), path + " (vocab.source)");
+    out.info.target_vocab = Vocab::from_text(require(m, "vocab.target", path), path + " (vocab.target)");
+  } catch (const DataError& e) {
+    throw CheckpointError(e.what());
+  }
+  if (out.info.source_vocab.size() != out.info.config.src_vocab || out.info.target_vocab.size() != out.info.config.tgt_vocab)
+    throw CheckpointError(message(path, ": vocabularies of ", out.info.source_vocab.size(), " and ",
+                                  out.info.target_vocab.size(), " tokens do not match the model's ", out.info.config.src_vocab,
+                                  " and ", out.info.config.tgt_vocab));
+  for (const auto& [key, value] : m)
+    if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;
+
+  StateDict params;
+  for (auto& [name, t] : file.tensors) {
+    if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
+    else params.emplace(name, t);
+  }
+  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0);
+  try {
+    out.model->load_state_dict(params);
+  } catch (const Error& e) {
+    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration: ", e.what()));
+  }
+  return out;
+}
+
+}  // namespace gradformer

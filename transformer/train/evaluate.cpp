@@ -1,0 +1,147 @@
+#include "transformer/train/evaluate.h"
+
+#include <filesystem>
+
+#include "transformer/data/batch_plan.h"
+#include "transformer/data/copy_task.h"
+#include "transformer/train/svg.h"
+
+namespace gradformer {
+
+// The model knows nothing of vocabularies: its decoding defaults must be the data layer's ids.
+static_assert(DecodeOptions{}.bos == Vocab::bos && DecodeOptions{}.eos == Vocab::eos);
+
+Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch) {
+  return model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad), target_mask(batch.tgt_in, Vocab::pad));
+}
+
+std::vector<double> sentence_log_probs(EncoderDecoder& model, const Batch& batch) {
+  InferenceGuard inference(model);
+  const Tensor logp = log_softmax(teacher_forced_logits(model, batch), -1).value().to(DType::Float64);  // [B, T, V]
+  const Tensor picked = gather(logp, 2, batch.tgt_out.unsqueeze(2)).squeeze(2);                        // [B, T]
+  const Tensor real = ne(batch.tgt_out, scalar(static_cast<double>(Vocab::pad), DType::Int64));
+  const Tensor per_sentence = sum(where(real, picked, zeros_like(picked)), {1});  // [B]
+  return per_sentence.to_vector<double>();
+}
+
+double teacher_forced_loss(EncoderDecoder& model, const std::vector<Batch>& batches) {
+  InferenceGuard inference(model);
+  double total = 0;
+  int64_t tokens = 0;
+  for (const Batch& b : batches) {
+    const Variable loss = cross_entropy(teacher_forced_logits(model, b), b.tgt_out, {.ignore_index = Vocab::pad});
+    total += loss.item() * static_cast<double>(b.ntokens);
+    tokens += b.ntokens;
+  }
+  return tokens ? total / static_cast<double>(tokens) : 0.0;
+}
+
+static std::vector<std::string> words_of(const Hypothesis& h, const Vocab& vocab) {
+  return vocab.decode(strip_specials(h.tokens));
+}
+
+static DecodeOptions options_for(const EncoderDecoder& model, size_t source_length) {
+  // A translation rarely runs past twice its source; the positional encoding caps it in any case.
+  return {.max_len = std::min<int64_t>(model.config().max_len - 1, 2 * static_cast<int64_t>(source_length) + 10)};
+}
+
+std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source, const Vocab& source_vocab,
+                                   const Vocab& target_vocab, int64_t beam, double alpha) {
+  std::vector<int64_t> ids = source_vocab.encode(source);
+  ids.push_back(Vocab::eos);
+  if (static_cast<int64_t>(ids.size()) > model.config().max_len)
+    throw DataError(message("translate: the sentence has ", source.size(), " tokens; this model takes at most ",
+                            model.config().max_len - 1));
+  const Tensor src = from_vector(ids, {1, static_cast<int64_t>(ids.size())});
+  const Tensor mask = padding_mask(src, Vocab::pad);
+  const DecodeOptions options = options_for(model, source.size());
+  const Hypothesis h = beam == 1 ? greedy_decode(model, src, mask, options).front() : beam_search(model, src, mask, beam, alpha, options);
+  return words_of(h, target_vocab);
+}
+
+TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
+                                       const Vocab& target_vocab, int64_t beam, double alpha, int64_t batch_size) {
+  TranslationReport report;
+  std::vector<std::vector<std::string>> references;
+  if (beam == 1) {
+    // Greedy decoding in batches of similar length (the batch plan's evaluation order), then put back in order.
+    std::vector<EncodedPair> encoded;
+    for (const SentencePair& p : pairs) encoded.push_back({source_vocab.encode(p.source), target_vocab.encode(p.target)});
+    report.hypotheses.resize(pairs.size());
+    for (const auto& indices : plan_batches(encoded, {.max_sentences = batch_size}, nullptr)) {
+      const Batch b = collate(encoded, indices);
+      size_t longest = 0;
+      for (int64_t i : indices) longest = std::max(longest, pairs[static_cast<size_t>(i)].source.size());
+      auto hyps = greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), options_for(model, longest));
+      for (size_t k = 0; k < indices.size(); ++k) {
+        // Each sentence's own length cap, so its translation does not depend on its batch-mates
+        // (greedy decoding of fewer steps gives the first tokens of more steps).
+        std::vector<int64_t>& tokens = hyps[k].tokens;
+        const auto cap = options_for(model, pairs[static_cast<size_t>(indices[k])].source.size()).max_len;
+        if (static_cast<int64_t>(tokens.size()) > cap) tokens.resize(static_cast<size_t>(cap));
+        report.hypotheses[static_cast<size_t>(indices[k])] = words_of(hyps[k], target_vocab);
+      }
+    }
+  } else {
+    for (const SentencePair& p : pairs) report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha));
+  }
+  for (const SentencePair& p : pairs) references.push_back(p.target);
+  report.bleu = corpus_bleu(report.hypotheses, references);
+  report.exact_match = exact_match_rate(report.hypotheses, references);
+  return report;
+}
+
+int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& gen) {
+  const Batch b = copy_task_batch(count, gen);
+  // Start from the sequence's first token (1) and generate the other length - 1, never stopping early.
+  const int64_t length = b.src.size(1);
+  const auto hyps = greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), {.max_len = length - 1, .bos = 1, .eos = -1});
+  int64_t exact = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<int64_t> decoded{1};
+    decoded.insert(decoded.end(), hyps[static_cast<size_t>(i)].tokens.begin(), hyps[static_cast<size_t>(i)].tokens.end());
+    exact += decoded == b.src.select(0, i).to_vector<int64_t>();
+  }
+  return exact;
+}
+
+std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b, const std::vector<std::string>& src_labels,
+                                              const std::vector<std::string>& tgt_labels, const std::string& directory) {
+  if (b.size() != 1 || static_cast<int64_t>(src_labels.size()) != b.src.size(1) ||
+      static_cast<int64_t>(tgt_labels.size()) != b.tgt_in.size(1))
+    throw ShapeError(message("write_attention_maps: need one sentence pair and a label per position, got src ", b.src.shape(),
+                             " with ", src_labels.size(), " labels and tgt_in ", b.tgt_in.shape(), " with ", tgt_labels.size()));
+
+  for (auto& layer : *model.encoder->layers) layer->keep_attention = true;
+  for (auto& layer : *model.decoder->layers) layer->keep_attention = true;
+  {
+    InferenceGuard inference(model);
+    (void)teacher_forced_logits(model, b);
+  }
+  std::filesystem::create_directories(directory);
+  std::vector<std::string> paths;
+  auto write = [&](const Tensor& weights, const std::string& kind, size_t layer, const std::vector<std::string>& rows,
+                   const std::vector<std::string>& cols) {
+    for (int64_t h = 0; h < weights.size(1); ++h) {  // weights: [1, H, Tq, Tk]
+      Heatmap map = heatmap_of(weights.select(0, 0).select(0, h), rows, cols,
+                               message(kind, " attention, layer ", layer, ", head ", h));
+      map.range = std::make_pair(0.0, 1.0);
+      const std::string path = message(directory, "/", kind, "-layer", layer, "-head", h, ".svg");
+      write_svg(path, heatmap_svg(map));
+      paths.push_back(path);
+    }
+  };
+  size_t l = 0;
+  for (auto& layer : *model.encoder->layers) write(layer->attention, "encoder", l++, src_labels, src_labels);
+  l = 0;
+  for (auto& layer : *model.decoder->layers) {
+    write(layer->self_attention, "decoder-self", l, tgt_labels, tgt_labels);
+    write(layer->cross_attention, "decoder-cross", l++, tgt_labels, src_labels);
+  }
+  for (auto& layer : *model.encoder->layers) layer->keep_attention = false, layer->attention = Tensor();
+  for (auto& layer : *model.decoder->layers)
+    layer->keep_attention = false, layer->self_attention = Tensor(), layer->cross_attention = Tensor();
+  return paths;
+}
+
+}  // namespace gradformer

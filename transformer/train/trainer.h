@@ -1,0 +1,80 @@
+// Training a Transformer end to end: the task's data, the model, Adam with the paper's warmup
+// schedule, label smoothing, gradient clipping, evaluation, checkpoints that resume exactly, a loss
+// curve and attention maps. `gradformer train` is a thin layer over train().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transformer/train/evaluate.h"
+#include "transformer/model/encoder_decoder.h"
+
+namespace gradformer {
+
+struct TrainOptions {
+  std::string task = "copy";  // "copy", "toy-translation", or "corpus" (--data TRAIN.tsv --valid VALID.tsv)
+  std::string data_path, valid_path, test_path;
+
+  // The model (ignored when resuming: the checkpoint's configuration wins).
+  int64_t d_model = 128, d_ff = 512, heads = 8, layers = 2;
+  double dropout = 0.1;
+  NormPlacement norm = NormPlacement::Post;
+  bool tie_embeddings = false;
+  int64_t max_len = 128;
+
+  // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
+  int64_t batch_size = 80;         // sequences per batch (copy task), at most this many sentences (corpus)
+  int64_t max_tokens = 0;          // corpus: padded tokens per batch, 0 for no budget
+  // The Annotated Transformer runs the copy task for 20 epochs (400 steps) with a 400-step warmup,
+  // so the rate is still rising at the last step: it (in PyTorch) and gradformer then copy 94-96 of
+  // 100 fresh sequences. 30 epochs with a 200-step warmup (the rate peaks, then decays) copy 100.
+  int64_t epochs = 30;
+  int64_t batches_per_epoch = 20;  // copy task; a corpus epoch is the whole corpus
+  double lr = 0.5;
+  int64_t warmup = 200;
+  double label_smoothing = 0;
+  double clip = 0;                 // global gradient-norm clip, 0 for none
+  uint64_t seed = 1;
+
+  // Output.
+  std::string out_dir = "runs/copy";  // model.safetensors, loss.svg, attention/*.svg
+  std::string metrics_path;           // one JSON object per logging step
+  int64_t log_every = 20, eval_every = 0, save_every = 0;  // 0: evaluate / save only at the end
+  int64_t stop_after = 0;             // stop after this step, as an interruption would (0: run to the end)
+  int64_t beam = 1;                   // for the final translation evaluation
+  bool quiet = false;                 // no progress output
+};
+
+/// The defaults of a task: the copy task as the Annotated Transformer sets it up (N 2, h 8,
+/// batch 80, 20 batches an epoch, lr 0.5, no label smoothing) at d_model 128, with 30 epochs and
+/// warmup 200 rather than 20 and 400 (see TrainOptions::epochs); toy
+/// translation with label smoothing 0.1. ValueError for an unknown task.
+TrainOptions default_train_options(const std::string& task);
+
+struct TrainReport {
+  int64_t first_step = 1, steps = 0;  // steps run in this call: first_step .. first_step + steps - 1
+  double train_seconds = 0;           // the steps alone, without evaluation and saving
+  int64_t target_tokens = 0;
+  double tokens_per_second = 0;
+  std::vector<double> losses;         // each step's training loss (label-smoothed if smoothing is on)
+  double valid_loss = 0;
+  int64_t copy_exact_match = -1;      // of 100 fresh sequences (copy task)
+  std::optional<TranslationReport> valid_translation, test_translation;
+  std::string checkpoint_path;
+};
+
+/// Trains, evaluating at the end (and every eval_every steps), saving out_dir/model.safetensors
+/// at the end (and every save_every steps). With resume_path, continues the run saved there: the
+/// checkpoint's model, optimizer, data position and generators, and its options except the
+/// output ones (out_dir, metrics_path, log_every, quiet, stop_after), so the losses that follow
+/// equal those the uninterrupted run would have had.
+TrainReport train(const TrainOptions& options, const std::string& resume_path = "");
+
+/// TrainOptions as checkpoint state entries ("options.lr", ...) and back.
+std::map<std::string, std::string> options_to_state(const TrainOptions& options);
+TrainOptions options_from_state(const std::map<std::string, std::string>& state, const std::string& source);
+
+}  // namespace gradformer

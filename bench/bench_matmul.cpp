@@ -1,8 +1,9 @@
-// bench_matmul: gradformer's matmul on the shapes of ../shared/peers/matmul_shapes.txt, registered as
-//   BM_Matmul/M:<M>/N:<N>/K:<K>/TA:<0|1>/TB:<0|1>/T:<threads>   with a GFLOPS counter,
-// the same names as the OpenBLAS peer (../shared/peers/openblas_matmul_bench.cpp), so that
-//   ../shared/peers/matmul_vs_openblas.sh build/bench/bench_matmul
-// prints our / OpenBLAS ratios measured side by side. TA = 1: A is stored transposed, [K, M], and
+// bench_matmul: gradformer's matmul on a fixed list of shapes (square, linear-layer, attention and
+// tutorial sizes), each registered as
+//   BM_Matmul/M:<M>/N:<N>/K:<K>/TA:<0|1>/TB:<0|1>/T:<threads>   with a GFLOPS counter.
+// The names are a contract: a BLAS benchmark that registers the same names (an OpenBLAS sgemm
+// program, say) can be run alternately with this one and compared row by row, so the ratio is
+// measured side by side on one machine, not against a number from another day. TA = 1: A is stored transposed, [K, M], and
 // passed as a transposed view (TB likewise for B: stored [N, K]). T: threads of gradformer's pool.
 // The shapes come from the file named by $MATMUL_SHAPES, else from the built-in copy below.
 //
@@ -23,7 +24,7 @@ using namespace gradformer;
 
 namespace {
 
-// A copy of ../shared/peers/matmul_shapes.txt: M N K TA TB T per line.
+// The shapes, M N K TA TB T per line (override with a file of the same format in $MATMUL_SHAPES).
 const char* const kBuiltinShapes = R"(# square
 256 256 256 0 0 1
 512 512 512 0 0 1

@@ -27,7 +27,7 @@ struct TinyBatch {
 
 }  // namespace
 
-TEST_CASE("EncoderDecoder parameter names are exactly DESIGN.md section 4 (1 layer, post-LN)") {
+TEST_CASE("EncoderDecoder parameter names are PyTorch's, as ARCHITECTURE.md lists them (1 layer, post-LN)") {
   EncoderDecoder model(test::tiny_config(NormPlacement::Post), 0);
   const std::vector<std::string> expected = {
       "src_embed.weight",

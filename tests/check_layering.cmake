@@ -1,0 +1,45 @@
+# cmake -P check_layering.cmake <project root>
+# Dependencies point one way: tensor <- autograd <- nn <- transformer/model, and
+# tensor <- transformer/data; model and data <- transformer/train <- transformer/cli.
+# CMake's target links catch a call into a library a target does not link, but every target exports
+# the project root as an include directory, so an upward #include of a header-only template (or an
+# inline function) would compile. This script reads every #include "..." in the library folders
+# and fails when one names a folder its own folder may not depend on.
+cmake_minimum_required(VERSION 3.20)
+get_filename_component(root "${CMAKE_ARGV3}" ABSOLUTE)
+# folder: the folders its files may include from (its own included)
+set(allowed_tensor "tensor")
+set(allowed_autograd "tensor;autograd")
+set(allowed_nn "tensor;autograd;nn")
+set(allowed_transformer/model "tensor;autograd;nn;transformer/model")
+set(allowed_transformer/data "tensor;transformer/data")
+set(allowed_transformer/train "tensor;autograd;nn;transformer/model;transformer/data;transformer/train")
+set(allowed_transformer/cli "tensor;autograd;nn;transformer/model;transformer/data;transformer/train;transformer/cli")
+set(folders tensor autograd nn transformer/model transformer/data transformer/train transformer/cli)
+
+set(bad 0)
+set(checked 0)
+foreach(folder IN LISTS folders)
+  file(GLOB sources "${root}/${folder}/*.h" "${root}/${folder}/*.cpp")
+  foreach(source IN LISTS sources)
+    math(EXPR checked "${checked} + 1")
+    file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" header "${line}")
+      get_filename_component(header_folder "${header}" DIRECTORY)
+      if(NOT header_folder IN_LIST allowed_${folder})
+        file(RELATIVE_PATH shown "${root}" "${source}")
+        string(REPLACE ";" "/, " may "${allowed_${folder}}")
+        message(NOTICE "${shown}: includes \"${header}\", but ${folder}/ may include only from ${may}/")
+        math(EXPR bad "${bad} + 1")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(checked EQUAL 0)
+  message(FATAL_ERROR "no source files found under ${root}: nothing was checked")
+endif()
+if(bad GREATER 0)
+  message(FATAL_ERROR "${bad} include(s) against the layering")
+endif()
+message(STATUS "layering holds: ${checked} files include only from below or beside them")

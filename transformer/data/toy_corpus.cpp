@@ -18,13 +18,28 @@ struct NounPhrase {
   int after = -1;   // index of an after-the-noun adjective (noir, rouge, ...), or -1
 };
 
+// Either "subject verb object" or "subject is adjective" (a copular clause, with être).
 struct Clause {
   int pronoun = -1;  // subject pronoun, or -1 for a noun phrase subject
+  Gender speaker = Gender::masculine;  // what je, tu, nous and vous agree with (English cannot tell)
   NounPhrase subject;
-  size_t verb = 0;
+  bool copular = false;
+  size_t verb = 0;     // when not copular
+  int predicate = -1;  // when copular: the adjective
   bool negated = false;
-  NounPhrase object;
+  NounPhrase object;  // when not copular
 };
+
+// The French person (0 je ... 5 ils/elles) and gender of a clause's subject.
+std::pair<int, Gender> subject_person(const Clause& clause) {
+  const ToyLexicon& lex = toy_lexicon();
+  if (clause.pronoun < 0)
+    return {clause.subject.plural ? 5 : 2, lex.nouns[clause.subject.noun].gender};
+  const ToyPronoun& pronoun = lex.pronouns[static_cast<size_t>(clause.pronoun)];
+  if (pronoun.fr == "il" || pronoun.fr == "ils") return {pronoun.person, Gender::masculine};
+  if (pronoun.fr == "elle" || pronoun.fr == "elles") return {pronoun.person, Gender::feminine};
+  return {pronoun.person, clause.speaker};
+}
 
 bool chance(Generator& gen, double p) { return gen.uniform() < p; }
 
@@ -60,8 +75,14 @@ Clause sample_clause(Generator& gen) {
     clause.pronoun = static_cast<int>(pick(toy_lexicon().pronouns, gen));
   else
     clause.subject = sample_noun_phrase(gen, /*animate=*/true);
-  clause.verb = pick(toy_lexicon().verbs, gen);
+  clause.speaker = chance(gen, 0.5) ? Gender::feminine : Gender::masculine;
   clause.negated = chance(gen, 0.35);
+  clause.copular = chance(gen, 0.2);
+  if (clause.copular) {
+    clause.predicate = static_cast<int>(pick(toy_lexicon().adjectives, gen));
+    return clause;
+  }
+  clause.verb = pick(toy_lexicon().verbs, gen);
   clause.object = sample_noun_phrase(gen, /*animate=*/false);  // any noun, animate or not
   // "pas de souris" could be "a mouse" or "any mice": French shows the number only in the article
   // for a noun spelled alike in both, and "de" hides it. Keep the translation a function of the source.
@@ -88,17 +109,28 @@ void french_noun_phrase(const NounPhrase& np, bool object_of_negation, std::vect
   if (np.after >= 0) out.push_back(lex.adjectives[static_cast<size_t>(np.after)].fr[form]);
 }
 
+bool starts_with_vowel(const std::string& word) {
+  // "ê" is two bytes in UTF-8; its first byte, 0xC3, begins every accented Latin vowel we use.
+  return std::string("aeiou").find(word[0]) != std::string::npos || static_cast<unsigned char>(word[0]) == 0xC3;
+}
+
 std::vector<std::string> french(const Clause& clause) {
   const ToyLexicon& lex = toy_lexicon();
   std::vector<std::string> out;
-  int person;
-  if (clause.pronoun >= 0) {
-    const ToyPronoun& pronoun = lex.pronouns[static_cast<size_t>(clause.pronoun)];
-    out.push_back(pronoun.fr);
-    person = pronoun.person;
-  } else {
+  const auto [person, gender] = subject_person(clause);
+  if (clause.pronoun >= 0)
+    out.push_back(lex.pronouns[static_cast<size_t>(clause.pronoun)].fr);
+  else
     french_noun_phrase(clause.subject, false, out);
-    person = clause.subject.plural ? 5 : 2;
+  if (clause.copular) {  // "elle n' est pas heureuse": ne elides before a vowel; the adjective agrees
+    const std::string& etre = lex.copula.fr[static_cast<size_t>(person)];
+    if (clause.negated) out.push_back(starts_with_vowel(etre) ? "n'" : "ne");
+    out.push_back(etre);
+    if (clause.negated) out.push_back("pas");
+    const bool plural = person >= 3;
+    out.push_back(lex.adjectives[static_cast<size_t>(clause.predicate)].fr[ToyAdjective::form_index(gender, plural)]);
+    out.push_back(".");
+    return out;
   }
   if (clause.negated) out.push_back("ne");
   out.push_back(lex.verbs[clause.verb].fr[static_cast<size_t>(person)]);
@@ -109,8 +141,6 @@ std::vector<std::string> french(const Clause& clause) {
 }
 
 // ---- English --------------------------------------------------------------------------------
-
-bool starts_with_vowel(const std::string& word) { return std::string("aeiou").find(word[0]) != std::string::npos; }
 
 void english_noun_phrase(const NounPhrase& np, bool object_of_negation, std::vector<std::string>& out) {
   const ToyLexicon& lex = toy_lexicon();
@@ -139,6 +169,13 @@ std::vector<std::string> english(const Clause& clause) {
   } else {
     english_noun_phrase(clause.subject, false, out);
     third_singular = !clause.subject.plural;
+  }
+  if (clause.copular) {  // "she is not happy": no do-support with to be
+    out.push_back(lex.copula.en[static_cast<size_t>(subject_person(clause).first)]);
+    if (clause.negated) out.push_back("not");
+    out.push_back(lex.adjectives[static_cast<size_t>(clause.predicate)].en);
+    out.push_back(".");
+    return out;
   }
   const ToyVerb& verb = lex.verbs[clause.verb];
   if (clause.negated) {

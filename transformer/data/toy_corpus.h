@@ -7,6 +7,8 @@
 //   - negation: "ne mange pas" -> "does not eat"; an indefinite object becomes "de":
 //     "il ne mange pas de pommes" -> "he does not eat any apples"
 //   - English a/an from the next word: "une pomme" -> "an apple", "un chat orange" -> "an orange cat"
+//   - être and an adjective agreeing with the subject: "je suis heureux ." -> "i am happy .",
+//     "elle n' est pas heureuse ." -> "she is not happy ." (ne elides before a vowel)
 // Lowercase, with the full stop as its own token.
 #pragma once
 

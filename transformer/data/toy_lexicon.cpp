@@ -22,6 +22,7 @@ ToyAdjective regular(const std::string& masculine, const std::string& en, bool b
 
 ToyLexicon build() {
   ToyLexicon lexicon;
+  lexicon.copula = {{"suis", "es", "est", "sommes", "êtes", "sont"}, {"am", "are", "is", "are", "are", "are"}};
   lexicon.nouns = {
       // animate: subjects and objects
       {"chat", "chats", masculine, "cat", "cats", true},
@@ -72,7 +73,8 @@ ToyLexicon build() {
       {{"orange", "orange", "orange", "orange"}, "orange", false},  // invariable
       regular("lourd", "heavy"),
       regular("rapide", "fast"),
-      regular("content", "happy"),
+      regular("content", "glad"),
+      {{"heureux", "heureuse", "heureux", "heureuses"}, "happy", false},
   };
   lexicon.verbs = {
       er_verb("mang", "eat", "eats"),         er_verb("regard", "watch", "watches"),

@@ -1,7 +1,8 @@
 // The words of the toy French->English corpus, with what the grammar needs to know about each:
 // a noun's gender, an adjective's four French forms and which side of the noun it goes on, a
-// verb's six French persons. French words never start with a vowel, so no elision (l', n', d')
-// is needed; English a/an and the English plurals are spelled out in the tables.
+// verb's six French persons. French nouns and adjectives never start with a vowel, so no elision
+// (l', d') is needed; only "ne" before a form of être that does ("il n' est pas", "tu n' es pas",
+// with n' as its own token). English a/an and the English plurals are spelled out in the tables.
 #pragma once
 
 #include <array>
@@ -41,7 +42,14 @@ struct ToyPronoun {
   int person;  // 0 je, 1 tu, 2 il/elle, 3 nous, 4 vous, 5 ils/elles
 };
 
+/// Être and to be, by French person: "je suis heureux" -> "i am happy".
+struct ToyCopula {
+  std::array<std::string, 6> fr;  // suis, es, est, sommes, êtes, sont
+  std::array<std::string, 6> en;  // am, are, is, are, are, are
+};
+
 struct ToyLexicon {
+  ToyCopula copula;
   std::vector<ToyNoun> nouns;
   std::vector<ToyAdjective> adjectives;
   std::vector<ToyVerb> verbs;

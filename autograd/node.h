@@ -96,7 +96,7 @@ class Node {
     input_count_ = 0;
   }
 
-  const char* op_;
+  const char* op_;  // first, so debug/gradformer_gdb.py finds it even without debug information
   std::array<Variable, kInlineInputs> inline_;
   std::vector<Variable> spilled_;
   size_t input_count_;

@@ -118,23 +118,33 @@ def _op_name(node):
         return (node.cast(char_pp) + 1).dereference().string()
 
 
+def variable_summary(impl):
+    """A VariableImpl (what a Variable points at): its value, how it was made, its gradient."""
+    value = tensor_summary(impl["value"]).replace("Tensor ", "Variable ", 1)
+    node = _pointee(impl["grad_fn"])
+    origin = "grad_fn=" + _op_name(node) if int(node) != 0 else "leaf"
+    if bool(impl["requires_grad"]):
+        origin += ", requires_grad"
+    grad = impl["grad"]
+    shown_grad = "no grad yet" if int(_pointee(grad["storage_"])) == 0 else "grad " + tensor_summary(grad)[len("Tensor "):]
+    return "%s, %s, %s" % (value, origin, shown_grad)
+
+
 class VariablePrinter:
     def __init__(self, val):
         self.val = val
 
     def to_string(self):
         impl = _pointee(self.val["impl_"])
-        if int(impl) == 0:
-            return "Variable (undefined)"
-        impl = impl.dereference()
-        value = tensor_summary(impl["value"]).replace("Tensor ", "Variable ", 1)
-        node = _pointee(impl["grad_fn"])
-        origin = "grad_fn=" + _op_name(node) if int(node) != 0 else "leaf"
-        if bool(impl["requires_grad"]):
-            origin += ", requires_grad"
-        grad = impl["grad"]
-        shown_grad = "no grad yet" if int(_pointee(grad["storage_"])) == 0 else "grad " + tensor_summary(grad)[len("Tensor "):]
-        return "%s, %s, %s" % (value, origin, shown_grad)
+        return "Variable (undefined)" if int(impl) == 0 else variable_summary(impl.dereference())
+
+
+class VariableImplPrinter:
+    def __init__(self, val):
+        self.val = val
+
+    def to_string(self):
+        return variable_summary(self.val)
 
 
 def _lookup(val):
@@ -143,7 +153,7 @@ def _lookup(val):
         t = t.target().strip_typedefs()
     name = t.unqualified().tag
     return {"gradformer::Tensor": TensorPrinter, "gradformer::Variable": VariablePrinter,
-            "gradformer::Shape": ShapePrinter}.get(name, lambda v: None)(val) if name else None
+            "gradformer::VariableImpl": VariableImplPrinter, "gradformer::Shape": ShapePrinter}.get(name, lambda v: None)(val) if name else None
 
 
 gdb.pretty_printers.append(_lookup)

@@ -175,16 +175,19 @@ class Reader {
     if (!shape->is_array()) fail(name, "shape must be an array of integers");
     if (shape->items().size() > static_cast<size_t>(kMaxRank))
       fail(name, message("shape has ", shape->items().size(), " dimensions, more than the ", kMaxRank, " supported"));
-    uint64_t numel = 1;
-    bool overflow = false;
+    // Every size product a tensor of this shape leads to (its element count, its strides) must fit
+    // in int64_t, even when a 0 makes the count itself 0: [2^62, 4, 0] and [0, 2^62, 4] are refused.
     for (const Json& d : shape->items()) {
       if (!d.is_integer() || d.value() < 0) fail(name, "shape must hold non-negative integers");
       entry.shape.push_back(d.value());
-      const uint64_t size = static_cast<uint64_t>(d.value());
-      if (size != 0 && numel > std::numeric_limits<uint64_t>::max() / size) overflow = true;
-      numel *= size;
     }
-    if (overflow && numel != 0) fail(name, message("shape ", entry.shape, " has more elements than fit in 64 bits"));
+    int64_t nonzero_product = 1;
+    bool empty = false;
+    for (const int64_t d : entry.shape)
+      if (d == 0) empty = true;
+      else if (__builtin_mul_overflow(nonzero_product, d, &nonzero_product))
+        fail(name, message("shape ", entry.shape, ": its sizes multiply past 64 bits"));
+    const uint64_t numel = empty ? 0 : static_cast<uint64_t>(nonzero_product);
 
     if (!offsets->is_array() || offsets->items().size() != 2 || !offsets->items()[0].is_integer() ||
         !offsets->items()[1].is_integer() || offsets->items()[0].value() < 0 || offsets->items()[1].value() < 0)

@@ -29,6 +29,11 @@ struct ValueError : Error {
   using Error::Error;
 };
 
+/// Memory the operating system would not give: the message names the operation and the size asked
+/// for (a model configuration far too large for the machine, say).
+struct MemoryError : Error {
+  using Error::Error;
+};
 /// A checkpoint, or the state saved in one, that cannot be written, read or trusted.
 struct CheckpointError : Error {
   using Error::Error;

@@ -28,6 +28,10 @@ void Shape::erase(int at) {
   --rank_;
 }
 
+void Shape::numel_overflow() const {
+  throw ShapeError(message("shape ", *this, " has more elements than a 64-bit count holds"));
+}
+
 bool operator==(const Shape& a, const Shape& b) {
   if (a.rank_ != b.rank_) return false;
   for (int i = 0; i < a.rank_; ++i)
@@ -52,7 +56,9 @@ Shape contiguous_strides(const Shape& shape) {
   int64_t stride = 1;
   for (int i = shape.rank() - 1; i >= 0; --i) {
     strides[i] = stride;
-    stride *= shape[i];
+    // [0, 2^62, 4] has no elements, yet its first stride would be 2^64
+    if (__builtin_mul_overflow(stride, shape[i], &stride))
+      throw ShapeError(message("shape ", shape, ": its strides do not fit in 64 bits"));
   }
   return strides;
 }

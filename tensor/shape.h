@@ -32,9 +32,13 @@ class Shape {
   void push_back(int64_t d);                 // ShapeError past kMaxRank
   void insert(int at, int64_t d);            // before position `at`
   void erase(int at);
-  int64_t numel() const {                    // product of the sizes; 1 for rank 0
+  /// The product of the sizes (1 for rank 0). Every element count in the library comes from here,
+  /// so this is the one place a product is checked: ShapeError when it does not fit in int64_t
+  /// (a hostile [2^62, 4] would otherwise wrap around to 0 and pass every later check).
+  int64_t numel() const {
     int64_t n = 1;
-    for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+    for (int i = 0; i < rank_; ++i)
+      if (__builtin_mul_overflow(n, dims_[static_cast<size_t>(i)], &n)) numel_overflow();
     return n;
   }
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
@@ -42,6 +46,7 @@ class Shape {
   friend bool operator==(const Shape& a, const Shape& b);
 
  private:
+  [[noreturn]] void numel_overflow() const;
   std::array<int64_t, kMaxRank> dims_{};
   int rank_ = 0;
 };

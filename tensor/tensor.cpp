@@ -29,7 +29,15 @@ static void check_sizes(const Shape& shape, const char* op) {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
   check_sizes(shape, "empty");
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(shape.numel()) * itemsize(dtype));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(itemsize(dtype)), &bytes))
+    throw ShapeError(message("empty: shape ", shape, " of ", name(dtype), " needs more bytes than a 64-bit count holds"));
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(static_cast<size_t>(bytes));
+  } catch (const std::bad_alloc&) {
+    throw MemoryError(message("empty: cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
+  }
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 

@@ -173,6 +173,13 @@ TEST_CASE("safetensors rejects bad tensor entries: dtype, shape, offsets, size, 
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})", 0) + "\x01\x02",
                    "tensor \"w\": BOOL element 1 is byte 2, not 0 or 1");
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", 4), "more than the 8 supported");
+  // Sizes whose product overflows, hidden behind a 0 that makes the count 0 (once undefined behaviour)
+  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})", 0),
+                   "tensor \"w\": shape [4611686018427387904, 4, 0]: its sizes multiply past 64 bits");
+  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[0,4611686018427387904,4],"data_offsets":[0,0]}})", 0),
+                   "its sizes multiply past 64 bits");
+  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F64","shape":[4611686018427387904],"data_offsets":[0,8]}})", 8),
+                   "size mismatch");
 }
 
 TEST_CASE("safetensors rejects overlapping, gapped, short and trailing data, and duplicate names") {

@@ -6,6 +6,13 @@
 #include <limits>
 #include <random>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <thread>
+
 #include "autograd/helpers.h"
 #include "nn/all.h"
 #include "nn/json.h"
@@ -217,15 +224,62 @@ TEST_CASE("A failed save leaves the previous checkpoint intact") {
   const fs::path path = temp_path("model.safetensors");
   save_safetensors(path, {{"w", tensor({1, 2, 3}, {3})}}, {{"step", "100"}});
   const std::string before = read_all(path);
-  // Simulate a failure while writing the new file: its temporary name is taken by a directory.
-  fs::create_directory(path.string() + ".tmp");
-  CHECK_THROWS_MSG(save_safetensors(path, {{"w", tensor({9, 9, 9}, {3})}}, {{"step", "200"}}), CheckpointError,
-                   "cannot create the temporary file");
+  // Simulate a full disk: no file of this process may grow past 256 bytes for a moment.
+  rlimit saved{};
+  getrlimit(RLIMIT_FSIZE, &saved);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);  // a failed write, not a killed process
+  rlimit small = saved;
+  small.rlim_cur = 256;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const std::string message = test::error_message<CheckpointError>(
+      [&] { save_safetensors(path, {{"w", zeros({1000})}}, {{"step", "200"}}); });
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous_handler);
+  CHECK(message.find("cannot write the temporary file") != std::string::npos);
   CHECK(read_all(path) == before);
   CHECK(load_safetensors(path).metadata.at("step") == "100");
-  fs::remove(path.string() + ".tmp");
-  save_safetensors(path, {{"w", tensor({9, 9, 9}, {3})}}, {{"step", "200"}});
-  CHECK(load_safetensors(path).metadata.at("step") == "200");
+  for (const auto& entry : fs::directory_iterator(path.parent_path()))  // and no temporary is left
+    CHECK(entry.path().filename().string().rfind("model.safetensors.tmp", 0) != 0);
+}
+
+TEST_CASE("save_safetensors removes the temporaries of killed writers, never a live writer's") {
+  const fs::path path = temp_path("stale.safetensors");
+  const fs::path dead = path.string() + ".tmp-999999999-0";  // above any pid_max: no such process
+  const fs::path live = path.string() + ".tmp-" + std::to_string(getppid()) + "-0";
+  write_all(dead, std::string(1000, 'x'));
+  write_all(live, std::string(1000, 'x'));
+  save_safetensors(path, {{"w", ones({2})}});
+  CHECK(!fs::exists(dead));
+  CHECK(fs::exists(live));
+  fs::remove(live);
+}
+
+TEST_CASE("two writers saving to one path never expose a torn file to a reader") {
+  // Once every save used the same "<path>.tmp": one writer renamed the other's half-written file.
+  const fs::path path = temp_path("shared.safetensors");
+  save_safetensors(path, {{"w", ones({256})}});
+  std::atomic<bool> done{false};
+  std::atomic<int> bad_reads{0}, reads{0};
+  std::thread reader([&] {
+    while (!done) {
+      try {
+        const SafetensorsFile f = load_safetensors(path);
+        if (f.tensors.at("w").numel() != 256) ++bad_reads;
+      } catch (const Error&) {
+        ++bad_reads;
+      }
+      ++reads;
+    }
+  });
+  auto writer = [&](double value) {
+    for (int i = 0; i < 40; ++i) save_safetensors(path, {{"w", full({256}, value)}});
+  };
+  std::thread a(writer, 1.0), b(writer, 2.0);
+  a.join(), b.join();
+  done = true;
+  reader.join();
+  CHECK(bad_reads == 0);
+  CHECK(reads > 0);
 }
 
 TEST_CASE("Module state_dict and Adam state through a file resume training bitwise") {

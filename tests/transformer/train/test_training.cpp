@@ -332,7 +332,8 @@ TEST_CASE("checkpoint: save then load gives the same outputs bit for bit, the sa
       CHECK(back.info.state == tiny.info().state);
       CHECK(back.optimizer_state.empty());
       CHECK(back.model->parameter_count() == tiny.model->parameter_count());
-      CHECK(!std::filesystem::exists(path + ".tmp"));
+      for (const auto& entry : std::filesystem::directory_iterator(dir.path()))  // no temporary left behind
+        CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
     }
   }
 }

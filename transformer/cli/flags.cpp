@@ -39,7 +39,8 @@ bool Flags::parse(int argc, char** argv, int first) {
     Flag& flag = it->second;
     if (flag.is_switch) {
       if (inline_value) throw UsageError(message(command_, ": ", arg, " takes no value"));
-      flag.value = "1";
+      // Not `= "1"`: g++ 12 at -O2 then warns -Wrestrict inside std::string (its bug 105329).
+      flag.value = std::string(1, '1');
     } else if (inline_value) {
       flag.value = value;
     } else {

@@ -1,5 +1,6 @@
 // gradformer train: every hyperparameter of the reference copy-task setup is a flag, with the
 // task's defaults; --resume continues a saved run exactly.
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 
@@ -17,6 +18,18 @@ static std::string task_in(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return "corpus";
   }
   return "copy";
+}
+
+// The flag that sets a TrainOptions field: its name with dashes, but for the paths and the output directory.
+static std::string flag_of(const std::string& field) {
+  if (field == "data_path") return "--data";
+  if (field == "valid_path") return "--valid";
+  if (field == "test_path") return "--test";
+  if (field == "out_dir") return "--out";
+  if (field == "metrics_path") return "--metrics";
+  std::string flag = "--" + field;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
 }
 
 int train_command(int argc, char** argv) {
@@ -84,7 +97,16 @@ int train_command(int argc, char** argv) {
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");
   o.quiet = f.on("--quiet");
   apply_threads(f, "train");
-  train(o, f.text("--resume"));
+  const std::string resume = f.text("--resume");
+  try {
+    train(o, resume);
+  } catch (const TrainOptionError& e) {
+    // A value from the command line is a usage error, named as the user typed it. When resuming,
+    // only the output options come from the command line; the others are the checkpoint's.
+    const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after";
+    if (!from_flags) throw;
+    throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
+  }
   return 0;
 }
 

@@ -1,10 +1,10 @@
-// A gradformer checkpoint: one .safetensors file (DESIGN.md section 4) holding
+// A gradformer checkpoint: one .safetensors file holding
 //   tensors:  the model's parameters under PyTorch's names (src_embed.weight, encoder.layers.0...),
 //             and, for resuming, the optimizer's moments as "optimizer.<name>" (adam.m.0, ...)
 //   metadata: the model configuration (config.d_model, ...), both vocabularies (one token per
 //             line), and the training state (train.*: step, generators, where the data stood).
-// Everything needed to rebuild the model for `translate` and `score`, and to continue a run with
-// `train --resume` exactly where it stopped.
+// Everything needed to rebuild the model for translating and scoring, and for train() to resume a
+// run exactly where it stopped.
 #pragma once
 
 #include <map>

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "transformer/data/batch_plan.h"
+#include "transformer/data/data_error.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/train/svg.h"
 
@@ -105,6 +106,34 @@ int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& g
   return exact;
 }
 
+namespace {
+
+// The layers keep their attention weights for as long as it lives. On the way out, an exception
+// included, they stop and let the weights go: a model left keeping them would hold on to every
+// later forward pass's weights.
+class KeepAttention {
+ public:
+  explicit KeepAttention(EncoderDecoder& model) : model_(model) { keep(true); }
+  ~KeepAttention() { keep(false); }
+  KeepAttention(const KeepAttention&) = delete;
+  KeepAttention& operator=(const KeepAttention&) = delete;
+
+ private:
+  void keep(bool on) {
+    for (auto& layer : *model_.encoder->layers) {
+      layer->keep_attention = on;
+      if (!on) layer->attention = Tensor();
+    }
+    for (auto& layer : *model_.decoder->layers) {
+      layer->keep_attention = on;
+      if (!on) layer->self_attention = Tensor(), layer->cross_attention = Tensor();
+    }
+  }
+  EncoderDecoder& model_;
+};
+
+}  // namespace
+
 std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b, const std::vector<std::string>& src_labels,
                                               const std::vector<std::string>& tgt_labels, const std::string& directory) {
   if (b.size() != 1 || static_cast<int64_t>(src_labels.size()) != b.src.size(1) ||
@@ -112,13 +141,14 @@ std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch
     throw ShapeError(message("write_attention_maps: need one sentence pair and a label per position, got src ", b.src.shape(),
                              " with ", src_labels.size(), " labels and tgt_in ", b.tgt_in.shape(), " with ", tgt_labels.size()));
 
-  for (auto& layer : *model.encoder->layers) layer->keep_attention = true;
-  for (auto& layer : *model.decoder->layers) layer->keep_attention = true;
+  const KeepAttention keeping(model);
   {
     InferenceGuard inference(model);
     (void)teacher_forced_logits(model, b);
   }
-  std::filesystem::create_directories(directory);
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) throw DataError(message("write_attention_maps: cannot create directory ", directory, ": ", error.message()));
   std::vector<std::string> paths;
   auto write = [&](const Tensor& weights, const std::string& kind, size_t layer, const std::vector<std::string>& rows,
                    const std::vector<std::string>& cols) {
@@ -138,9 +168,6 @@ std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch
     write(layer->self_attention, "decoder-self", l, tgt_labels, tgt_labels);
     write(layer->cross_attention, "decoder-cross", l++, tgt_labels, src_labels);
   }
-  for (auto& layer : *model.encoder->layers) layer->keep_attention = false, layer->attention = Tensor();
-  for (auto& layer : *model.decoder->layers)
-    layer->keep_attention = false, layer->self_attention = Tensor(), layer->cross_attention = Tensor();
   return paths;
 }
 

@@ -49,6 +49,8 @@ int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& g
 /// self-attention, decoder self-attention and cross-attention, labelled with one label per
 /// position of src and tgt_in, written as
 /// `directory`/{encoder,decoder-self,decoder-cross}-layer<L>-head<H>.svg. Returns the paths.
+/// The layers keep their weights only during the call, also when it throws (a DataError if the
+/// directory cannot be created or a file written).
 std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& one,
                                               const std::vector<std::string>& source_labels,
                                               const std::vector<std::string>& target_labels, const std::string& directory);

@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <vector>
 
 #include "tensor/error.h"
+#include "transformer/data/data_error.h"
 
 namespace gradformer {
 
@@ -16,7 +19,7 @@ Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool pr
     : total_(total_steps), first_(first_step), terminal_(isatty(STDOUT_FILENO) != 0), print_(print), start_(std::chrono::steady_clock::now()) {
   if (!metrics_path.empty()) {
     metrics_.open(metrics_path);
-    if (!metrics_) throw ValueError(message("--metrics: cannot write ", metrics_path));
+    if (!metrics_) throw DataError(message("metrics file ", metrics_path, ": cannot open for writing: ", std::strerror(errno)));
   }
 }
 
@@ -46,7 +49,7 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
   }
   line << "  elapsed " << format_duration(elapsed) << "  eta " << format_duration(eta);
   if (!print_) {
-    // --quiet: the metrics file only
+    // not printing: the metrics file only
   } else if (terminal_) {
     std::cout << "\r\033[K" << line.str() << std::flush;  // rewrite the line in place
     line_open_ = true;

@@ -1,5 +1,5 @@
 // Progress of long work: one line that updates in place when stdout is a terminal, plain lines
-// otherwise (a log file, CI), and optionally one JSON object per logging step (--metrics out.jsonl).
+// otherwise (a log file, CI), and optionally one JSON object per logging step in a metrics file.
 #pragma once
 
 #include <chrono>
@@ -14,9 +14,9 @@ namespace gradformer {
 
 class Progress {
  public:
-  /// total_steps: for the ETA. metrics_path: empty for none, else a file to create (a ValueError
-  /// naming the path if it cannot be). print false: the metrics file only, nothing on stdout (--quiet).
-  /// first_step: the first step this run takes (after --resume, not 1), so the ETA is measured on
+  /// total_steps: for the ETA. metrics_path: empty for none, else a file to create (a DataError
+  /// naming the path if it cannot be). print false: the metrics file only, nothing on stdout.
+  /// first_step: the first step this run takes (after resuming, not 1), so the ETA is measured on
   /// the steps actually timed.
   Progress(int64_t total_steps, const std::string& metrics_path = "", bool print = true, int64_t first_step = 1);
 

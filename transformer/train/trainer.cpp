@@ -1,20 +1,21 @@
 #include "transformer/train/trainer.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "nn/all.h"
-#include "tensor/saved_state.h"
 #include "nn/clip.h"
-#include "nn/optimizer.h"
 #include "nn/schedule.h"
+#include "tensor/saved_state.h"
 #include "transformer/data/batch_stream.h"
+#include "transformer/data/data_error.h"
+#include "transformer/data/toy_corpus.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/svg.h"
-#include "transformer/data/toy_corpus.h"
 
 namespace gradformer {
 
@@ -24,7 +25,7 @@ TrainOptions default_train_options(const std::string& task) {
   o.out_dir = "runs/" + task;
   if (task == "copy") return o;  // the struct's defaults are the copy task's
   if (task != "toy-translation" && task != "corpus")
-    throw ValueError(message("train: unknown task '", task, "' (copy, toy-translation, or --data for your own corpus)"));
+    throw ValueError(message("train: unknown task '", task, "' (copy, toy-translation, or corpus for pairs from data_path)"));
   o.heads = 4;
   o.batch_size = 64;
   o.epochs = 12;
@@ -82,9 +83,53 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
   return o;
 }
 
-// ---- the task's data ----------------------------------------------------------------------------
+// ---- one step -------------------------------------------------------------------------------------
+
+double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options) {
+  adam.set_lr(options.lr);
+  const Variable logits = teacher_forced_logits(model, batch);
+  const Variable loss = cross_entropy(logits, batch.tgt_out, options.loss);
+  adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
+  loss.backward();
+  if (options.clip > 0) clip_grad_norm(adam.parameters(), options.clip);
+  adam.step();
+  return loss.item();
+}
 
 namespace {
+
+// ---- the options a run goes by ---------------------------------------------------------------------
+
+// Resuming takes the checkpoint's options, so the run continues as it began, but the output ones
+// from the caller: where to write and how much to say are the resumer's business.
+TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* resumed, const std::string& resume_path) {
+  if (!resumed) return requested;
+  TrainOptions o = options_from_state(resumed->info.state, resume_path);
+  o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
+  o.quiet = requested.quiet, o.stop_after = requested.stop_after;
+  return o;
+}
+
+// Checked before any work, so a bad value does not surface after the training (the beam) or not at all.
+void validate(const TrainOptions& o) {
+  const std::pair<const char*, int64_t> at_least_one[] = {
+      {"epochs", o.epochs}, {"batch_size", o.batch_size}, {"warmup", o.warmup}, {"log_every", o.log_every}, {"beam", o.beam}};
+  for (const auto& [field, value] : at_least_one)
+    if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
+  if (o.task == "copy" && o.batches_per_epoch < 1)
+    throw TrainOptionError("batches_per_epoch", message("must be at least 1, got ", o.batches_per_epoch));
+  const std::pair<const char*, int64_t> not_negative[] = {
+      {"max_tokens", o.max_tokens}, {"eval_every", o.eval_every}, {"save_every", o.save_every}, {"stop_after", o.stop_after}};
+  for (const auto& [field, value] : not_negative)
+    if (value < 0) throw TrainOptionError(field, message("must be at least 0, got ", value));
+  // Written so that NaN fails too.
+  if (!(o.label_smoothing >= 0 && o.label_smoothing < 1))
+    throw TrainOptionError("label_smoothing", message("must be in [0, 1), got ", o.label_smoothing));
+  if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
+  if (!(o.clip >= 0 && std::isfinite(o.clip))) throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
+}
+
+// ---- the task's data ----------------------------------------------------------------------------
 
 struct TaskData {
   Vocab source_vocab, target_vocab;
@@ -100,6 +145,7 @@ Vocab copy_task_vocab() {
   return Vocab::from_text(text, "the copy task's vocabulary");
 }
 
+// Resuming keeps the checkpoint's vocabularies: rebuilt from a changed file, the ids would shift.
 TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
   TaskData task;
   if (o.task == "copy") {
@@ -116,7 +162,7 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
     ToyCorpus corpus = make_toy_corpus();
     train = std::move(corpus.train), task.valid_pairs = std::move(corpus.valid), task.test_pairs = std::move(corpus.test);
   } else {
-    if (o.data_path.empty()) throw ValueError("train: a corpus needs --data TRAIN.tsv (and --valid VALID.tsv)");
+    if (o.data_path.empty()) throw TrainOptionError("data_path", "is empty: the corpus task trains on the pairs of a TSV file");
     train = read_tsv(o.data_path, max_tokens);
     if (!o.valid_path.empty()) task.valid_pairs = read_tsv(o.valid_path, max_tokens);
     if (!o.test_path.empty()) task.test_pairs = read_tsv(o.test_path, max_tokens);
@@ -138,9 +184,162 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
   return task;
 }
 
+// ---- the model, the optimizer and where the run stands --------------------------------------------
+
+std::unique_ptr<EncoderDecoder> new_model(const TrainOptions& o, const TaskData& task) {
+  TransformerConfig config{.src_vocab = task.source_vocab.size(), .tgt_vocab = task.target_vocab.size(),
+                           .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
+                           .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len,
+                           .tie_embeddings = o.tie_embeddings};
+  config.validate();
+  return std::make_unique<EncoderDecoder>(config, o.seed);
+}
+
+// Everything the next step depends on besides the parameters: Adam's moments, the data's position
+// and the dropout generator. Returns the last step taken.
+int64_t restore_training_state(const LoadedCheckpoint& resumed, const std::string& resume_path, Adam& adam, BatchStream& source,
+                               EncoderDecoder& model) {
+  adam.load_state(resumed.optimizer_state);
+  source.restore(resumed.info.state, resume_path);
+  const SavedState saved(resumed.info.state, resume_path);
+  restore_generator(*model.dropout_generator(), saved.text("train.dropout_generator"), resume_path);
+  const int64_t step = saved.integer("train.step");
+  if (step < 0) throw CheckpointError(message(resume_path, ": train.step should be a step number, got ", step));
+  return step;
+}
+
+// The restore above reads back exactly what this writes.
+void save_run(const std::string& path, const TrainOptions& o, const TaskData& task, EncoderDecoder& model, const Adam& adam,
+              int64_t step) {
+  CheckpointInfo info{model.config(), task.source_vocab, task.target_vocab, options_to_state(o)};
+  for (auto& [k, v] : task.source->state()) info.state[k] = v;
+  info.state["train.step"] = std::to_string(step);
+  info.state["train.dropout_generator"] = generator_state_text(*model.dropout_generator());
+  save_checkpoint(path, model, adam.state(), info);
+}
+
+void create_output_directory(const std::string& directory) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) throw DataError(message("train: output directory ", directory, ": cannot create: ", error.message()));
+}
+
 void print(const TrainOptions& o, const std::string& line) {
   if (!o.quiet) std::cout << line << "\n" << std::flush;
 }
+
+// ---- what the run reports as it goes ----------------------------------------------------------------
+
+// Every log_every steps the mean training loss per target token since the last report (a
+// progress line, a metrics line, a point of the curve); validation losses on a second curve.
+class TrainingLog {
+ public:
+  TrainingLog(const TrainOptions& o, int64_t total_steps, int64_t first_step)
+      : o_(o),
+        progress_(total_steps, o.metrics_path, /*print=*/!o.quiet, first_step),
+        // The training loss includes label smoothing (its floor is above 0); the validation loss does not.
+        train_curve_{o.label_smoothing > 0 ? message("train (label smoothing ", o.label_smoothing, ")") : "train", {}, {}} {}
+
+  void step(int64_t step, double loss, int64_t tokens, double lr, bool last) {
+    window_loss_ += loss * static_cast<double>(tokens), window_tokens_ += tokens;
+    if (step % o_.log_every != 0 && !last) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start_).count();
+    const double mean = window_loss_ / static_cast<double>(window_tokens_);
+    train_curve_.x.push_back(static_cast<double>(step)), train_curve_.y.push_back(mean);
+    progress_.report(step, {{"loss", mean}, {"lr", lr}, {"tokens/s", static_cast<double>(window_tokens_) / seconds}});
+    window_loss_ = 0, window_tokens_ = 0;
+    window_start_ = std::chrono::steady_clock::now();
+  }
+
+  void valid_loss(int64_t step, double loss) {
+    valid_curve_.x.push_back(static_cast<double>(step)), valid_curve_.y.push_back(loss);
+  }
+
+  void finish() { progress_.finish(); }
+
+  void write_loss_plot(const std::string& path) const {
+    if (train_curve_.x.empty()) return;
+    LinePlot plot{.title = o_.task + ": loss per target token", .series = {train_curve_}};
+    if (!valid_curve_.x.empty()) plot.series.push_back(valid_curve_);
+    write_svg(path, line_plot_svg(plot));
+  }
+
+ private:
+  const TrainOptions& o_;
+  Progress progress_;
+  PlotSeries train_curve_, valid_curve_{"valid", {}, {}};
+  double window_loss_ = 0;
+  int64_t window_tokens_ = 0;
+  std::chrono::steady_clock::time_point window_start_ = std::chrono::steady_clock::now();
+};
+
+// The validation loss on the way, a point of the curve (in eval mode: dropout's generator is untouched).
+void evaluate_midway(const TrainOptions& o, const TaskData& task, EncoderDecoder& model, int64_t step, TrainingLog& log) {
+  if (task.valid_batches.empty()) return;
+  const double valid_loss = teacher_forced_loss(model, task.valid_batches);
+  log.valid_loss(step, valid_loss);
+  log.finish();  // end the progress line before printing
+  print(o, message("step ", step, ": valid loss ", valid_loss));
+}
+
+// ---- evaluation at the end ---------------------------------------------------------------------------
+
+// One sentence pair to draw the attention of, with a label per position of src and tgt_in.
+struct AttentionExample {
+  Batch batch;
+  std::vector<std::string> source, target;
+};
+
+// The Annotated Transformer's check: fresh sequences copied exactly. The example is the next fresh one.
+AttentionExample evaluate_copy_task(const TrainOptions& o, EncoderDecoder& model, TrainReport& report) {
+  Generator eval_gen(o.seed, /*stream=*/3);
+  report.copy_exact_match = copy_task_exact_match(model, 100, eval_gen);
+  print(o, message("copy task: ", report.copy_exact_match, "/100 fresh sequences copied exactly (greedy decoding)"));
+  AttentionExample example{copy_task_batch(1, eval_gen), {}, {}};
+  for (int64_t id : example.batch.src.select(0, 0).to_vector<int64_t>()) example.source.push_back(std::to_string(id));
+  example.target.assign(example.source.begin(), example.source.end() - 1);  // tgt_in = src[:-1]
+  return example;
+}
+
+// BLEU and exact match of the valid and test pairs; the example is the first test (else valid) pair.
+std::optional<AttentionExample> evaluate_translation_task(const TrainOptions& o, const TaskData& task, EncoderDecoder& model,
+                                                          TrainReport& report) {
+  auto evaluate = [&](const std::vector<SentencePair>& pairs, const char* split) {
+    TranslationReport r = evaluate_translation(model, pairs, task.source_vocab, task.target_vocab, o.beam);
+    print(o, message(split, ": BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", pairs.size(),
+                     " sentences (", o.beam == 1 ? "greedy" : message("beam ", o.beam), ")"));
+    return r;
+  };
+  if (!task.valid_pairs.empty()) report.valid_translation = evaluate(task.valid_pairs, "valid");
+  if (!task.test_pairs.empty()) report.test_translation = evaluate(task.test_pairs, "test");
+  const auto& pairs = task.test_pairs.empty() ? task.valid_pairs : task.test_pairs;
+  if (pairs.empty()) return std::nullopt;
+  const SentencePair& first = pairs.front();
+  AttentionExample example{collate(encode_pairs({first}, task.source_vocab, task.target_vocab), {0}), first.source, {"<s>"}};
+  example.source.push_back("</s>");
+  example.target.insert(example.target.end(), first.target.begin(), first.target.end());
+  return example;
+}
+
+// The validation loss, the loss curves, the task's own measure and the attention maps of one example.
+void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder& model, int64_t step, TrainingLog& log,
+                     TrainReport& report) {
+  if (!task.valid_batches.empty()) {
+    report.valid_loss = teacher_forced_loss(model, task.valid_batches);
+    log.valid_loss(step, report.valid_loss);
+    print(o, message("valid loss ", report.valid_loss));
+  }
+  log.write_loss_plot(o.out_dir + "/loss.svg");
+  const std::optional<AttentionExample> example =
+      o.task == "copy" ? evaluate_copy_task(o, model, report) : evaluate_translation_task(o, task, model, report);
+  if (example) {
+    const auto maps = write_attention_maps(model, example->batch, example->source, example->target, o.out_dir + "/attention");
+    print(o, message("wrote ", o.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o.out_dir, "/attention/"));
+  }
+}
+
+// Every `every` steps (0: never), but not at the last one: the end of the run does it anyway.
+bool due(int64_t every, int64_t step, int64_t last_step) { return every > 0 && step % every == 0 && step != last_step; }
 
 }  // namespace
 
@@ -148,154 +347,50 @@ void print(const TrainOptions& o, const std::string& line) {
 
 TrainReport train(const TrainOptions& requested, const std::string& resume_path) {
   std::optional<LoadedCheckpoint> resumed;
-  TrainOptions o = requested;
-  if (!resume_path.empty()) {
-    resumed = load_checkpoint(resume_path);
-    o = options_from_state(resumed->info.state, resume_path);
-    o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
-    o.quiet = requested.quiet, o.stop_after = requested.stop_after;
-  }
-  if (o.epochs < 1 || o.batch_size < 1 || o.warmup < 1 || o.log_every < 1)
-    throw ValueError(message("train: epochs, batch size, warmup and log interval must be positive, got ", o.epochs, ", ",
-                             o.batch_size, ", ", o.warmup, ", ", o.log_every));
-  if (o.label_smoothing < 0 || o.label_smoothing >= 1)
-    throw ValueError(message("train: label smoothing must be in [0, 1), got ", o.label_smoothing));
+  if (!resume_path.empty()) resumed = load_checkpoint(resume_path);
+  const TrainOptions o = run_options(requested, resumed ? &*resumed : nullptr, resume_path);
+  validate(o);
 
   TaskData task = make_task(o, resumed ? &resumed->info : nullptr);
-  std::unique_ptr<EncoderDecoder> owned;
-  if (resumed) {
-    owned = std::move(resumed->model);
-  } else {
-    TransformerConfig config{.src_vocab = task.source_vocab.size(), .tgt_vocab = task.target_vocab.size(),
-                             .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
-                             .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len,
-                             .tie_embeddings = o.tie_embeddings};
-    config.validate();
-    owned = std::make_unique<EncoderDecoder>(config, o.seed);
-  }
+  const std::unique_ptr<EncoderDecoder> owned = resumed ? std::move(resumed->model) : new_model(o, task);
   EncoderDecoder& model = *owned;
   model.train();
   Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  int64_t step = resumed ? restore_training_state(*resumed, resume_path, adam, *task.source, model) : 0;
   const NoamSchedule schedule(model.config().d_model, o.warmup, o.lr);
   const CrossEntropyOptions loss_options{.ignore_index = Vocab::pad, .label_smoothing = o.label_smoothing};
   const int64_t total_steps = o.epochs * task.batches_per_epoch;
-  int64_t step = 0;
-  if (resumed) {
-    adam.load_state(resumed->optimizer_state);
-    task.source->restore(resumed->info.state, resume_path);
-    const SavedState saved(resumed->info.state, resume_path);
-    restore_generator(*model.dropout_generator(), saved.text("train.dropout_generator"), resume_path);
-    step = saved.integer("train.step");
-    if (step < 0) throw CheckpointError(message(resume_path, ": train.step should be a step number, got ", step));
-  }
+  const int64_t last_step = o.stop_after > 0 ? std::min(o.stop_after, total_steps) : total_steps;
 
-  std::filesystem::create_directories(o.out_dir);
+  create_output_directory(o.out_dir);
   TrainReport report;
   report.first_step = step + 1;
   report.checkpoint_path = o.out_dir + "/model.safetensors";
-  auto save = [&] {
-    CheckpointInfo info{model.config(), task.source_vocab, task.target_vocab, options_to_state(o)};
-    for (auto& [k, v] : task.source->state()) info.state[k] = v;
-    info.state["train.step"] = std::to_string(step);
-    info.state["train.dropout_generator"] = generator_state_text(*model.dropout_generator());
-    save_checkpoint(report.checkpoint_path, model, adam.state(), info);
-  };
-
   print(o, message("training ", o.task, ": ", model.parameter_count(), " parameters (d_model ", model.config().d_model,
                    ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps, " steps of ",
                    task.batches_per_epoch, " batches per epoch, ", num_threads(), " threads"));
-  Progress progress(total_steps, o.metrics_path, /*print=*/!o.quiet, /*first_step=*/step + 1);
-  // The training loss includes label smoothing (its floor is above 0); the validation loss does not.
-  PlotSeries train_curve{o.label_smoothing > 0 ? message("train (label smoothing ", o.label_smoothing, ")") : "train", {}, {}};
-  PlotSeries valid_curve{"valid", {}, {}};
-  double window_loss = 0;
-  int64_t window_tokens = 0, window_steps = 0;
-  auto window_start = std::chrono::steady_clock::now();
-  const int64_t last_step = o.stop_after > 0 ? std::min(o.stop_after, total_steps) : total_steps;
+  TrainingLog log(o, total_steps, /*first_step=*/step + 1);
 
   while (step < last_step) {
     ++step;
     const auto t0 = std::chrono::steady_clock::now();
     const Batch batch = task.source->next();
-    adam.set_lr(schedule.rate(step));
-    const Variable logits = teacher_forced_logits(model, batch);
-    const Variable loss = cross_entropy(logits, batch.tgt_out, loss_options);
-    adam.zero_grad();
-    loss.backward();
-    if (o.clip > 0) clip_grad_norm(adam.parameters(), o.clip);
-    adam.step();
+    const double loss = train_step(model, adam, batch, {.lr = schedule.rate(step), .loss = loss_options, .clip = o.clip});
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    const double value = loss.item();
-    report.losses.push_back(value);
+    report.losses.push_back(loss);
     report.target_tokens += batch.ntokens;
-    window_loss += value * static_cast<double>(batch.ntokens), window_tokens += batch.ntokens, ++window_steps;
-    if (step % o.log_every == 0 || step == last_step) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start).count();
-      const double mean = window_loss / static_cast<double>(window_tokens);
-      train_curve.x.push_back(static_cast<double>(step)), train_curve.y.push_back(mean);
-      progress.report(step, {{"loss", mean}, {"lr", adam.lr()}, {"tokens/s", static_cast<double>(window_tokens) / seconds}});
-      window_loss = 0, window_tokens = 0, window_steps = 0;
-      window_start = std::chrono::steady_clock::now();
-    }
-    if (o.eval_every > 0 && step % o.eval_every == 0 && step != last_step && !task.valid_batches.empty()) {
-      const double v = teacher_forced_loss(model, task.valid_batches);
-      valid_curve.x.push_back(static_cast<double>(step)), valid_curve.y.push_back(v);
-      progress.finish();
-      print(o, message("step ", step, ": valid loss ", v));
-    }
-    if (o.save_every > 0 && step % o.save_every == 0 && step != last_step) save();
+    log.step(step, loss, batch.ntokens, adam.lr(), step == last_step);
+    if (due(o.eval_every, step, last_step)) evaluate_midway(o, task, model, step, log);
+    if (due(o.save_every, step, last_step)) save_run(report.checkpoint_path, o, task, model, adam, step);
   }
-  progress.finish();
+  log.finish();
   report.steps = step - report.first_step + 1;
   report.tokens_per_second = report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
-  save();
+  save_run(report.checkpoint_path, o, task, model, adam, step);
   print(o, message("trained ", report.steps, " steps in ", Progress::format_duration(report.train_seconds), " (",
                    static_cast<int64_t>(report.tokens_per_second), " target tokens/s); saved ", report.checkpoint_path));
-
-  // ---- evaluation at the end ----
-  if (!task.valid_batches.empty()) {
-    report.valid_loss = teacher_forced_loss(model, task.valid_batches);
-    valid_curve.x.push_back(static_cast<double>(step)), valid_curve.y.push_back(report.valid_loss);
-    print(o, message("valid loss ", report.valid_loss));
-  }
-  if (!train_curve.x.empty()) {
-    LinePlot plot{.title = o.task + ": loss per target token", .series = {train_curve}};
-    if (!valid_curve.x.empty()) plot.series.push_back(valid_curve);
-    write_svg(o.out_dir + "/loss.svg", line_plot_svg(plot));
-  }
-  // One sentence pair to draw the attention of, with a label per position.
-  std::optional<Batch> example;
-  std::vector<std::string> example_source, example_target;
-  if (o.task == "copy") {
-    Generator eval_gen(o.seed, /*stream=*/3);
-    report.copy_exact_match = copy_task_exact_match(model, 100, eval_gen);
-    print(o, message("copy task: ", report.copy_exact_match, "/100 fresh sequences copied exactly (greedy decoding)"));
-    example = copy_task_batch(1, eval_gen);
-    for (int64_t id : example->src.select(0, 0).to_vector<int64_t>()) example_source.push_back(std::to_string(id));
-    example_target.assign(example_source.begin(), example_source.end() - 1);  // tgt_in = src[:-1]
-  } else {
-    auto evaluate = [&](const std::vector<SentencePair>& pairs, const char* split) {
-      TranslationReport r = evaluate_translation(model, pairs, task.source_vocab, task.target_vocab, o.beam);
-      print(o, message(split, ": BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", pairs.size(),
-                       " sentences (", o.beam == 1 ? "greedy" : message("beam ", o.beam), ")"));
-      return r;
-    };
-    if (!task.valid_pairs.empty()) report.valid_translation = evaluate(task.valid_pairs, "valid");
-    if (!task.test_pairs.empty()) report.test_translation = evaluate(task.test_pairs, "test");
-    const auto& pairs = task.test_pairs.empty() ? task.valid_pairs : task.test_pairs;
-    if (!pairs.empty()) {
-      const std::vector<EncodedPair> one = encode_pairs({pairs.front()}, task.source_vocab, task.target_vocab);
-      example = collate(one, {0});
-      example_source = pairs.front().source, example_target = {"<s>"};
-      example_source.push_back("</s>");
-      example_target.insert(example_target.end(), pairs.front().target.begin(), pairs.front().target.end());
-    }
-  }
-  if (example) {
-    const auto maps = write_attention_maps(model, *example, example_source, example_target, o.out_dir + "/attention");
-    print(o, message("wrote ", o.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o.out_dir, "/attention/"));
-  }
+  evaluate_at_end(o, task, model, step, log, report);
   return report;
 }
 

@@ -9,14 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "transformer/train/evaluate.h"
+#include "autograd/fused.h"
+#include "nn/adam.h"
 #include "transformer/model/encoder_decoder.h"
+#include "transformer/train/evaluate.h"
 
 namespace gradformer {
 
 struct TrainOptions {
-  std::string task = "copy";  // "copy", "toy-translation", or "corpus" (--data TRAIN.tsv --valid VALID.tsv)
-  std::string data_path, valid_path, test_path;
+  std::string task = "copy";  // "copy", "toy-translation", or "corpus" (pairs from data_path, valid_path, test_path)
+  std::string data_path, valid_path, test_path;  // TSV files, source<TAB>target per line
 
   // The model (ignored when resuming: the checkpoint's configuration wins).
   int64_t d_model = 128, d_ff = 512, heads = 8, layers = 2;
@@ -48,6 +50,20 @@ struct TrainOptions {
   bool quiet = false;                 // no progress output
 };
 
+/// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.
+/// "train: epochs must be at least 1, got 0"; field() and requirement() separately, so a front end
+/// can say it in its own terms (the program names its flag, --epochs).
+class TrainOptionError : public ValueError {
+ public:
+  TrainOptionError(const std::string& field, const std::string& requirement)
+      : ValueError("train: " + field + " " + requirement), field_(field), requirement_(requirement) {}
+  const std::string& field() const { return field_; }
+  const std::string& requirement() const { return requirement_; }
+
+ private:
+  std::string field_, requirement_;
+};
+
 /// The defaults of a task: the copy task as the Annotated Transformer sets it up (N 2, h 8,
 /// batch 80, 20 batches an epoch, lr 0.5, no label smoothing) at d_model 128, with 30 epochs and
 /// warmup 200 rather than 20 and 400 (see TrainOptions::epochs); toy
@@ -66,11 +82,22 @@ struct TrainReport {
   std::string checkpoint_path;
 };
 
+/// The settings of one optimisation step (the paper's section 5; clipping is not in the paper):
+struct StepOptions {
+  double lr = 0;             // this step's learning rate (the warmup schedule's value)
+  CrossEntropyOptions loss;  // padding ignored, label smoothing (section 5.4)
+  double clip = 0;           // global gradient-norm clip, 0 for none
+};
+
+/// Forward (teacher-forced), loss, zero the gradients, backward, clip, Adam's update. Returns the
+/// step's loss (label-smoothed if smoothing is on), measured before the update.
+double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options);
+
 /// Trains, evaluating at the end (and every eval_every steps), saving out_dir/model.safetensors
 /// at the end (and every save_every steps). With resume_path, continues the run saved there: the
 /// checkpoint's model, optimizer, data position and generators, and its options except the
 /// output ones (out_dir, metrics_path, log_every, quiet, stop_after), so the losses that follow
-/// equal those the uninterrupted run would have had.
+/// equal those the uninterrupted run would have had. A TrainOptionError for an option out of range.
 TrainReport train(const TrainOptions& options, const std::string& resume_path = "");
 
 /// TrainOptions as checkpoint state entries ("options.lr", ...) and back.

@@ -45,11 +45,11 @@ Forced teacher_forced(EncoderDecoder& model, const Tensor& src, const Tensor& sr
   in.insert(in.end(), tokens.begin(), tokens.end() - 1);
   const auto n = static_cast<int64_t>(in.size());
   const Tensor tgt_in = from_vector(in, {1, n});
-  const bool was_training = model.is_training();
-  model.eval();
-  NoGradGuard no_grad;
-  const Tensor logits = model.forward(src, tgt_in, src_mask, causal_mask(n).unsqueeze(0)).value();  // [1, n, V]
-  model.train(was_training);
+  Tensor logits;  // [1, n, V]
+  {
+    InferenceGuard inference(model);
+    logits = model.forward(src, tgt_in, src_mask, causal_mask(n).unsqueeze(0)).value();
+  }
   const int64_t vocab = logits.size(2);
   const std::vector<double> l = logits.to_vector<double>();
   Forced out;
@@ -282,4 +282,25 @@ TEST_CASE("write_attention_maps: one labelled SVG per layer, head and kind of at
                    "a label per position");
   CHECK_THROWS_MSG(write_attention_maps(model, collate({{{4}, {5}}, {{6}, {7}}}, {0, 1}), {"a", "b"}, {"c", "d"}, dir / "maps"),
                    ShapeError, "need one sentence pair");
+}
+
+TEST_CASE("write_attention_maps: a directory that cannot be created is a DataError, and the layers stop keeping attention") {
+  test::TempDir dir("attention-fail");
+  EncoderDecoder model(tiny_config(), 10);
+  test::write_text(dir / "file", "not a directory");
+  const Batch one = collate({{{4, 5}, {7, 8}}}, {0});  // src 3 tokens, tgt_in 3
+  const std::string maps = dir / "file/maps";
+  // The forward pass that fills the weights comes first; the directory fails after it.
+  CHECK_THROWS_MSG(write_attention_maps(model, one, {"a", "b", "</s>"}, {"<s>", "x", "y"}, maps), DataError,
+                   "write_attention_maps: cannot create directory " + maps);
+  for (auto& layer : *model.encoder->layers) {
+    CHECK_FALSE(layer->keep_attention);
+    CHECK_FALSE(layer->attention.defined());  // nor holding on to the weights
+  }
+  for (auto& layer : *model.decoder->layers) {
+    CHECK_FALSE(layer->keep_attention);
+    CHECK_FALSE(layer->self_attention.defined());
+    CHECK_FALSE(layer->cross_attention.defined());
+  }
+  CHECK(model.is_training());  // and the model is back in its mode
 }

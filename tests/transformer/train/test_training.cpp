@@ -90,8 +90,7 @@ Batch tiny_batch() {
 }
 
 Tensor outputs(EncoderDecoder& model, const Batch& b) {
-  model.eval();
-  NoGradGuard no_grad;
+  InferenceGuard inference(model);
   return teacher_forced_logits(model, b).value();
 }
 
@@ -167,7 +166,7 @@ static double json_number(const std::string& line, const std::string& name) {
   return std::stod(line.substr(at + name.size() + 4));
 }
 
-TEST_CASE("train: --metrics writes one JSON line per logging step, also when quiet, with the schedule's learning rate") {
+TEST_CASE("train: metrics_path gets one JSON line per logging step, also when quiet, with the schedule's learning rate") {
   TempDir dir("metrics");
   TrainOptions o = tiny_copy(dir, "run");
   o.log_every = 2;
@@ -244,17 +243,56 @@ TEST_CASE("CopyTaskStream: a restored source yields the same batches") {
 TEST_CASE("train: options and checkpoint state that cannot be used are errors naming the problem") {
   TempDir dir("train-errors");
   CHECK_THROWS_MSG(default_train_options("poetry"), ValueError, "unknown task 'poetry'");
-  TrainOptions o = tiny_copy(dir, "run");
-  o.epochs = 0;
-  CHECK_THROWS_MSG(train(o), ValueError, "must be positive");
-  o = tiny_copy(dir, "run");
-  o.label_smoothing = 1;
-  CHECK_THROWS_MSG(train(o), ValueError, "label smoothing must be in [0, 1)");
-  o = default_train_options("corpus");
+  // Each option out of range is a TrainOptionError naming the field and the value, before any work.
+  struct Bad {
+    const char* field;
+    void (*set)(TrainOptions&);
+    const char* what;
+  };
+  const Bad bad[] = {
+      {"epochs", [](TrainOptions& o) { o.epochs = 0; }, "train: epochs must be at least 1, got 0"},
+      {"batch_size", [](TrainOptions& o) { o.batch_size = -3; }, "train: batch_size must be at least 1, got -3"},
+      {"warmup", [](TrainOptions& o) { o.warmup = 0; }, "train: warmup must be at least 1, got 0"},
+      {"log_every", [](TrainOptions& o) { o.log_every = 0; }, "train: log_every must be at least 1, got 0"},
+      {"beam", [](TrainOptions& o) { o.beam = 0; }, "train: beam must be at least 1, got 0"},
+      {"batches_per_epoch", [](TrainOptions& o) { o.batches_per_epoch = 0; }, "train: batches_per_epoch must be at least 1, got 0"},
+      {"max_tokens", [](TrainOptions& o) { o.max_tokens = -1; }, "train: max_tokens must be at least 0, got -1"},
+      {"eval_every", [](TrainOptions& o) { o.eval_every = -2; }, "train: eval_every must be at least 0, got -2"},
+      {"save_every", [](TrainOptions& o) { o.save_every = -1; }, "train: save_every must be at least 0, got -1"},
+      {"stop_after", [](TrainOptions& o) { o.stop_after = -1; }, "train: stop_after must be at least 0, got -1"},
+      {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = 1; }, "train: label_smoothing must be in [0, 1), got 1"},
+      {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = std::nan(""); }, "train: label_smoothing must be in [0, 1), got nan"},
+      {"lr", [](TrainOptions& o) { o.lr = -0.5; }, "train: lr must be positive, got -0.5"},
+      {"clip", [](TrainOptions& o) { o.clip = -1; }, "train: clip must be at least 0 (0: no clipping), got -1"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.what);
+    TrainOptions o = tiny_copy(dir, "bad");
+    b.set(o);
+    try {
+      train(o);
+      FAIL("no error");
+    } catch (const TrainOptionError& e) {
+      CHECK(e.field() == b.field);
+      CHECK(std::string(e.what()) == b.what);
+      CHECK(std::string(e.what()) == "train: " + e.field() + " " + e.requirement());
+    }
+    CHECK(!std::filesystem::exists(dir / "bad"));  // nothing written
+  }
+  TrainOptions o = default_train_options("corpus");
   o.out_dir = dir / "corpus";
-  CHECK_THROWS_MSG(train(o), ValueError, "needs --data");
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "train: data_path is empty");
   o.data_path = dir / "missing.tsv";
   CHECK_THROWS_MSG(train(o), DataError, "missing.tsv");
+  // An output directory that cannot be made (a file is in the way) and a metrics file that cannot
+  // be written are DataErrors naming them.
+  test::write_text(dir / "file", "not a directory");
+  o = tiny_copy(dir, "run");
+  o.out_dir = dir / "file/out";
+  CHECK_THROWS_MSG(train(o), DataError, "train: output directory " + o.out_dir + ": cannot create: ");
+  o = tiny_copy(dir, "run");
+  o.metrics_path = dir / "file/metrics.jsonl";
+  CHECK_THROWS_MSG(train(o), DataError, "metrics file " + o.metrics_path + ": cannot open for writing: Not a directory");
 
   // Options round trip through the checkpoint state.
   TrainOptions r = default_train_options("toy-translation");

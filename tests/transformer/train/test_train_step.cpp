@@ -1,0 +1,86 @@
+// One training step (transformer/train/trainer.h, train_step) against the same step written out by
+// hand on a twin model: the loss it returns, the clipped gradients it leaves, and Adam's first
+// update, which moves every parameter by about lr * sign(gradient).
+#include <cmath>
+
+#include "nn/all.h"
+#include "training_helpers.h"
+#include "transformer/train/trainer.h"
+
+using namespace gradformer;
+
+namespace {
+
+// No dropout, so the step's forward pass and the twin's compute the same numbers.
+TransformerConfig no_dropout_config() {
+  TransformerConfig c;
+  c.src_vocab = 9, c.tgt_vocab = 9, c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 1;
+  c.dropout = 0, c.max_len = 16;
+  return c;
+}
+
+double squared_norm(const std::vector<Variable>& params) {
+  double total = 0;
+  for (const Variable& p : params)
+    if (p.grad().defined())
+      for (double g : p.grad().to_vector<double>()) total += g * g;
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("train_step: returns the loss before the update, clips to the global norm, then takes Adam's step") {
+  EncoderDecoder model(no_dropout_config(), 4), twin(no_dropout_config(), 4);
+  model.train(), twin.train();
+  const Batch b = collate({{{4, 5, 6, 7}, {5, 6}}, {{8, 4}, {7, 8, 4}}}, {0, 1});  // the second source padded
+  const CrossEntropyOptions loss{.ignore_index = Vocab::pad, .label_smoothing = 0.1};
+
+  // The twin by hand: forward, loss, backward; its gradients' global norm before clipping.
+  const Variable twin_loss = cross_entropy(teacher_forced_logits(twin, b), b.tgt_out, loss);
+  twin_loss.backward();
+  const double norm = std::sqrt(squared_norm(twin.parameters()));
+  REQUIRE(norm > 0);
+  const double clip = norm / 4;  // so clipping scales every gradient by about 1/4
+
+  const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();
+  std::vector<std::vector<double>> before;
+  for (const Variable& p : params) before.push_back(p.value().to_vector<double>());
+  Adam adam(params, {.lr = 0});
+  const double lr = 1e-3;
+  const double value = train_step(model, adam, b, {.lr = lr, .loss = loss, .clip = clip});
+
+  CHECK(test::same_bits({value}, {twin_loss.item()}));  // measured before the update
+  CHECK(adam.lr() == lr);
+  CHECK(std::sqrt(squared_norm(params)) == Approx(clip).epsilon(1e-5));
+  for (size_t i = 0; i < params.size(); ++i) {
+    INFO("parameter " << i);
+    const std::vector<double> after = params[i].value().to_vector<double>();
+    const Tensor& g = params[i].grad();
+    if (!g.defined()) {  // no gradient reached it: Adam leaves it alone
+      CHECK(after == before[i]);
+      continue;
+    }
+    const std::vector<double> clipped = g.to_vector<double>(), unclipped = twin_params[i].grad().to_vector<double>();
+    for (size_t k = 0; k < after.size(); ++k) {
+      CHECK(clipped[k] == Approx(unclipped[k] * clip / (norm + 1e-6)).margin(1e-9));
+      // First Adam step, bias-corrected: m_hat = g, v_hat = g^2, so p -= lr * g / (|g| + eps).
+      CHECK(after[k] == Approx(before[i][k] - lr * clipped[k] / (std::fabs(clipped[k]) + 1e-9)).margin(1e-6));
+    }
+  }
+  // The step moved the parameters: not all of them by zero.
+  CHECK(params[0].value().to_vector<double>() != before[0]);
+}
+
+TEST_CASE("train_step: without clipping the gradients are the plain backward's") {
+  EncoderDecoder model(no_dropout_config(), 6), twin(no_dropout_config(), 6);
+  const Batch b = collate({{{4, 5}, {6, 7, 8}}}, {0});
+  cross_entropy(teacher_forced_logits(twin, b), b.tgt_out, {.ignore_index = Vocab::pad}).backward();
+  Adam adam(model.parameters(), {.lr = 0});
+  (void)train_step(model, adam, b, {.lr = 0.0, .loss = {.ignore_index = Vocab::pad}, .clip = 0});
+  const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    INFO("parameter " << i);
+    REQUIRE(params[i].grad().defined() == twin_params[i].grad().defined());
+    if (params[i].grad().defined()) CHECK(test::bitwise_equal(params[i].grad(), twin_params[i].grad()));
+  }
+}

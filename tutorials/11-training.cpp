@@ -1,8 +1,8 @@
 // Chapter 11: training. The companion program of tutorials/11-training.md: every listing of the
 // chapter is a piece of this file, and every output the chapter shows is what this program prints.
 //
-//   11-training            the chapter's numbers: the whole toy corpus, the copy task for 400 steps
-//   11-training --quick    the same checks on less work (what the test suite runs)
+//   11-training            the chapter's numbers: the whole toy corpus, the copy task for 600 steps
+//   11-training --quick    the same code on less work (what the test suite runs); its numbers differ
 //
 // It exits with a non-zero status if a claim the chapter makes does not hold.
 #include <algorithm>
@@ -147,7 +147,7 @@ void label_smoothing(int64_t toy_vocab) {
 
 void schedule() {
   section("Adam with warmup");
-  const NoamSchedule copy_schedule(/*d_model=*/128, /*warmup=*/400, /*factor=*/0.5);  // gradformer train --task copy
+  const NoamSchedule copy_schedule(/*d_model=*/128, /*warmup=*/400, /*factor=*/0.5);  // the Annotated Transformer's copy task
   const NoamSchedule paper(/*d_model=*/512, /*warmup=*/4000);                          // the paper's base model
   std::cout << "   step   copy (d 128, warmup 400, x0.5)   paper (d 512, warmup 4000)\n";
   for (int64_t step : {1, 100, 200, 400, 800, 1600, 4000, 16000, 100000})
@@ -167,7 +167,12 @@ void copy_task(bool quick) {
   const Batch example = copy_task_batch(2, example_gen);
   std::cout << "src    " << example.src << "\ntgt_in " << example.tgt_in << "\ntgt_out " << example.tgt_out << "\n";
 
-  const int64_t d = quick ? 32 : 128, steps = quick ? 100 : 400, warmup = quick ? 40 : 400, batch_size = quick ? 32 : 80;
+  // The settings of `gradformer train --task copy`: 30 epochs of 20 batches of 80, warmup 200. --quick
+  // trains a far smaller model for far fewer steps: enough to see the loss fall, not to learn to copy.
+  const int64_t d = quick ? 32 : 128, steps = quick ? 100 : 600, warmup = quick ? 40 : 200, batch_size = quick ? 32 : 80;
+  if (quick)
+    std::printf("--quick: d_model 32 for 100 steps, to check that the loop runs; these are not the chapter's numbers, "
+                "and a model this small and short copies few sequences or none\n");
   TransformerConfig config{.src_vocab = 11, .tgt_vocab = 11, .d_model = d, .d_ff = 4 * d, .heads = quick ? 4 : 8,
                            .layers = 2, .dropout = 0.1, .max_len = 64};
   EncoderDecoder model(config, /*seed=*/1);
@@ -195,15 +200,16 @@ void copy_task(bool quick) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Generator fresh(99);
   const int64_t exact = copy_task_exact_match(model, 100, fresh);
-  std::printf("%.1f s; %lld/100 fresh sequences copied exactly (greedy decoding)\n", seconds, static_cast<long long>(exact));
+  std::printf("%lld/100 fresh sequences copied exactly (greedy decoding)\n", static_cast<long long>(exact));
 
   const Batch one = copy_task_batch(1, fresh);
   const Hypothesis out = greedy_decode(model, one.src, padding_mask(one.src, Vocab::pad), {.max_len = 9, .eos = -1})[0];
   std::cout << "source " << one.src << "\noutput ";
   for (int64_t token : out.tokens) std::cout << token << " ";
   std::cout << "\n";
+  std::printf("%lld steps in %.1f s\n", static_cast<long long>(steps), seconds);
   claim(last_loss < (quick ? 0.75 : 0.5) * first_loss, "the loss goes down");
-  if (!quick) claim(exact >= 95, "400 steps learn to copy");
+  if (!quick) claim(exact >= 99, "600 steps learn to copy");
 }
 
 }  // namespace

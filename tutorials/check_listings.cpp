@@ -1,49 +1,214 @@
-// check_listings CHAPTER.md PROGRAM.cpp
-// Every ```cpp block of the chapter must appear, line for line, in its companion program (leading
-// and trailing spaces ignored), so the listings a reader sees are code that compiles and runs.
+// check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--update | --update-varies]
+//
+// Listings: every ```cpp block of the chapter must appear, line for line, in its companion program
+// (leading and trailing spaces and blank lines ignored), so the code a reader sees compiles and runs.
+//
+// Outputs: with --run, the COMMANDs are run one after another through the shell, and every ```text
+// block of the chapter must be something they printed on stdout. Each command's output is preceded
+// by a line "$ name args" (name without its directory), so a block may show the command it ran.
+// A block matches when its lines are consecutive lines of that output (leading and trailing spaces
+// and blank lines ignored); a line "..." in a block stands for any number of lines left out.
+// The line just before a ```text block says what kind of block it is:
+//
+//   (no tag)                          printed exactly so: the programs are seeded, so this is exact
+//   <!-- output: varies (WHAT; measured on MACHINE) -->
+//                                     printed, but with numbers that change from run to run and
+//                                     machine to machine (timings, GFLOP/s, tokens/s, eta): every
+//                                     number matches any number, and the words must still match
+//   <!-- not output -->               not printed by the commands (a command to type, a formula, a
+//   <!-- not output: WHY -->          diagram, another program's output): not checked
+//
+// Any other tag is an error, so no block escapes the check by a typo.
+// --update rewrites the untagged blocks that no longer match with what the commands print now (a
+// block is found in the output by its words, its numbers ignored); --update-varies rewrites the
+// varies blocks too (then correct their "measured on"). `git diff` shows what changed.
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <string>
 #include <vector>
+
+#ifdef _WIN32
+#define popen _popen
+#define pclose _pclose
+#endif
+
+using Lines = std::vector<std::string>;
+constexpr size_t none = std::string::npos;
 
 static std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-static std::vector<std::string> read_lines(const char* path) {
+static Lines read_lines(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     std::cerr << "check_listings: cannot read " << path << "\n";
     std::exit(2);
   }
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(trim(line));
+  Lines lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
 
+// Runs a shell command and returns what it printed on stdout, line by line; false if it failed.
+static bool run(const std::string& command, Lines& output) {
+  const size_t name_start = command.find_last_of("/\\", command.find(' ')) + 1;  // 0 if no directory
+  output.push_back("$ " + command.substr(name_start));
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return false;
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  const int status = pclose(pipe);
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    if (end == none) end = text.size();
+    output.push_back(text.substr(start, end - start));
+  }
+  return status == 0;
+}
+
+// A line with every number replaced by '#' and runs of spaces by one: how varies blocks compare.
+static std::string words_of(const std::string& line) {
+  static const std::regex number("-?[0-9]+([.:,][0-9]+)*(e[-+]?[0-9]+)?"), spaces(" +");
+  return std::regex_replace(std::regex_replace(trim(line), number, "#"), spaces, " ");
+}
+
+struct Block {
+  size_t open = 0, close = 0;  // the lines of ``` text and of the closing ```
+  std::string tag;              // "", "varies" or "not output"
+};
+
+// Where each piece of the block (the lines between "..." lines) is in the output, as [first, last]
+// indices into `printed` (the output's non-blank lines, trimmed, or their words_of); empty if the
+// block is not there.
+static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const Block& b, const Lines& printed,
+                                                       bool by_words) {
+  std::vector<Lines> pieces(1);
+  for (size_t i = b.open + 1; i < b.close; ++i) {
+    const std::string line = trim(md[i]);
+    if (line == "...") pieces.emplace_back();
+    else if (!line.empty()) pieces.back().push_back(by_words ? words_of(line) : line);
+  }
+  std::vector<std::pair<size_t, size_t>> found;
+  size_t from = 0;
+  for (const Lines& piece : pieces) {
+    if (piece.empty()) continue;
+    size_t at = from;
+    while (at + piece.size() <= printed.size()) {
+      size_t k = 0;
+      while (k < piece.size() && piece[k] == printed[at + k]) ++k;
+      if (k == piece.size()) break;
+      ++at;
+    }
+    if (at + piece.size() > printed.size()) return {};
+    found.emplace_back(at, at + piece.size() - 1);
+    from = at + piece.size();
+  }
+  return found;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp\n";
+  if (argc < 3) {
+    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--update | --update-varies]\n";
     return 2;
   }
-  const std::vector<std::string> chapter = read_lines(argv[1]), program = read_lines(argv[2]);
-  int listings = 0, missing = 0;
-  for (size_t i = 0; i < chapter.size(); ++i) {
-    if (chapter[i] != "```cpp") continue;
-    std::vector<std::string> block;
-    size_t start = i + 1;
-    for (++i; i < chapter.size() && chapter[i] != "```"; ++i) block.push_back(chapter[i]);
-    block.erase(std::remove(block.begin(), block.end(), std::string()), block.end());  // blank lines don't count
-    std::vector<std::string> code = program;
-    code.erase(std::remove(code.begin(), code.end(), std::string()), code.end());
+  const std::string chapter_path = argv[1];
+  Lines md = read_lines(chapter_path), program = read_lines(argv[2]), commands;
+  bool update = false, update_varies = false;
+  for (int i = 3; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--run" && i + 1 < argc) commands.push_back(argv[++i]);
+    else if (arg == "--update") update = true;
+    else if (arg == "--update-varies") update = update_varies = true;
+    else return std::cerr << "check_listings: unknown argument " << arg << "\n", 2;
+  }
+  int failures = 0;
+
+  // The ```cpp listings.
+  Lines code;
+  for (const std::string& line : program)
+    if (!trim(line).empty()) code.push_back(trim(line));
+  int listings = 0;
+  for (size_t i = 0; i < md.size(); ++i) {
+    if (trim(md[i]) != "```cpp") continue;
+    const size_t start = i + 1;
+    Lines block;
+    for (++i; i < md.size() && trim(md[i]) != "```"; ++i)
+      if (!trim(md[i]).empty()) block.push_back(trim(md[i]));
     ++listings;
     if (std::search(code.begin(), code.end(), block.begin(), block.end()) == code.end()) {
-      ++missing;
-      std::cerr << argv[1] << ":" << start << ": this listing is not in " << argv[2] << "\n";
+      ++failures;
+      std::cerr << chapter_path << ":" << start << ": this listing is not in " << argv[2] << "\n";
     }
   }
-  std::cout << listings << " listings, " << missing << " missing\n";
-  return missing == 0 && listings > 0 ? 0 : 1;
+
+  // The ```text blocks and their tags.
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < md.size(); ++i) {
+    if (trim(md[i]) != "```text") continue;
+    Block b{.open = i, .close = i, .tag = ""};
+    const std::string before = i > 0 ? trim(md[i - 1]) : "";
+    if (before.starts_with("<!-- not output") && before.ends_with("-->")) b.tag = "not output";
+    else if (before.starts_with("<!-- output: varies (") && before.find("measured on ") != none && before.ends_with(") -->"))
+      b.tag = "varies";
+    else if (before.starts_with("<!--")) {
+      ++failures;
+      std::cerr << chapter_path << ":" << i << ": unknown tag (see check_listings.cpp): " << before << "\n";
+    }
+    for (++i; i < md.size() && trim(md[i]) != "```"; ++i) {}
+    b.close = i;
+    blocks.push_back(b);
+  }
+  int checked = 0, stale = 0, rewritten = 0;
+  if (!commands.empty()) {
+    Lines output, printed, printed_words;
+    for (const std::string& command : commands)
+      if (!run(command, output)) {
+        ++failures;
+        std::cerr << "check_listings: `" << command << "` failed\n";
+      }
+    std::vector<size_t> where;  // printed[k] is output[where[k]]
+    for (size_t k = 0; k < output.size(); ++k)
+      if (!trim(output[k]).empty())
+        printed.push_back(trim(output[k])), printed_words.push_back(words_of(output[k])), where.push_back(k);
+    for (const std::string& line : output) std::cout << line << "\n";  // for a failing test's log
+    std::cout << "----\n";
+
+    Lines updated(md.begin(), md.end());
+    for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {  // from the end, so line numbers stay valid
+      if (b->tag == "not output") continue;
+      ++checked;
+      const bool by_words = b->tag == "varies" && !update_varies;
+      if (!find_block(md, *b, by_words ? printed_words : printed, by_words).empty()) continue;
+      const auto found = find_block(md, *b, printed_words, /*by_words=*/true);
+      if (!update || found.empty() || (b->tag == "varies" && !update_varies)) {
+        ++stale;
+        std::cerr << chapter_path << ":" << b->open + 1 << ": this ```text block is not in the output"
+                  << (found.empty() ? " (not even with other numbers)\n" : "; --update would rewrite it\n");
+        continue;
+      }
+      Lines fresh;
+      for (size_t p = 0; p < found.size(); ++p) {
+        if (p > 0) fresh.push_back("...");
+        for (size_t k = where[found[p].first]; k <= where[found[p].second]; ++k)
+          fresh.push_back(output[k].substr(0, output[k].find_last_not_of(" \t\r") + 1));
+      }
+      updated.erase(updated.begin() + static_cast<std::ptrdiff_t>(b->open + 1), updated.begin() + static_cast<std::ptrdiff_t>(b->close));
+      updated.insert(updated.begin() + static_cast<std::ptrdiff_t>(b->open + 1), fresh.begin(), fresh.end());
+      ++rewritten;
+    }
+    if (rewritten > 0) {
+      std::ofstream out(chapter_path);
+      for (const std::string& line : updated) out << line << "\n";
+    }
+  }
+  failures += stale;
+  std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked << " checked against the output, "
+            << stale << " stale, " << rewritten << " rewritten), " << failures << " failures\n";
+  return failures == 0 && listings > 0 ? 0 : 1;
 }

@@ -1,0 +1,22 @@
+# cmake -DPROGRAM=<chapter program> -DDIR=<run dir> -DFIGURES=<a.svg;b.svg> -DSOURCE=<tutorials/figures>
+#       [-DUPDATE=ON] -P check_figures.cmake
+# A chapter's figures are drawn by its program, like its text blocks are printed by it: this runs
+# the program in DIR, where it writes its figures, and checks each against the committed copy in
+# SOURCE, byte for byte. With UPDATE it copies the fresh figures over the committed ones instead.
+execute_process(COMMAND ${PROGRAM} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE code OUTPUT_QUIET)
+if(NOT code EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} failed (${code})")
+endif()
+foreach(figure IN LISTS FIGURES)
+  if(UPDATE)
+    file(COPY_FILE ${DIR}/${figure} ${SOURCE}/${figure})
+    message(STATUS "updated ${SOURCE}/${figure}")
+    continue()
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${DIR}/${figure} ${SOURCE}/${figure} RESULT_VARIABLE differ)
+  if(NOT differ EQUAL 0)
+    message(FATAL_ERROR "${SOURCE}/${figure} is not what the program draws now (${DIR}/${figure}); "
+                        "if the change is meant, update it: cmake --build build --target tutorial-blocks")
+  endif()
+endforeach()
+message(STATUS "every figure is what the program draws: ${FIGURES}")

@@ -1,7 +1,7 @@
 // One training step of the copy-task model — forward, label-free cross-entropy over the targets,
 // backward, Adam — as `gradformer train --task copy` takes it: N 2, h 8, d_ff 4 d, dropout 0.1,
 // batches of 80 sequences of 10 tokens (9 target tokens each, 720 a step), at d_model 128 (the
-// default) and 512 (the second comparison with ../shared/peers/torch_copy_task.py).
+// default) and 512 (the paper's base width).
 //   tokens/s = 720 target tokens / time per step
 #include <benchmark/benchmark.h>
 

@@ -1,4 +1,4 @@
-// A gradformer checkpoint: one .safetensors file (DESIGN.md section 4) holding
+// A gradformer checkpoint: one .safetensors file holding
 //   tensors:  the model's parameters under PyTorch's names (src_embed.weight, encoder.layers.0...),
 //             and, for resuming, the optimizer's moments as "optimizer.<name>" (adam.m.0, ...)
 //   metadata: the model configuration (config.d_model, ...), both vocabularies (one token per

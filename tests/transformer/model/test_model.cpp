@@ -197,6 +197,10 @@ TEST_CASE("Xavier-uniform initialisation of every matrix, tied weights shared an
     INFO(name);
     CHECK(max(p.value()).item() <= bound);
     CHECK(min(p.value()).item() >= -bound);
+    // Drawn, not left at the allocation's zeros: with 56 or more elements, values beyond half the
+    // bound on both sides are all but certain (each misses with probability 3/4 per element).
+    CHECK(max(p.value()).item() > bound / 2);
+    CHECK(min(p.value()).item() < -bound / 2);
   }
   CHECK(model.output_projection->weight.impl() == model.src_embed->weight.impl());
   CHECK(model.tgt_embed == model.src_embed);

@@ -22,8 +22,9 @@
 //
 // Parameter names (the Annotated Transformer's, with PyTorch's inside the layers): src_embed.weight,
 // tgt_embed.weight, generator.weight, generator.bias, encoder.layers.{i}.*, decoder.layers.{i}.*,
-// and encoder.norm.*, decoder.norm.* with pre-LN only. "generator" is the output projection's name in the Annotated Transformer and so
-// in the checkpoint; in code it is `output_projection`, to keep it apart from the random Generator.
+// and encoder.norm.*, decoder.norm.* with pre-LN only. "generator" is the output projection's name
+// in the Annotated Transformer and so in the checkpoint; in code it is `output_projection`, to keep
+// it apart from the random Generator.
 //
 // Tied embeddings (section 3.4, "we share the same weight matrix between the two embedding layers
 // and the pre-softmax linear transformation"), for a shared vocabulary: the one [V, d] matrix is a

@@ -7,6 +7,7 @@
 // Tutorial chapter 12 explains and measures the same at several output lengths.
 #include <benchmark/benchmark.h>
 
+#include "nn/all.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"

@@ -4,6 +4,7 @@
 #include "autograd/all.h"
 #include "nn/adam.h"
 #include "nn/clip.h"
+#include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/loss.h"

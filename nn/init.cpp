@@ -19,12 +19,23 @@ void xavier_uniform_(const Variable& weight, Generator& gen, double gain) {
   overwrite(weight, uniform(weight.shape(), -a, a, gen, weight.dtype()));
 }
 
+void linear_default_(const Variable& p, int64_t fan_in, Generator& gen) {
+  if (fan_in <= 0) throw ValueError(message("linear_default_: fan_in must be positive, got ", fan_in));
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  uniform_(p, -bound, bound, gen);
+}
+
 void uniform_(const Variable& p, double lo, double hi, Generator& gen) {
   overwrite(p, uniform(p.shape(), lo, hi, gen, p.dtype()));
 }
 
 void normal_(const Variable& p, double mean, double std, Generator& gen) {
   overwrite(p, normal(p.shape(), mean, std, gen, p.dtype()));
+}
+
+void fill_(const Variable& p, double value) {
+  Tensor v = p.value();  // shares the parameter's storage
+  v.fill_(value);
 }
 
 }  // namespace gradformer

@@ -1,38 +1,42 @@
 #include "nn/layers.h"
 
-#include <cmath>
-
 #include "autograd/all.h"
-#include "nn/init.h"
+#include "nn/functional.h"
 
 namespace gradformer {
 
-Linear::Linear(int64_t in_features, int64_t out_features, Generator& gen, bool with_bias, DType dtype) {
+Linear::Linear(int64_t in_features, int64_t out_features, SkipInit, bool with_bias, DType dtype) {
   if (in_features <= 0 || out_features <= 0)
     throw ValueError(message("Linear: sizes must be positive, got in ", in_features, ", out ", out_features));
-  const double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
-  weight = register_parameter("weight", uniform({out_features, in_features}, -bound, bound, gen, dtype));
-  if (with_bias) bias = register_parameter("bias", uniform({out_features}, -bound, bound, gen, dtype));
+  weight = register_parameter("weight", zeros({out_features, in_features}, dtype));
+  if (with_bias) bias = register_parameter("bias", zeros({out_features}, dtype));
 }
 
-Variable Linear::forward(const Variable& x) const {
+Linear::Linear(int64_t in_features, int64_t out_features, Generator& gen, bool with_bias, DType dtype)
+    : Linear(in_features, out_features, skip_init, with_bias, dtype) {
+  reset_parameters(gen);
+}
+
+void Linear::reset_parameters(Generator& gen) {
   const int64_t in = weight.size(1);
-  if (x.dim() < 1 || x.size(-1) != in)
-    throw ShapeError(message("Linear: input has shape ", x.shape(), ", its last dimension should be ", in));
-  // Fold the leading dimensions into one, so the product is one large matrix multiply
-  // [N, in] x [in, out] rather than many small ones.
-  Shape out_shape = x.shape();
-  out_shape[out_shape.rank() - 1] = weight.size(0);
-  Variable y = matmul(reshape(x, {-1, in}), transpose(weight, 0, 1));  // [N, out]
-  if (bias.defined()) y = y + bias;
-  return reshape(y, out_shape);
+  linear_default_(weight, in, gen);
+  if (bias.defined()) linear_default_(bias, in, gen);
 }
 
-Embedding::Embedding(int64_t num_embeddings, int64_t dim, Generator& gen, DType dtype) {
+Variable Linear::forward(const Variable& x) const { return linear(x, weight, bias); }
+
+Embedding::Embedding(int64_t num_embeddings, int64_t dim, SkipInit, DType dtype) {
   if (num_embeddings <= 0 || dim <= 0)
     throw ValueError(message("Embedding: sizes must be positive, got ", num_embeddings, " x ", dim));
-  weight = register_parameter("weight", randn({num_embeddings, dim}, gen, dtype));
+  weight = register_parameter("weight", zeros({num_embeddings, dim}, dtype));
 }
+
+Embedding::Embedding(int64_t num_embeddings, int64_t dim, Generator& gen, DType dtype)
+    : Embedding(num_embeddings, dim, skip_init, dtype) {
+  reset_parameters(gen);
+}
+
+void Embedding::reset_parameters(Generator& gen) { normal_(weight, 0.0, 1.0, gen); }
 
 Variable Embedding::forward(const Tensor& ids) const { return embedding(weight, ids); }
 
@@ -40,6 +44,11 @@ LayerNorm::LayerNorm(int64_t dim, double eps_, DType dtype) : eps(eps_) {
   if (dim <= 0) throw ValueError(message("LayerNorm: size must be positive, got ", dim));
   weight = register_parameter("weight", ones({dim}, dtype));
   bias = register_parameter("bias", zeros({dim}, dtype));
+}
+
+void LayerNorm::reset_parameters() {
+  fill_(weight, 1.0);
+  fill_(bias, 0.0);
 }
 
 Variable LayerNorm::forward(const Variable& x) const { return layer_norm(x, weight, bias, eps); }

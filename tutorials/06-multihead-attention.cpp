@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "nn/all.h"
 #include "transformer/model/multihead_attention.h"
 #include "claims.h"
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "nn/all.h"
 #include "transformer/model/positional_encoding.h"
 #include "claims.h"
 

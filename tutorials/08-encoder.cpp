@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "nn/all.h"
 #include "transformer/model/encoder.h"
 #include "claims.h"
 

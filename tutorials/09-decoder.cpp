@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "nn/all.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/decoder.h"
 #include "claims.h"

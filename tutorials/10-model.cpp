@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "nn/all.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/encoder_decoder.h"
 #include "claims.h"
@@ -44,7 +45,7 @@ void paper_models() {
   print_counts("big, untied", big);
   base.tie_embeddings = big.tie_embeddings = true;
   const int64_t d = 512, layer_norms = 6 * (2 + 3) * 2 * d, biases = 6 * (4 * d + 2048 + d) + 6 * (2 * 4 * d + 2048 + d);
-  std::printf("base: embeddings %lld, LayerNorm %lld, biases %lld (with the generator's %d)\n",
+  std::printf("base: embeddings %lld, LayerNorm %lld, biases %lld (with the output projection's %d)\n",
               static_cast<long long>(37000 * d), static_cast<long long>(layer_norms), static_cast<long long>(biases + 37000), 37000);
   claim(parameter_count(base) == 63'119'496, "base has 63,119,496 parameters");
   claim(parameter_count(big) == 214'282'376, "big has 214,282,376 parameters");

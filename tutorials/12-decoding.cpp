@@ -13,6 +13,7 @@
 #include <iostream>
 #include <vector>
 
+#include "nn/all.h"
 #include "tensor/parallel.h"
 #include "transformer/data/batch.h"
 #include "transformer/data/copy_task.h"

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/all.h"
 #include "nn/safetensors.h"
 #include "transformer/data/batch.h"
 #include "transformer/train/bleu.h"

@@ -19,7 +19,7 @@ TEST_CASE("Linear computes x W^T + b with PyTorch's weight layout") {
   CHECK(values(y.value()) == std::vector<double>{13, 27, 41, 14, 28, 42});
   // Leading dimensions are kept: [2, 5, 2] -> [2, 5, 3].
   CHECK(lin.forward(Variable(zeros({2, 5, 2}))).shape() == Shape{2, 5, 3});
-  CHECK_THROWS_MSG(lin.forward(Variable(zeros({4, 3}))), ShapeError, "Linear: input has shape [4, 3], its last dimension should be 2");
+  CHECK_THROWS_MSG(lin.forward(Variable(zeros({4, 3}))), ShapeError, "linear: input [4, 3] does not fit weight [3, 2]");
 }
 
 TEST_CASE("Linear's default initialisation is U(-1/sqrt(in), 1/sqrt(in))") {
@@ -29,6 +29,26 @@ TEST_CASE("Linear's default initialisation is U(-1/sqrt(in), 1/sqrt(in))") {
   CHECK(max(lin.weight.value()).item() <= bound);
   CHECK(min(lin.weight.value()).item() >= -bound);
   CHECK(var(lin.weight.value()).item() == Approx(bound * bound / 3).epsilon(0.02));  // var of U(-a, a) is a^2/3
+}
+
+TEST_CASE("Linear and Embedding built with skip_init allocate zeros, and reset_parameters draws the default") {
+  Linear lin(4, 3, skip_init);
+  CHECK(values(lin.weight.value()) == std::vector<double>(12, 0.0));
+  CHECK(values(lin.bias.value()) == std::vector<double>(3, 0.0));
+  // Linear(in, out, gen) is the allocation then reset_parameters: W, then b, from U(-1/2, 1/2).
+  Generator a(3), b(3);
+  Linear drawn(4, 3, a);
+  lin.reset_parameters(b);
+  CHECK(values(drawn.weight.value()) == values(lin.weight.value()));
+  Generator c(3);
+  const Tensor w = uniform({3, 4}, -0.5, 0.5, c), bias = uniform({3}, -0.5, 0.5, c);
+  CHECK(values(drawn.weight.value()) == values(w));
+  CHECK(values(drawn.bias.value()) == values(bias));
+  Embedding emb(5, 2, skip_init);
+  CHECK(values(emb.weight.value()) == std::vector<double>(10, 0.0));
+  Generator d(4), e(4);
+  emb.reset_parameters(d);
+  CHECK(values(emb.weight.value()) == values(randn({5, 2}, e)));
 }
 
 TEST_CASE("gradcheck: Linear, LayerNorm and Embedding with respect to inputs and parameters") {

@@ -16,7 +16,8 @@ namespace {
 
 struct AttentionShape {
   Shape lead;  // the leading dimensions, [B, H] in a Transformer
-  int64_t n = 1, tq = 0, tk = 0, dk = 0, dv = 0;
+  int64_t matrices = 1;  // how many [Tq, Tk] score matrices: the product of lead (B * H)
+  int64_t tq = 0, tk = 0, dk = 0, dv = 0;
   Tensor mask;  // expanded to [lead..., Tq, Tk] (a view), or undefined
 };
 
@@ -37,7 +38,7 @@ AttentionShape check(const char* op, const Variable& q, const Variable& k, const
       throw ShapeError(message(op, ": leading dimensions differ: q ", q.shape(), ", k ", k.shape(), ", v ", v.shape()));
     s.lead.push_back(q.size(i));
   }
-  s.n = s.lead.numel();
+  s.matrices = s.lead.numel();
   s.tq = q.size(-2), s.tk = k.size(-2), s.dk = q.size(-1), s.dv = v.size(-1);
   if (k.size(-1) != s.dk)
     throw ShapeError(message(op, ": q and k need the same last dimension d_k, got q ", q.shape(), ", k ", k.shape()));
@@ -84,7 +85,7 @@ std::vector<int64_t> lead_offsets(const Tensor& t) {
   return off;
 }
 
-// The mask as N matrices: allowed(n, i, j) = base[off[n] + i * rs + j * cs] (strides may be 0).
+// The mask as one [Tq, Tk] matrix per score matrix n: allowed(n, i, j) = base[off[n] + i * rs + j * cs] (strides may be 0).
 struct MaskRows {
   Tensor t;
   const bool* base = nullptr;
@@ -131,8 +132,8 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
   dispatch_floating(dtype, op, [&]<class T>() {
     T* pp = P.data<T>();
     const T sc = static_cast<T>(scale);
-    // S: [N * Tq, Tk] -> P: [N * Tq, Tk], a row at a time
-    parallel_for(0, s.n * Tq, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
+    // S: [B*H*Tq, Tk] -> P: [B*H*Tq, Tk], a row at a time
+    parallel_for(0, s.matrices * Tq, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t n = r / Tq, i = r % Tq;
         T* pr = pp + r * Tk;

@@ -1,17 +1,17 @@
 #include "transformer/model/decoder.h"
 
+#include "autograd/all.h"
 #include "transformer/model/feed_forward.h"
 
 namespace gradformer {
 
-DecoderLayer::DecoderLayer(const LayerConfig& c, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
-    : norm_placement(c.norm) {
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, init_gen,
-                                                                               dropout_gen, c.dtype));
-  multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout,
-                                                                                         init_gen, dropout_gen, c.dtype));
-  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, init_gen, true, c.dtype));
-  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, init_gen, true, c.dtype));
+DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen) : norm_placement(c.norm) {
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
+                                                                                         dropout_gen, c.dtype));
+  multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
+                                                                                         dropout_gen, c.dtype));
+  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
+  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, skip_init, true, c.dtype));
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
   norm3 = register_module("norm3", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
@@ -19,6 +19,21 @@ DecoderLayer::DecoderLayer(const LayerConfig& c, Generator& init_gen, std::share
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout3 = register_module("dropout3", std::make_shared<Dropout>(c.dropout, dropout_gen));
+}
+
+DecoderLayer::DecoderLayer(const LayerConfig& c, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
+    : DecoderLayer(c, skip_init, std::move(dropout_gen)) {
+  reset_parameters(init_gen);
+}
+
+void DecoderLayer::reset_parameters(Generator& init_gen) {
+  self_attn->reset_parameters(init_gen);
+  multihead_attn->reset_parameters(init_gen);
+  linear1->reset_parameters(init_gen);
+  linear2->reset_parameters(init_gen);
+  norm1->reset_parameters();
+  norm2->reset_parameters();
+  norm3->reset_parameters();
 }
 
 // The three sub-layers with their residual connections and norms; `self` and `cross` compute the
@@ -62,11 +77,21 @@ Variable DecoderLayer::forward_step(const Variable& x, const Tensor& src_mask, L
       [&](const Variable& h) { return multihead_attn->attend(multihead_attn->project_query(h), cache.memory, src_mask); });
 }
 
-Decoder::Decoder(const LayerConfig& c, int64_t n, Generator& init_gen, std::shared_ptr<Generator> dropout_gen) {
-  if (n <= 0) throw ValueError(message("Decoder: the number of layers must be positive, got ", n));
+Decoder::Decoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen) {
+  if (num_layers <= 0) throw ValueError(message("Decoder: the number of layers must be positive, got ", num_layers));
   layers = register_module("layers", std::make_shared<ModuleList<DecoderLayer>>());
-  for (int64_t i = 0; i < n; ++i) layers->push_back(std::make_shared<DecoderLayer>(c, init_gen, dropout_gen));
+  for (int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<DecoderLayer>(c, skip_init, dropout_gen));
   if (c.norm == NormPlacement::Pre) norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+}
+
+Decoder::Decoder(const LayerConfig& c, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
+    : Decoder(c, num_layers, skip_init, std::move(dropout_gen)) {
+  reset_parameters(init_gen);
+}
+
+void Decoder::reset_parameters(Generator& init_gen) {
+  for (const auto& layer : *layers) layer->reset_parameters(init_gen);
+  if (norm) norm->reset_parameters();
 }
 
 Variable Decoder::forward(const Variable& x, const Variable& memory, const Tensor& src_mask, const Tensor& tgt_mask) const {

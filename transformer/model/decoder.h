@@ -19,7 +19,11 @@
 #include <memory>
 #include <vector>
 
-#include "nn/all.h"
+#include "autograd/variable.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
 #include "transformer/model/layer_config.h"
 #include "transformer/model/multihead_attention.h"
 
@@ -32,7 +36,13 @@ struct LayerCache {
 
 class DecoderLayer : public Module {
  public:
+  /// Initialised as PyTorch's TransformerDecoderLayer (reset_parameters).
   DecoderLayer(const LayerConfig& config, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// The same, allocated but not initialised (see nn/init.h).
+  DecoderLayer(const LayerConfig& config, SkipInit, std::shared_ptr<Generator> dropout_gen);
+  /// Each attention as MultiheadAttention::reset_parameters, linear1 and linear2 a Linear's default,
+  /// the LayerNorms 1 and 0.
+  void reset_parameters(Generator& init_gen);
   /// x: [B, T, d], memory: [B, S, d], src_mask: [B, 1, S], tgt_mask: [B, T, T] (padding and causal)
   /// -> [B, T, d]. Post-LN:
   ///   x = norm1(x + dropout1(self_attn(x, tgt_mask)))
@@ -64,10 +74,14 @@ struct DecoderCache {
   int64_t length = 0;  // positions decoded so far
 };
 
-/// N decoder layers, then (pre-LN only) a final LayerNorm "norm".
+/// N (num_layers) decoder layers, then (pre-LN only) a final LayerNorm "norm".
 class Decoder : public Module {
  public:
-  Decoder(const LayerConfig& config, int64_t layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// Each layer initialised as DecoderLayer::reset_parameters.
+  Decoder(const LayerConfig& config, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// The same, allocated but not initialised (see nn/init.h).
+  Decoder(const LayerConfig& config, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen);
+  void reset_parameters(Generator& init_gen);
   /// x: [B, T, d], memory: [B, S, d], src_mask: [B, 1, S], tgt_mask: [B, T, T] -> [B, T, d]
   Variable forward(const Variable& x, const Variable& memory, const Tensor& src_mask, const Tensor& tgt_mask) const;
   /// A cache holding each layer's projection of memory [B, S, d] into keys and values.

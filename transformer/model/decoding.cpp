@@ -5,6 +5,9 @@
 #include <limits>
 #include <numeric>
 
+#include "autograd/all.h"
+#include "tensor/all.h"
+
 namespace gradformer {
 namespace {
 

@@ -1,20 +1,33 @@
 #include "transformer/model/encoder.h"
 
+#include "autograd/all.h"
 #include "transformer/model/feed_forward.h"
 
 namespace gradformer {
 
-EncoderLayer::EncoderLayer(const LayerConfig& c, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
-    : norm_placement(c.norm) {
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, init_gen,
-                                                                               dropout_gen, c.dtype));
-  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, init_gen, true, c.dtype));
-  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, init_gen, true, c.dtype));
+EncoderLayer::EncoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen) : norm_placement(c.norm) {
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
+                                                                                         dropout_gen, c.dtype));
+  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
+  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, skip_init, true, c.dtype));
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
   norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
   dropout = register_module("dropout", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(c.dropout, dropout_gen));
+}
+
+EncoderLayer::EncoderLayer(const LayerConfig& c, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
+    : EncoderLayer(c, skip_init, std::move(dropout_gen)) {
+  reset_parameters(init_gen);
+}
+
+void EncoderLayer::reset_parameters(Generator& init_gen) {
+  self_attn->reset_parameters(init_gen);
+  linear1->reset_parameters(init_gen);
+  linear2->reset_parameters(init_gen);
+  norm1->reset_parameters();
+  norm2->reset_parameters();
 }
 
 Variable EncoderLayer::forward(const Variable& x, const Tensor& src_mask) const {
@@ -34,11 +47,21 @@ Variable EncoderLayer::forward(const Variable& x, const Tensor& src_mask) const 
   return h + ffn(norm2->forward(h));
 }
 
-Encoder::Encoder(const LayerConfig& c, int64_t n, Generator& init_gen, std::shared_ptr<Generator> dropout_gen) {
-  if (n <= 0) throw ValueError(message("Encoder: the number of layers must be positive, got ", n));
+Encoder::Encoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen) {
+  if (num_layers <= 0) throw ValueError(message("Encoder: the number of layers must be positive, got ", num_layers));
   layers = register_module("layers", std::make_shared<ModuleList<EncoderLayer>>());
-  for (int64_t i = 0; i < n; ++i) layers->push_back(std::make_shared<EncoderLayer>(c, init_gen, dropout_gen));
+  for (int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(c, skip_init, dropout_gen));
   if (c.norm == NormPlacement::Pre) norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+}
+
+Encoder::Encoder(const LayerConfig& c, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
+    : Encoder(c, num_layers, skip_init, std::move(dropout_gen)) {
+  reset_parameters(init_gen);
+}
+
+void Encoder::reset_parameters(Generator& init_gen) {
+  for (const auto& layer : *layers) layer->reset_parameters(init_gen);
+  if (norm) norm->reset_parameters();
 }
 
 Variable Encoder::forward(const Variable& x, const Tensor& src_mask) const {

@@ -15,7 +15,11 @@
 
 #include <memory>
 
-#include "nn/all.h"
+#include "autograd/variable.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
 #include "transformer/model/layer_config.h"
 #include "transformer/model/multihead_attention.h"
 
@@ -23,7 +27,13 @@ namespace gradformer {
 
 class EncoderLayer : public Module {
  public:
+  /// Initialised as PyTorch's TransformerEncoderLayer (reset_parameters).
   EncoderLayer(const LayerConfig& config, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// The same, allocated but not initialised (see nn/init.h).
+  EncoderLayer(const LayerConfig& config, SkipInit, std::shared_ptr<Generator> dropout_gen);
+  /// Each attention as MultiheadAttention::reset_parameters, linear1 and linear2 a Linear's default,
+  /// the LayerNorms 1 and 0.
+  void reset_parameters(Generator& init_gen);
   /// x: [B, S, d], src_mask: [B, 1, S] bool (true on real tokens) or undefined -> [B, S, d]
   ///   post-LN: x = norm1(x + dropout1(self_attn(x)));  x = norm2(x + dropout2(ffn(x)))
   ///   pre-LN:  x = x + dropout1(self_attn(norm1(x)));  x = x + dropout2(ffn(norm2(x)))
@@ -39,10 +49,14 @@ class EncoderLayer : public Module {
   mutable Tensor attention;
 };
 
-/// N encoder layers, then (pre-LN only) a final LayerNorm "norm".
+/// N (num_layers) encoder layers, then (pre-LN only) a final LayerNorm "norm".
 class Encoder : public Module {
  public:
-  Encoder(const LayerConfig& config, int64_t layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// Each layer initialised as EncoderLayer::reset_parameters.
+  Encoder(const LayerConfig& config, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
+  /// The same, allocated but not initialised (see nn/init.h).
+  Encoder(const LayerConfig& config, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen);
+  void reset_parameters(Generator& init_gen);
   /// x: [B, S, d], src_mask: [B, 1, S] -> memory [B, S, d]
   Variable forward(const Variable& x, const Tensor& src_mask = {}) const;
 

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "autograd/all.h"
+#include "nn/functional.h"
+
 namespace gradformer {
 
 // ---- configuration ------------------------------------------------------------------------------------
@@ -49,10 +52,10 @@ int64_t parameter_count(const TransformerConfig& c) {
   c.validate();
   const int64_t d = c.d_model, attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d, norm = 2 * d;
   const int64_t embeddings = c.tie_embeddings ? c.src_vocab * d : (c.src_vocab + c.tgt_vocab) * d;
-  const int64_t generator = c.tie_embeddings ? c.tgt_vocab : d * c.tgt_vocab + c.tgt_vocab;
+  const int64_t output_projection = c.tie_embeddings ? c.tgt_vocab : d * c.tgt_vocab + c.tgt_vocab;
   const int64_t encoder_layer = attention + ffn + 2 * norm, decoder_layer = 2 * attention + ffn + 3 * norm;
   const int64_t final_norms = c.norm == NormPlacement::Pre ? 2 * norm : 0;
-  return embeddings + generator + c.layers * (encoder_layer + decoder_layer) + final_norms;
+  return embeddings + output_projection + c.layers * (encoder_layer + decoder_layer) + final_norms;
 }
 
 FlopCount flop_count(const TransformerConfig& c, int64_t src_len, int64_t tgt_len) {
@@ -65,54 +68,78 @@ FlopCount flop_count(const TransformerConfig& c, int64_t src_len, int64_t tgt_le
   f.src_len = src_len, f.tgt_len = tgt_len;
   f.encoder = N * S * (8 * d * d + 4 * S * d + 4 * d * ff);
   f.decoder = N * (T * (8 * d * d + 4 * T * d + 4 * d * d + 4 * S * d + 4 * d * ff) + S * 4 * d * d);
-  f.generator = T * 2 * d * static_cast<double>(c.tgt_vocab);
+  f.output_projection = T * 2 * d * static_cast<double>(c.tgt_vocab);
   return f;
 }
 
 // ---- the output layer ---------------------------------------------------------------------------------
 
-VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, Generator& init_gen, DType dtype, Variable tied_weight) {
-  const double bound = 1.0 / std::sqrt(static_cast<double>(d_model));  // PyTorch's Linear default
+VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight) {
   if (tied_weight.defined()) {
     if (tied_weight.shape() != Shape{vocab, d_model})
       throw ShapeError(message("VocabProjection: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
     weight = tied_weight;
   } else {
-    weight = register_parameter("weight", uniform({vocab, d_model}, -bound, bound, init_gen, dtype));
+    weight = register_parameter("weight", zeros({vocab, d_model}, dtype));
   }
-  bias = register_parameter("bias", uniform({vocab}, -bound, bound, init_gen, dtype));
+  bias = register_parameter("bias", zeros({vocab}, dtype));
 }
 
-// x: [..., d] -> [..., V]
-Variable VocabProjection::forward(const Variable& x) const {
-  const int64_t d = weight.size(1);
-  if (x.dim() < 1 || x.size(-1) != d)
-    throw ShapeError(message("generator: input has shape ", x.shape(), ", its last dimension should be ", d));
-  Shape out = x.shape();
-  out[out.rank() - 1] = weight.size(0);
-  return reshape(matmul(reshape(x, {-1, d}), transpose(weight, 0, 1)) + bias, out);
-}
+// logits = x W^T + b   x: [..., d] -> [..., V]
+Variable VocabProjection::forward(const Variable& x) const { return linear(x, weight, bias); }
 
 // ---- the model ------------------------------------------------------------------------------------
 
-EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed)
+EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed, SkipInit)
     : config_(config), dropout_gen_(std::make_shared<Generator>(seed, 1)) {
   config_.validate();
-  Generator init(seed, 0);
   const TransformerConfig& c = config_;
-  src_embed = register_module("src_embed", std::make_shared<Embedding>(c.src_vocab, c.d_model, init, c.dtype));
-  tgt_embed = c.tie_embeddings ? src_embed
-                               : register_module("tgt_embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, init, c.dtype));
+  src_embed = register_module("src_embed", std::make_shared<Embedding>(c.src_vocab, c.d_model, skip_init, c.dtype));
+  tgt_embed = c.tie_embeddings
+                  ? src_embed
+                  : register_module("tgt_embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, skip_init, c.dtype));
   positional_encoding = register_module(
       "positional_encoding", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype));
-  encoder = register_module("encoder", std::make_shared<Encoder>(c.layer(), c.layers, init, dropout_gen_));
-  decoder = register_module("decoder", std::make_shared<Decoder>(c.layer(), c.layers, init, dropout_gen_));
-  generator = register_module("generator", std::make_shared<VocabProjection>(
-                                               c.d_model, c.tgt_vocab, init, c.dtype,
-                                               c.tie_embeddings ? src_embed->weight : Variable()));
-  // "Xavier-uniform for every parameter with 2 or more dimensions", as the Annotated Transformer.
+  encoder = register_module("encoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
+  decoder = register_module("decoder", std::make_shared<Decoder>(c.layer(), c.layers, skip_init, dropout_gen_));
+  output_projection = register_module(
+      "generator", std::make_shared<VocabProjection>(c.d_model, c.tgt_vocab, c.dtype,
+                                                     c.tie_embeddings ? src_embed->weight : Variable()));
+}
+
+EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed) : EncoderDecoder(config, seed, skip_init) {
+  Generator init(seed, 0);
+  reset_parameters(init);
+}
+
+void EncoderDecoder::reset_parameters(Generator& init_gen) {
+  // "Xavier-uniform for every parameter with 2 or more dimensions", as the Annotated Transformer:
+  // embeddings, W^Q W^K W^V (stacked, as one matrix), W^O, W_1, W_2 and the output projection.
   for (const auto& [name, p] : named_parameters())
-    if (p.dim() >= 2) xavier_uniform_(p, init);
+    if (p.dim() >= 2) xavier_uniform_(p, init_gen);
+  // The vectors keep what each layer's own PyTorch initialisation gives them.
+  auto attention_biases = [](const MultiheadAttention& a) {
+    fill_(a.in_proj_bias, 0.0);
+    fill_(a.out_proj->bias, 0.0);
+  };
+  auto feed_forward_biases = [&](const Linear& linear1, const Linear& linear2) {
+    linear_default_(linear1.bias, linear1.weight.size(1), init_gen);  // fan_in d
+    linear_default_(linear2.bias, linear2.weight.size(1), init_gen);  // fan_in d_ff
+  };
+  for (const auto& layer : *encoder->layers) {
+    attention_biases(*layer->self_attn);
+    feed_forward_biases(*layer->linear1, *layer->linear2);
+    layer->norm1->reset_parameters(), layer->norm2->reset_parameters();
+  }
+  for (const auto& layer : *decoder->layers) {
+    attention_biases(*layer->self_attn);
+    attention_biases(*layer->multihead_attn);
+    feed_forward_biases(*layer->linear1, *layer->linear2);
+    layer->norm1->reset_parameters(), layer->norm2->reset_parameters(), layer->norm3->reset_parameters();
+  }
+  if (encoder->norm) encoder->norm->reset_parameters();
+  if (decoder->norm) decoder->norm->reset_parameters();
+  linear_default_(output_projection->bias, config_.d_model, init_gen);
 }
 
 // Ids outside [0, vocab) are an IndexError of the embedding lookup.
@@ -159,7 +186,7 @@ Variable EncoderDecoder::decode(const Variable& memory, const Tensor& src_mask, 
   return decoder->forward(embed_target(tgt_in), memory, src_mask, tgt_mask);
 }
 
-Variable EncoderDecoder::logits(const Variable& decoded) const { return generator->forward(decoded); }
+Variable EncoderDecoder::logits(const Variable& decoded) const { return output_projection->forward(decoded); }
 
 Variable EncoderDecoder::log_probs(const Variable& decoded) const { return log_softmax(logits(decoded), -1); }
 

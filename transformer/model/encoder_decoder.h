@@ -5,11 +5,26 @@
 //    previously generated symbols as additional input when generating the next."
 //
 //   src [B, S] -> src_embed * sqrt(d) + PE -> encoder -> memory [B, S, d]
-//   tgt_in [B, T] -> tgt_embed * sqrt(d) + PE -> decoder(memory) -> [B, T, d] -> generator -> logits [B, T, V]
+//   tgt_in [B, T] -> tgt_embed * sqrt(d) + PE -> decoder(memory) -> [B, T, d] -> output_projection -> logits [B, T, V]
 //
-// Parameter names (DESIGN.md section 4, PyTorch's): src_embed.weight, tgt_embed.weight,
-// generator.weight, generator.bias, encoder.layers.{i}.*, decoder.layers.{i}.*, and encoder.norm.*,
-// decoder.norm.* with pre-LN only.
+// The letters in shapes, here and in every file of the model (the paper's names where it has them):
+//   B     batch size: sentences (pairs) in a batch
+//   S     source positions (tokens in a source sentence, padding included)
+//   T     target positions (tgt_in; Tq and Tk for an attention's queries and keys, Tn new positions
+//         in incremental decoding)
+//   H     attention heads (the paper's h)
+//   d     d_model, the width of every embedding and every sub-layer's output
+//   d_k   d / H, the width of one head's queries, keys and values (the paper's d_k = d_v)
+//   d_ff  the feed-forward network's hidden width
+//   V     vocabulary size (V_src, V_tgt when they differ)
+//   N     encoder (and decoder) layers: TransformerConfig::layers, nothing else
+// A product such as [B*T, d] is a tensor whose leading dimensions were folded into one.
+//
+// Parameter names (the Annotated Transformer's, with PyTorch's inside the layers): src_embed.weight,
+// tgt_embed.weight, generator.weight, generator.bias, encoder.layers.{i}.*, decoder.layers.{i}.*,
+// and encoder.norm.*, decoder.norm.* with pre-LN only. "generator" is the output projection's name
+// in the Annotated Transformer and so in the checkpoint; in code it is `output_projection`, to keep
+// it apart from the random Generator.
 //
 // Tied embeddings (section 3.4, "we share the same weight matrix between the two embedding layers
 // and the pre-softmax linear transformation"), for a shared vocabulary: the one [V, d] matrix is a
@@ -23,7 +38,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "nn/all.h"
+#include "autograd/variable.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
 #include "transformer/model/decoder.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/layer_config.h"
@@ -57,7 +77,7 @@ struct TransformerConfig {
 
 /// The number of parameters a model of this configuration has, from the formula:
 ///   embeddings   V_src d + V_tgt d            (V d once when tied)
-///   generator    d V_tgt + V_tgt              (V_tgt only when tied: the bias)
+///   output projection d V_tgt + V_tgt         (V_tgt only when tied: the bias)
 ///   attention    4 d^2 + 4 d                  (W^Q, W^K, W^V, W^O and their biases)
 ///   feed-forward 2 d d_ff + d_ff + d          (W_1, b_1, W_2, b_2)
 ///   LayerNorm    2 d                          (gain and bias)
@@ -69,35 +89,44 @@ int64_t parameter_count(const TransformerConfig& config);
 /// src_len and tgt_len tokens. Softmax, LayerNorm, ReLU, dropout and the embedding lookups are
 /// O(d) per token and left out. Training costs about 3x forward (backward is two products per product).
 struct FlopCount {
-  double encoder = 0, decoder = 0, generator = 0;
+  double encoder = 0, decoder = 0, output_projection = 0;
   int64_t src_len = 0, tgt_len = 0;
-  double forward() const { return encoder + decoder + generator; }
+  double forward() const { return encoder + decoder + output_projection; }
   double forward_per_target_token() const { return forward() / static_cast<double>(tgt_len); }
   double training_per_target_token() const { return 3 * forward_per_target_token(); }
 };
 ///   per encoder layer and source token: 8 d^2 (Q, K, V, O) + 4 S d (Q K^T and P V) + 4 d d_ff
 ///   per decoder layer and target token: 8 d^2 + 4 T d (self) + 4 d^2 + 4 S d (cross: Q, O; scores)
 ///                                        + 4 d d_ff;  and per source token 4 d^2 (the memory's K, V)
-///   generator per target token: 2 d V_tgt
+///   output projection per target token: 2 d V_tgt
 FlopCount flop_count(const TransformerConfig& config, int64_t src_len, int64_t tgt_len);
 
 /// The output layer: logits = x W^T + b,  x: [..., d] -> [..., V]. Its weight is its own [V, d]
-/// parameter "generator.weight", or, with tied embeddings, the embedding matrix (then only
-/// "generator.bias" is registered here).
+/// parameter "weight", or, with tied embeddings, the embedding matrix (then only "bias" is
+/// registered here). Registered in EncoderDecoder as "generator" (the checkpoint's name).
 class VocabProjection : public Module {
  public:
-  VocabProjection(int64_t d_model, int64_t vocab, Generator& init_gen, DType dtype, Variable tied_weight = {});
-  Variable forward(const Variable& x) const;
+  /// Allocated only: EncoderDecoder initialises it with the rest of the model. ShapeError unless a
+  /// tied weight is [vocab, d_model].
+  VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight = {});
+  Variable forward(const Variable& x) const;  // linear(x, weight, bias)
   Variable weight, bias;
 };
 
 class EncoderDecoder : public Module {
  public:
-  /// Builds the model and initialises it from `seed`: every parameter of 2 or more dimensions
-  /// Xavier-uniform (as the Annotated Transformer and the reference implementations), LayerNorm
-  /// gains 1 and biases 0, attention biases 0, other biases PyTorch's default. Dropout draws from a
-  /// second generator (dropout_generator()), so its state can be saved and restored.
+  /// Builds the model and initialises it from `seed` (reset_parameters with Generator(seed, 0)).
+  /// Dropout draws from a second generator (dropout_generator(), Generator(seed, 1)), so its state
+  /// can be saved and restored.
   EncoderDecoder(const TransformerConfig& config, uint64_t seed);
+  /// Builds the model without drawing its parameters (see nn/init.h), for loading a checkpoint.
+  EncoderDecoder(const TransformerConfig& config, uint64_t seed, SkipInit);
+
+  /// The initialisation, in one pass, each parameter drawn once: every parameter of 2 or more
+  /// dimensions Xavier-uniform (as the Annotated Transformer and the reference implementations),
+  /// LayerNorm gains 1 and biases 0, attention biases 0, the feed-forward and output biases
+  /// PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  void reset_parameters(Generator& init_gen);
 
   /// src: [B, S] int64 -> [B, S, d]:  dropout(src_embed(src) * sqrt(d) + PE)
   Variable embed_source(const Tensor& src) const;
@@ -129,7 +158,7 @@ class EncoderDecoder : public Module {
   std::shared_ptr<PositionalEncoding> positional_encoding;
   std::shared_ptr<Encoder> encoder;
   std::shared_ptr<Decoder> decoder;
-  std::shared_ptr<VocabProjection> generator;
+  std::shared_ptr<VocabProjection> output_projection;  // registered as "generator"
 
  private:
   void check_ids(const char* what, const Tensor& ids) const;

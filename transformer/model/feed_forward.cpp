@@ -1,5 +1,7 @@
 #include "transformer/model/feed_forward.h"
 
+#include "autograd/all.h"
+
 namespace gradformer {
 
 // FFN(x) = max(0, x W_1 + b_1) W_2 + b_2
@@ -7,11 +9,22 @@ Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& li
   return linear2.forward(dropout.forward(relu(linear1.forward(x))));
 }
 
-FeedForward::FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, Generator& init_gen,
-                         std::shared_ptr<Generator> dropout_gen, DType dtype) {
-  linear1 = register_module("linear1", std::make_shared<Linear>(d_model, d_ff, init_gen, true, dtype));
-  linear2 = register_module("linear2", std::make_shared<Linear>(d_ff, d_model, init_gen, true, dtype));
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit, std::shared_ptr<Generator> dropout_gen,
+                         DType dtype) {
+  linear1 = register_module("linear1", std::make_shared<Linear>(d_model, d_ff, skip_init, true, dtype));
+  linear2 = register_module("linear2", std::make_shared<Linear>(d_ff, d_model, skip_init, true, dtype));
   dropout = register_module("dropout", std::make_shared<Dropout>(dropout_p, std::move(dropout_gen)));
+}
+
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, Generator& init_gen,
+                         std::shared_ptr<Generator> dropout_gen, DType dtype)
+    : FeedForward(d_model, d_ff, dropout_p, skip_init, std::move(dropout_gen), dtype) {
+  reset_parameters(init_gen);
+}
+
+void FeedForward::reset_parameters(Generator& init_gen) {
+  linear1->reset_parameters(init_gen);
+  linear2->reset_parameters(init_gen);
 }
 
 }  // namespace gradformer

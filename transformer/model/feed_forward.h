@@ -13,7 +13,11 @@
 
 #include <memory>
 
-#include "nn/all.h"
+#include "autograd/variable.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
 
 namespace gradformer {
 
@@ -25,8 +29,13 @@ Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& li
 /// The feed-forward network as a module with parameters linear1.* and linear2.*.
 class FeedForward : public Module {
  public:
+  /// Initialised as PyTorch's Linears (reset_parameters).
   FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, Generator& init_gen, std::shared_ptr<Generator> dropout_gen,
               DType dtype = DType::Float32);
+  /// The same, allocated but not initialised (see nn/init.h).
+  FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit, std::shared_ptr<Generator> dropout_gen,
+              DType dtype = DType::Float32);
+  void reset_parameters(Generator& init_gen);
   Variable forward(const Variable& x) const { return feed_forward(x, *linear1, *linear2, *dropout); }  // [..., d] -> [..., d]
   std::shared_ptr<Linear> linear1, linear2;
   std::shared_ptr<Dropout> dropout;

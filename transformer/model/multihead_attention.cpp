@@ -1,10 +1,12 @@
 #include "transformer/model/multihead_attention.h"
 
+#include "autograd/all.h"
+#include "nn/functional.h"
 #include "tensor/all.h"
 
 namespace gradformer {
 
-MultiheadAttention::MultiheadAttention(int64_t d_model, int64_t heads, double dropout_p_, Generator& init_gen,
+MultiheadAttention::MultiheadAttention(int64_t d_model, int64_t heads, double dropout_p_, SkipInit,
                                        std::shared_ptr<Generator> dropout_gen, DType dtype)
     : dropout_p(dropout_p_), d_model_(d_model), heads_(heads), dropout_gen_(std::move(dropout_gen)) {
   if (d_model <= 0 || heads <= 0 || d_model % heads != 0)
@@ -13,13 +15,24 @@ MultiheadAttention::MultiheadAttention(int64_t d_model, int64_t heads, double dr
   if (!(dropout_p >= 0 && dropout_p < 1))
     throw ValueError(message("MultiheadAttention: dropout must be in [0, 1), got ", dropout_p));
   if (dropout_p > 0 && !dropout_gen_) throw ValueError("MultiheadAttention: dropout needs a generator");
-  // As PyTorch: W^Q, W^K, W^V stacked and Xavier-uniform as one [3d, d] matrix; biases 0.
-  in_proj_weight = register_parameter("in_proj_weight", zeros({3 * d_model, d_model}, dtype));
-  xavier_uniform_(in_proj_weight, init_gen);
+  in_proj_weight = register_parameter("in_proj_weight", zeros({3 * d_model, d_model}, dtype));  // W^Q, W^K, W^V stacked
   in_proj_bias = register_parameter("in_proj_bias", zeros({3 * d_model}, dtype));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(d_model, d_model, init_gen, true, dtype));
-  Tensor out_bias = out_proj->bias.value();
-  out_bias.fill_(0.0);
+  out_proj = register_module("out_proj", std::make_shared<Linear>(d_model, d_model, skip_init, true, dtype));  // W^O
+}
+
+MultiheadAttention::MultiheadAttention(int64_t d_model, int64_t heads, double dropout_p_, Generator& init_gen,
+                                       std::shared_ptr<Generator> dropout_gen, DType dtype)
+    : MultiheadAttention(d_model, heads, dropout_p_, skip_init, std::move(dropout_gen), dtype) {
+  reset_parameters(init_gen);
+}
+
+// As PyTorch: W^Q, W^K, W^V Xavier-uniform as one [3d, d] matrix (so fan_out is 3d, not d); W^O
+// keeps a Linear's default; the biases start at 0.
+void MultiheadAttention::reset_parameters(Generator& init_gen) {
+  xavier_uniform_(in_proj_weight, init_gen);
+  fill_(in_proj_bias, 0.0);
+  linear_default_(out_proj->weight, d_model_, init_gen);
+  fill_(out_proj->bias, 0.0);
 }
 
 void MultiheadAttention::check_input(const char* what, const Variable& x) const {
@@ -35,11 +48,9 @@ Variable MultiheadAttention::split_heads(const Variable& x) const {
 // x W^T + b for rows [first, first + count) of the stacked in_proj: x [B, T, d] -> [B, T, count]
 static Variable project_rows(const Variable& x, const Variable& weight, const Variable& bias, int64_t first,
                              int64_t count) {
-  const int64_t d = x.size(2);
   const bool all = first == 0 && count == weight.size(0);  // self-attention: no narrow, no zero-filled gradient
   const Variable w = all ? weight : narrow(weight, 0, first, count), b = all ? bias : narrow(bias, 0, first, count);
-  Variable y = matmul(reshape(x, {-1, d}), transpose(w, 0, 1)) + b;
-  return view(y, {x.size(0), x.size(1), count});
+  return linear(x, w, b);
 }
 
 // Q = x W^Q + b^Q   x: [B, T, d] -> [B, H, T, d_k]
@@ -55,7 +66,7 @@ KVCache MultiheadAttention::project_key_value(const Variable& x) const {
   return {split_heads(narrow(kv, 2, 0, d_model_)), split_heads(narrow(kv, 2, d_model_, d_model_))};
 }
 
-// Q, K, V in one [N, d] x [d, 3d] product   x: [B, T, d] -> each [B, H, T, d_k]
+// Q, K, V in one [B*T, d] x [d, 3d] product   x: [B, T, d] -> each [B, H, T, d_k]
 std::pair<Variable, KVCache> MultiheadAttention::project_query_key_value(const Variable& x) const {
   check_input("input", x);
   const int64_t d = d_model_;

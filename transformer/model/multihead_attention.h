@@ -19,7 +19,11 @@
 #include <memory>
 #include <utility>
 
-#include "nn/all.h"
+#include "autograd/variable.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
 #include "transformer/model/attention.h"
 
 namespace gradformer {
@@ -36,15 +40,21 @@ struct KVCache {
 class MultiheadAttention : public Module {
  public:
   /// ValueError unless d_model and heads are positive and heads divides d_model, and 0 <= dropout_p < 1.
-  /// Weights are Xavier-uniform, biases 0 (as PyTorch initialises nn.MultiheadAttention).
+  /// Initialised as PyTorch's nn.MultiheadAttention (reset_parameters).
   MultiheadAttention(int64_t d_model, int64_t heads, double dropout_p, Generator& init_gen,
                      std::shared_ptr<Generator> dropout_gen, DType dtype = DType::Float32);
+  /// The same, allocated but not initialised (see nn/init.h).
+  MultiheadAttention(int64_t d_model, int64_t heads, double dropout_p, SkipInit, std::shared_ptr<Generator> dropout_gen,
+                     DType dtype = DType::Float32);
+  /// PyTorch's scheme: in_proj_weight Xavier-uniform as one [3d, d] matrix, out_proj.weight a
+  /// Linear's default U(-1/sqrt(d), 1/sqrt(d)), both biases 0.
+  void reset_parameters(Generator& init_gen);
 
   /// query [B, Tq, d], key and value [B, Tk, d]; mask bool, true where allowed: [B, 1 or Tq, Tk]
   /// (a head dimension is inserted) or anything that broadcasts to [B, H, Tq, Tk].
   ///   -> output [B, Tq, d], weights [B, H, Tq, Tk]
-  /// Self-attention (query, key and value the same variable) projects with one [N, d] x [d, 3d]
-  /// product; cross-attention (key and value the same) with [N, d] x [d, d] and [M, d] x [d, 2d].
+  /// Self-attention (query, key and value the same variable) projects with one [B*Tq, d] x [d, 3d]
+  /// product; cross-attention (key and value the same) with [B*Tq, d] x [d, d] and [B*Tk, d] x [d, 2d].
   Attention forward(const Variable& query, const Variable& key, const Variable& value, const Tensor& mask = {}) const;
 
   // ---- the steps, for incremental decoding ---------------------------------------------------------

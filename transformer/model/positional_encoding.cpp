@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "autograd/all.h"
+
 namespace gradformer {
 
 // PE(pos, 2i) = sin(pos / 10000^(2i/d)),  PE(pos, 2i+1) = cos(pos / 10000^(2i/d))

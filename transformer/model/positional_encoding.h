@@ -17,7 +17,11 @@
 
 #include <memory>
 
-#include "nn/all.h"
+#include "autograd/variable.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
 
 namespace gradformer {
 

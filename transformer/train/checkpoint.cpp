@@ -115,7 +115,8 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
     if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
     else params.emplace(name, t);
   }
-  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0);
+  // Built without initialising: every parameter is about to be overwritten by the stored tensors.
+  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
   try {
     out.model->load_state_dict(params);
   } catch (const Error& e) {

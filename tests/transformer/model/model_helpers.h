@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/helpers.h"
+#include "nn/all.h"
 #include "transformer/model/encoder_decoder.h"
 
 namespace test {

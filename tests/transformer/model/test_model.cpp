@@ -70,7 +70,7 @@ TEST_CASE("EncoderDecoder parameter names are PyTorch's, as ARCHITECTURE.md list
   CHECK(model.encoder->layers->operator[](0).self_attn->in_proj_weight.shape() == Shape{24, 8});
   CHECK(model.encoder->layers->operator[](0).linear1->weight.shape() == Shape{16, 8});  // [d_ff, d]
   CHECK(model.encoder->layers->operator[](0).linear2->weight.shape() == Shape{8, 16});  // [d, d_ff]
-  CHECK(model.generator->weight.shape() == Shape{7, 8});
+  CHECK(model.output_projection->weight.shape() == Shape{7, 8});
 
   // Pre-LN adds the final norms; tying removes tgt_embed.weight and generator.weight.
   TransformerConfig pre = test::tiny_config(NormPlacement::Pre);
@@ -98,7 +98,7 @@ TEST_CASE("parameter_count: the formula equals the count of an instantiated mode
   // The paper's models with a shared 37,000-token vocabulary and tied embeddings.
   CHECK(parameter_count(TransformerConfig::base()) == 63'119'496);
   CHECK(parameter_count(TransformerConfig::big()) == 214'282'376);
-  // Untied, the two embeddings and the generator are each 37,000 x d more.
+  // Untied, the two embeddings and the output projection are each 37,000 x d more.
   TransformerConfig untied = TransformerConfig::base();
   untied.tie_embeddings = false;
   CHECK(parameter_count(untied) == 63'119'496 + 2 * 37'000 * 512);
@@ -110,7 +110,7 @@ TEST_CASE("flop_count: the matrix products of one forward pass, by hand") {
   const double d = 8, ff = 16, S = 3, T = 4;
   CHECK(f.encoder == 2 * S * (2 * (3 * d * d + d * d) + 2 * 2 * S * d + 2 * 2 * d * ff));
   CHECK(f.decoder == 2 * (T * (2 * 4 * d * d + 2 * 2 * T * d + 2 * 2 * d * d + 2 * 2 * S * d + 2 * 2 * d * ff) + S * 2 * 2 * d * d));
-  CHECK(f.generator == T * 2 * d * 7);
+  CHECK(f.output_projection == T * 2 * d * 7);
   CHECK(f.training_per_target_token() == 3 * f.forward() / T);
   // For long sentences and a big d the products are about 2 FLOPs per parameter per token:
   // base, 1 token of each side, no attention terms to speak of.
@@ -197,8 +197,12 @@ TEST_CASE("Xavier-uniform initialisation of every matrix, tied weights shared an
     INFO(name);
     CHECK(max(p.value()).item() <= bound);
     CHECK(min(p.value()).item() >= -bound);
+    // Drawn, not left at the allocation's zeros: with 56 or more elements, values beyond half the
+    // bound on both sides are all but certain (each misses with probability 3/4 per element).
+    CHECK(max(p.value()).item() > bound / 2);
+    CHECK(min(p.value()).item() < -bound / 2);
   }
-  CHECK(model.generator->weight.impl() == model.src_embed->weight.impl());
+  CHECK(model.output_projection->weight.impl() == model.src_embed->weight.impl());
   CHECK(model.tgt_embed == model.src_embed);
   CHECK(model.state_dict().count("generator.weight") == 0);
   // The shared matrix receives the sum of its three uses' gradients.
@@ -209,6 +213,41 @@ TEST_CASE("Xavier-uniform initialisation of every matrix, tied weights shared an
   EncoderDecoder same(c, 5), other(c, 6);
   CHECK(values(same.src_embed->weight.value()) == values(model.src_embed->weight.value()));
   CHECK(values(other.src_embed->weight.value()) != values(model.src_embed->weight.value()));
+}
+
+TEST_CASE("initialisation draws each parameter once, in one pass, by the documented scheme") {
+  const TransformerConfig c = test::tiny_config(NormPlacement::Pre, 2);
+  EncoderDecoder model(c, 7);
+  // The first parameter is the first draw from Generator(seed, 0): nothing was drawn before it.
+  const double a = std::sqrt(6.0 / static_cast<double>(c.src_vocab + c.d_model));
+  Generator fresh(7, 0);
+  CHECK(values(model.src_embed->weight.value()) == values(uniform({c.src_vocab, c.d_model}, -a, a, fresh, c.dtype)));
+  for (const auto& [name, p] : model.named_parameters()) {
+    INFO(name);
+    const bool layer_norm = name.find("norm") != std::string::npos;
+    if (p.dim() >= 2) continue;  // the Xavier bounds are checked in the test below
+    if (layer_norm) {
+      CHECK(values(p.value()) == std::vector<double>(static_cast<size_t>(p.numel()), name.ends_with("weight") ? 1.0 : 0.0));
+    } else if (name.find("attn") != std::string::npos) {  // in_proj_bias and out_proj.bias
+      CHECK(values(p.value()) == std::vector<double>(static_cast<size_t>(p.numel()), 0.0));
+    } else {  // linear1.bias (fan_in d), linear2.bias (fan_in d_ff), generator.bias (fan_in d)
+      const double fan_in = static_cast<double>(name.find("linear2") != std::string::npos ? c.d_ff : c.d_model);
+      CHECK(max(p.value()).item() <= 1 / std::sqrt(fan_in));
+      CHECK(min(p.value()).item() >= -1 / std::sqrt(fan_in));
+      CHECK(max(p.value()).item() != min(p.value()).item());  // drawn, not left at 0
+    }
+  }
+  // Built with skip_init nothing is drawn; reset_parameters from the same generator is the constructor's work.
+  EncoderDecoder blank(c, 7, skip_init);
+  const Tensor blank_embedding = blank.src_embed->weight.value(), blank_bias = (*blank.decoder->layers)[0].linear1->bias.value();
+  CHECK(values(blank_embedding) == std::vector<double>(static_cast<size_t>(blank_embedding.numel()), 0.0));
+  CHECK(values(blank_bias) == std::vector<double>(static_cast<size_t>(blank_bias.numel()), 0.0));
+  Generator init(7, 0);
+  blank.reset_parameters(init);
+  for (const auto& [name, t] : model.state_dict()) {
+    INFO(name);
+    CHECK(values(blank.state_dict().at(name)) == values(t));
+  }
 }
 
 TEST_CASE("a tiny model trained with Adam on one fixed batch drives its loss near zero") {

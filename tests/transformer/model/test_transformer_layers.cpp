@@ -54,6 +54,41 @@ TEST_CASE("MultiheadAttention has PyTorch's parameter names and shapes") {
                    "MultiheadAttention: query must be [B, T, 8], got [2, 3, 6]");
 }
 
+TEST_CASE("MultiheadAttention, FeedForward and the layers: built with a generator is skip_init then reset_parameters") {
+  // PyTorch's nn.MultiheadAttention scheme, drawn in this order from the generator:
+  // in_proj_weight Xavier-uniform over [3d, d], out_proj.weight U(-1/sqrt(d), 1/sqrt(d)), biases 0.
+  Generator gen(11), expected(11);
+  MultiheadAttention mha(8, 2, 0.0, gen, no_dropout(), DType::Float64);
+  const double xavier = std::sqrt(6.0 / (24 + 8)), linear = 1 / std::sqrt(8.0);
+  CHECK(values(mha.in_proj_weight.value()) == values(uniform({24, 8}, -xavier, xavier, expected, DType::Float64)));
+  CHECK(values(mha.out_proj->weight.value()) == values(uniform({8, 8}, -linear, linear, expected, DType::Float64)));
+  CHECK(values(mha.out_proj->bias.value()) == std::vector<double>(8, 0.0));
+
+  MultiheadAttention blank(8, 2, 0.0, skip_init, no_dropout(), DType::Float64);
+  CHECK(values(blank.in_proj_weight.value()) == std::vector<double>(24 * 8, 0.0));
+  Generator again(11);
+  blank.reset_parameters(again);
+  CHECK(values(blank.in_proj_weight.value()) == values(mha.in_proj_weight.value()));
+  CHECK(values(blank.out_proj->weight.value()) == values(mha.out_proj->weight.value()));
+
+  for (const NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre}) {
+    Generator a(12), b(12), c(13), d(13);
+    Encoder encoder(tiny_layer(placement), 2, a, no_dropout());
+    Encoder blank_encoder(tiny_layer(placement), 2, skip_init, no_dropout());
+    blank_encoder.reset_parameters(b);
+    Decoder decoder(tiny_layer(placement), 2, c, no_dropout());
+    Decoder blank_decoder(tiny_layer(placement), 2, skip_init, no_dropout());
+    blank_decoder.reset_parameters(d);
+    for (const auto& [drawn, reset] : {std::pair<const Module*, const Module*>{&encoder, &blank_encoder}, {&decoder, &blank_decoder}}) {
+      const StateDict want = drawn->state_dict(), got = reset->state_dict();
+      for (const auto& [name, t] : want) {
+        INFO(name);
+        CHECK(values(got.at(name)) == values(t));
+      }
+    }
+  }
+}
+
 TEST_CASE("MultiheadAttention is Concat(head_1, ..., head_h) W^O with head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)") {
   Generator gen(1);
   const int64_t d = 8, h = 2, dk = 4;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catch.h"
+#include "nn/all.h"
 #include "transformer/model/encoder_decoder.h"
 
 namespace test {

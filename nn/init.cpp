@@ -19,12 +19,4 @@ void xavier_uniform_(const Variable& weight, Generator& gen, double gain) {
   overwrite(weight, uniform(weight.shape(), -a, a, gen, weight.dtype()));
 }
 
-void uniform_(const Variable& p, double lo, double hi, Generator& gen) {
-  overwrite(p, uniform(p.shape(), lo, hi, gen, p.dtype()));
-}
-
-void normal_(const Variable& p, double mean, double std, Generator& gen) {
-  overwrite(p, normal(p.shape(), mean, std, gen, p.dtype()));
-}
-
 }  // namespace gradformer

@@ -12,9 +12,4 @@ namespace gradformer {
 /// implementations use for every matrix. ShapeError for fewer than 2 dimensions.
 void xavier_uniform_(const Variable& weight, Generator& gen, double gain = 1.0);
 
-/// U(lo, hi) in place.
-void uniform_(const Variable& p, double lo, double hi, Generator& gen);
-/// N(mean, std^2) in place.
-void normal_(const Variable& p, double mean, double std, Generator& gen);
-
 }  // namespace gradformer

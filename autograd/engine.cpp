@@ -43,11 +43,11 @@ bool dense_loop(const Tensor& dst, const Tensor& src, F fn) {
     T* d = dst.data<T>();
     const T* s = src.data<T>();
     const int64_t n = dst.numel();
-    if (n <= kElementwiseGrain) {
+    if (n <= grain_for(1)) {
       for (int64_t i = 0; i < n; ++i) d[i] = fn(d[i], s[i]);
       return;
     }
-    parallel_for(0, n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) d[i] = fn(d[i], s[i]);
     });
   });

@@ -132,7 +132,7 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
     T* pp = P.data<T>();
     const T sc = static_cast<T>(scale);
     // S: [N * Tq, Tk] -> P: [N * Tq, Tk], a row at a time
-    parallel_for(0, s.n * Tq, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
+    parallel_for(0, s.n * Tq, grain_for(2 * Tk), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t n = r / Tq, i = r % Tq;
         T* pr = pp + r * Tk;
@@ -173,7 +173,7 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
       const T sc = static_cast<T>(scale);
       const int64_t rows = P.numel() / std::max<int64_t>(Tk, 1);
       // dP, P: [rows, Tk] -> dS: [rows, Tk]
-      parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
+      parallel_for(0, rows, grain_for(2 * Tk), [&](int64_t lo, int64_t hi) {
         for (int64_t r = lo; r < hi; ++r) {
           const T* pr = pp + r * Tk;
           T* dr = pd + r * Tk;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "autograd/engine.h"
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
 #include "tensor/parallel.h"
@@ -42,11 +43,11 @@ bool dense_loop(const Tensor& dst, const Tensor& src, F fn) {
     T* d = dst.data<T>();
     const T* s = src.data<T>();
     const int64_t n = dst.numel();
-    if (n <= kElementwiseGrain) {
+    if (n <= grain_for(1)) {
       for (int64_t i = 0; i < n; ++i) d[i] = fn(d[i], s[i]);
       return;
     }
-    parallel_for(0, n, kElementwiseGrain, [&](int64_t lo, int64_t hi) {
+    parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) d[i] = fn(d[i], s[i]);
     });
   });
@@ -80,11 +81,6 @@ std::string freed_message(const Node& node) {
 }
 
 }  // namespace
-
-struct Engine {
-  static void run(VariableImpl& root, Tensor seed, bool retain_graph);
-  static std::vector<std::shared_ptr<Node>> order(const std::shared_ptr<Node>& root);
-};
 
 // Nodes reachable from root through inputs that require grad, each before every node it uses.
 std::vector<std::shared_ptr<Node>> Engine::order(const std::shared_ptr<Node>& root) {
@@ -179,52 +175,6 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
   } catch (...) {
     for (const std::shared_ptr<Node>& node : nodes) node->grad_ = Tensor();  // no half-gathered gradients left behind
     throw;
-  }
-}
-
-void Variable::backward(bool retain_graph) const {
-  VariableImpl& v = checked("backward");
-  if (v.value.numel() != 1)
-    throw ShapeError(message("backward: the output has shape ", v.value.shape(),
-                             "; backward() without an upstream gradient needs a one-element output"));
-  Tensor seed = Tensor::empty(v.value.shape(), v.value.dtype());  // dL/dL = 1
-  dispatch_floating(seed.dtype(), "backward", [&]<class T>() { *seed.data<T>() = T(1); });
-  backward(seed, retain_graph);
-}
-
-void Variable::backward(const Tensor& grad_output, bool retain_graph) const {
-  VariableImpl& v = checked("backward");
-  if (!v.requires_grad)
-    throw GraphError(message("backward: this variable (shape ", v.value.shape(),
-                             ") does not require grad: no input of the ops that made it requires grad"));
-  if (!grad_output.defined() || grad_output.shape() != v.value.shape())
-    throw ShapeError(message("backward: the upstream gradient has shape ",
-                             grad_output.defined() ? to_string(grad_output.shape()) : std::string("(undefined)"),
-                             ", the output has shape ", v.value.shape()));
-  if (grad_output.dtype() != v.value.dtype())
-    throw DTypeError(message("backward: the upstream gradient is ", grad_output.dtype(), ", the output is ", v.value.dtype()));
-  Engine::run(v, grad_output, retain_graph);
-}
-
-// Destroying the output of a long chain would destroy node 1, whose input owns node 2, whose input
-// owns node 3, ... each destructor nested in the previous one. Instead, take over every node that
-// only this chain owns and destroy them one at a time from a flat list.
-Node::~Node() {
-  std::vector<std::shared_ptr<Node>> pending;
-  auto adopt_inputs = [&pending](Node& node) {
-    for (const Variable& in : node.inputs_span()) {
-      const std::shared_ptr<VariableImpl>& impl = in.impl();
-      if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1)
-        pending.push_back(std::move(impl->grad_fn));
-    }
-    node.release_inputs();
-  };
-  adopt_inputs(*this);
-  while (!pending.empty()) {
-    std::shared_ptr<Node> node = std::move(pending.back());
-    pending.pop_back();
-    adopt_inputs(*node);
-    // node is destroyed here, with no inputs left: no recursion.
   }
 }
 

@@ -75,10 +75,10 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
       }
       if (!dx.wanted(1) && !dx.wanted(2)) return;
       // g, x: [rows, D] -> dw, db: [D]. Parallel over columns, each summing its rows in order, so the
-      // result does not depend on the thread count.
+      // result does not depend on the thread count; a column is two sums over its rows.
       Tensor dw = Tensor::empty(Shape{D}, xc.dtype()), db = Tensor::empty(Shape{D}, xc.dtype());
       T *pdw = dw.data<T>(), *pdb = db.data<T>();
-      parallel_for(0, D, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, rows)), [&](int64_t lo, int64_t hi) {
+      parallel_for(0, D, grain_for(2 * rows), [&](int64_t lo, int64_t hi) {
         std::fill(pdw + lo, pdw + hi, T(0));
         std::fill(pdb + lo, pdb + hi, T(0));
         for (int64_t r = 0; r < rows; ++r) {

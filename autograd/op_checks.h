@@ -11,12 +11,15 @@
 namespace gradformer {
 
 struct OpCheck {
+  /// "op" or "op (case)", where op is the name the op gives record() (autograd/node.h): a test
+  /// reads the names given to record() in autograd's sources and fails for any op without an entry.
   std::string name;
   GradcheckFunction f;
   std::vector<Tensor> inputs;
 };
 
-/// One entry per op (and per interesting case: broadcasting, batched and transposed matmul, ...).
+/// One entry per op and per interesting case (broadcasting, rank 0, non-contiguous inputs, batched
+/// and transposed matmul, ...). Names are distinct.
 std::vector<OpCheck> autograd_op_checks();
 
 }  // namespace gradformer

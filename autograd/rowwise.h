@@ -10,13 +10,11 @@
 
 namespace gradformer::rowwise {
 
-// Rows per thread: enough work (about 16K elements) to be worth waking a thread for.
-inline int64_t grain(int64_t row_length) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_length)); }
-
-// Runs fn(row) for every row of a [rows, C] problem, rows in parallel.
+// Runs fn(row) for every row of a [rows, C] problem, rows in parallel. The fused kernels make two or
+// three passes over a row and take an exp or a sqrt per element: 2 units of work per element.
 template <class F>
 void for_each(int64_t rows, int64_t C, F fn) {
-  parallel_for(0, rows, grain(C), [&](int64_t lo, int64_t hi) {
+  parallel_for(0, rows, grain_for(2 * C), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) fn(r);
   });
 }

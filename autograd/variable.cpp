@@ -1,5 +1,6 @@
 #include "autograd/variable.h"
 
+#include "autograd/engine.h"
 #include "autograd/node.h"
 #include "tensor/print.h"
 
@@ -74,6 +75,31 @@ void Variable::zero_grad() { checked("zero_grad").grad = Tensor(); }
 void Variable::retain_grad() {
   VariableImpl& v = checked("retain_grad");
   if (v.grad_fn) v.grad_fn->retained_ = impl_;
+}
+
+// Checks what the engine cannot (a one-element output, a matching upstream gradient), then runs it.
+void Variable::backward(bool retain_graph) const {
+  VariableImpl& v = checked("backward");
+  if (v.value.numel() != 1)
+    throw ShapeError(message("backward: the output has shape ", v.value.shape(),
+                             "; backward() without an upstream gradient needs a one-element output"));
+  Tensor seed = Tensor::empty(v.value.shape(), v.value.dtype());  // dL/dL = 1
+  dispatch_floating(seed.dtype(), "backward", [&]<class T>() { *seed.data<T>() = T(1); });
+  backward(seed, retain_graph);
+}
+
+void Variable::backward(const Tensor& grad_output, bool retain_graph) const {
+  VariableImpl& v = checked("backward");
+  if (!v.requires_grad)
+    throw GraphError(message("backward: this variable (shape ", v.value.shape(),
+                             ") does not require grad: no input of the ops that made it requires grad"));
+  if (!grad_output.defined() || grad_output.shape() != v.value.shape())
+    throw ShapeError(message("backward: the upstream gradient has shape ",
+                             grad_output.defined() ? to_string(grad_output.shape()) : std::string("(undefined)"),
+                             ", the output has shape ", v.value.shape()));
+  if (grad_output.dtype() != v.value.dtype())
+    throw DTypeError(message("backward: the upstream gradient is ", grad_output.dtype(), ", the output is ", v.value.dtype()));
+  Engine::run(v, grad_output, retain_graph);
 }
 
 Variable Variable::detach() const { return Variable(checked("detach").value); }

@@ -44,8 +44,9 @@ void Adam::step() {
       const T one_minus_b1 = static_cast<T>(1 - beta1), one_minus_b2 = static_cast<T>(1 - beta2);
       const T size = static_cast<T>(step_size), bc2 = static_cast<T>(bias_correction2_sqrt);
       const T eps = static_cast<T>(options_.eps);
-      // Elementwise: the split across threads never changes a result.
-      parallel_for(0, value.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+      // Elementwise: the split across threads never changes a result. A sqrt and a division per
+      // element: 2 units of work.
+      parallel_for(0, value.numel(), grain_for(2), [&](int64_t lo, int64_t hi) {
         for (int64_t k = lo; k < hi; ++k) {
           m[k] = b1 * m[k] + one_minus_b1 * g[k];
           v[k] = b2 * v[k] + one_minus_b2 * g[k] * g[k];

@@ -30,7 +30,7 @@ void SGD::step() {
       T* b = momentum != 0 ? momentum_buffers_[i].data<T>() : nullptr;
       const T lr_t = static_cast<T>(lr), momentum_t = static_cast<T>(momentum), decay_t = static_cast<T>(weight_decay);
       // Each element is updated on its own, so the split across threads never changes a result.
-      parallel_for(0, value.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
+      parallel_for(0, value.numel(), grain_for(1), [&](int64_t lo, int64_t hi) {
         for (int64_t k = lo; k < hi; ++k) {
           T d = g[k];
           if (decay_t != 0) d += decay_t * p[k];

@@ -44,7 +44,7 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   dispatch_any(t.dtype(), [&]<class T>() {
     const T* ps = src.data<T>();
     T* po = out.data<T>();
-    parallel_for(0, outer * n, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, slice)), [&](int64_t lo, int64_t hi) {
+    parallel_for(0, outer * n, grain_for(slice), [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k) {
         const int64_t o = k / n, j = k % n;
         std::copy_n(ps + (o * size + ip[j]) * slice, slice, po + k * slice);
@@ -70,8 +70,9 @@ void index_add_(Tensor& dst, int64_t dim, const Tensor& index, const Tensor& src
   dispatch_numeric(dst.dtype(), "index_add_", [&]<class T>() {
     const T* ps = s.data<T>();
     T* pd = dst.data<T>();
-    // Serial over the index so that repeated rows accumulate in a fixed order; parallel over outer.
-    parallel_for(0, outer, 1, [&](int64_t lo, int64_t hi) {
+    // Serial over the index so that repeated rows accumulate in a fixed order; parallel over outer
+    // (each outer item adds n rows of slice elements).
+    parallel_for(0, outer, grain_for(n * slice), [&](int64_t lo, int64_t hi) {
       for (int64_t o = lo; o < hi; ++o)
         for (int64_t j = 0; j < n; ++j) {
           T* row = pd + (o * size + ip[j]) * slice;

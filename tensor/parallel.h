@@ -22,6 +22,20 @@ bool inside_parallel_region();
 void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void* fn, int64_t lo, int64_t hi), void* fn);
 }  // namespace detail
 
+/// The grain policy: a parallel_for task gets about kWorkPerTask units of work, a unit being one
+/// simple operation on one element (read, add, write back). That is some microseconds of work,
+/// comparable to what handing a task to a pooled thread and waiting for it costs (more when the
+/// thread has to be woken): smaller tasks would spend more on threading than they save, and a range
+/// with less than two tasks' work stays on the calling thread. Kernels that do more per element
+/// (an exp or a sqrt, two or three passes over a row) count 2 units per element, so a task gets
+/// about 16K elements of softmax or layer_norm and 32K of an add.
+/// (Matmul has its own rule, in flops: it knows each product's cost exactly.)
+inline constexpr int64_t kWorkPerTask = 32768;
+
+/// The grain to pass to parallel_for when each item of the range costs work_per_item units:
+/// items per task, at least 1.   grain_for(1) for an elementwise op; grain_for(2 * C) for rows of C.
+constexpr int64_t grain_for(int64_t work_per_item) { return std::max<int64_t>(1, kWorkPerTask / std::max<int64_t>(1, work_per_item)); }
+
 /// Runs fn(lo, hi) over contiguous pieces covering [begin, end), in parallel, and returns when all
 /// are done. An exception thrown by any piece is rethrown here. Called from inside a piece, it runs
 /// serially (no nested parallelism). Work too small for two pieces runs right here, without

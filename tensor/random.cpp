@@ -77,7 +77,7 @@ Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
     // Within a chunk, element i draws from the chunk's stream i % 4: four independent generator
     // chains the CPU can advance side by side, where one chain would wait on each multiply.
     const auto cut = static_cast<uint64_t>(std::ceil(threshold));  // u >= p * 2^32  <=>  u >= ceil(p * 2^32)
-    parallel_for(0, chunks, 8, [&](int64_t lo, int64_t hi) {
+    parallel_for(0, chunks, grain_for(kChunk), [&](int64_t lo, int64_t hi) {
       for (int64_t c = lo; c < hi; ++c) {
         Generator s[4] = {Generator(base, 4 * c), Generator(base, 4 * c + 1), Generator(base, 4 * c + 2),
                           Generator(base, 4 * c + 3)};

@@ -86,8 +86,7 @@ Tensor reduce(const Tensor& t, const Plan& plan, F reduce_one) {
   const T* pt = t.data<T>();
   const Shape out_strides = contiguous_strides(plan.kept_shape);
   const int64_t outputs = plan.kept_shape.numel();
-  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, plan.reduced_numel));
-  parallel_for(0, outputs, grain, [&](int64_t lo, int64_t hi) {
+  parallel_for(0, outputs, grain_for(plan.reduced_numel), [&](int64_t lo, int64_t hi) {
     for (int64_t k = lo; k < hi; ++k) {
       int64_t offset = 0;
       for (int d = 0; d < plan.kept_shape.rank(); ++d)
@@ -110,7 +109,8 @@ void check_not_empty(const Plan& plan, const Tensor& t, const char* op) {
 // in order r = 0, 1, ..., so the result is bit for bit the generic path's.   x: [R, K] -> out: [K]
 template <class T>
 static void sum_leading_rows(const T* x, int64_t rows, int64_t cols, T* out) {
-  parallel_for(0, cols, std::max<int64_t>(64, 32768 / std::max<int64_t>(1, rows)), [&](int64_t lo, int64_t hi) {
+  // At least 64 columns per task, so the inner loop along a row stays long enough to vectorise.
+  parallel_for(0, cols, std::max<int64_t>(64, grain_for(rows)), [&](int64_t lo, int64_t hi) {
     std::vector<Accumulator<T>> acc(static_cast<size_t>(hi - lo), 0);
     for (int64_t r = 0; r < rows; ++r) {
       const T* row = x + r * cols + lo;

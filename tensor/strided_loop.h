@@ -14,15 +14,12 @@
 
 namespace gradformer {
 
-/// Elements per thread below which an elementwise kernel stays on one thread.
-inline constexpr int64_t kElementwiseGrain = 32768;
-
 /// Calls body(offsets, inner_strides, n) once per run of n elements along the innermost merged
 /// dimension: operand k's elements are at offsets[k] + i * inner_strides[k], i in [0, n).
 /// Offsets and strides are in elements. Runs in parallel for large shapes.
 template <size_t N, class Body>
 void for_each_row(const Shape& shape, const std::array<Shape, N>& strides, Body&& body,
-                  int64_t grain = kElementwiseGrain) {
+                  int64_t grain = grain_for(1)) {
   const int64_t numel = shape.numel();
   if (numel == 0) return;
 

@@ -330,8 +330,6 @@ Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); 
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 Tensor scalar(double value, DType dtype) { return full(Shape{}, value, dtype); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
-Tensor empty_like(const Tensor& t) { return Tensor::empty(t.shape(), t.dtype()); }
 
 Tensor arange(double start, double end, double step, DType dtype) {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))

@@ -110,8 +110,6 @@ Tensor arange(int64_t end, DType dtype = DType::Float32);
 template <class T> Tensor from_vector(const std::vector<T>& values, const Shape& shape);
 Tensor tensor(std::initializer_list<double> values, const Shape& shape, DType dtype = DType::Float32);
 Tensor zeros_like(const Tensor& t);
-Tensor ones_like(const Tensor& t);
-Tensor empty_like(const Tensor& t);
 
 // ---- template definitions ------------------------------------------------------------------
 template <class T>

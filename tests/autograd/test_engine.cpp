@@ -239,6 +239,18 @@ TEST_CASE("gradcheck catches a backward that overwrites instead of accumulating"
   CHECK(r.report.find("do not accumulate") != std::string::npos);
 }
 
+TEST_CASE("float32 inputs are checked in float64 through the same kernels") {
+  const Tensor a = test::rnd({5, 6}, 60).to(DType::Float32), b = test::rnd({6, 7}, 61).to(DType::Float32);
+  CHECK_GRADCHECK([](const std::vector<Variable>& v) { return tanh(matmul(v[0], v[1])); }, {a, b});
+}
+
+TEST_CASE("gradcheck rejects overlapping inputs and float32 results") {
+  CHECK_THROWS_MSG(gradcheck([](const std::vector<Variable>& v) { return v[0] * 1.0; }, {test::rnd({1, 3}, 62).expand({2, 3})}), ValueError,
+                   "overlapping elements");
+  CHECK_THROWS_MSG(gradcheck([](const std::vector<Variable>& v) { return Variable(v[0].value().to(DType::Float32)); }, {test::rnd({2}, 63)}),
+                   DTypeError, "f must return float64");
+}
+
 TEST_CASE("backward checks the shape and dtype a backward function returns") {
   Variable x(tensor({1, 2, 3}, {3}), true);
   Variable bad_shape = record("bad_shape", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({2}); });

@@ -1,5 +1,5 @@
-// Fused primitives: hand-computed values, gradcheck, and agreement with their unfused compositions
-// (values and gradients, for the same random upstream gradient).
+// Fused primitives: hand-computed values, and agreement with their unfused compositions (values and
+// gradients, for the same random upstream gradient). Their gradient checks are in autograd_op_checks().
 #include <cmath>
 
 #include "helpers.h"
@@ -55,14 +55,6 @@ TEST_CASE("softmax by hand") {
   CHECK(lbig[1] == Approx(-1000));
 }
 
-TEST_CASE("gradcheck: fused softmax and log_softmax along any dim") {
-  CHECK_GRADCHECK([](const V& v) { return softmax(v[0]); }, {rnd({3, 5}, 1, -3, 3)});
-  CHECK_GRADCHECK([](const V& v) { return log_softmax(v[0]); }, {rnd({3, 5}, 2, -3, 3)});
-  CHECK_GRADCHECK([](const V& v) { return softmax(v[0], 0); }, {rnd({4, 2, 3}, 3)});
-  CHECK_GRADCHECK([](const V& v) { return log_softmax(v[0], 1); }, {rnd({4, 2, 3}, 4)});
-  CHECK_GRADCHECK([](const V& v) { return softmax(v[0]); }, {rnd({5, 3}, 5).transpose(0, 1)});  // non-contiguous
-}
-
 TEST_CASE("fused softmax and log_softmax agree with their compositions") {
   for (int64_t dim : {-1, 0, 1}) {
     check_agree([dim](const V& v) { return softmax(v[0], dim); }, [dim](const V& v) { return softmax_unfused(v[0], dim); },
@@ -94,14 +86,6 @@ TEST_CASE("layer_norm by hand") {
   for (double g : values(x.grad())) CHECK(g == Approx(0).margin(1e-12));
   CHECK_THROWS_MSG(layer_norm(x, Variable(zeros({4}, DType::Float64)), b), ShapeError,
                    "layer_norm: weight has shape [4], expected [3] for x of shape [1, 3]");
-}
-
-TEST_CASE("gradcheck: fused layer_norm with and without affine parameters") {
-  const Tensor x = rnd({4, 5}, 20, -2, 2), w = rnd({5}, 21, 0.5, 1.5), b = rnd({5}, 22);
-  CHECK_GRADCHECK([](const V& v) { return layer_norm(v[0], v[1], v[2]); }, {x, w, b});
-  CHECK_GRADCHECK([](const V& v) { return layer_norm(v[0], Variable(), Variable()); }, {x});
-  CHECK_GRADCHECK([](const V& v) { return layer_norm(v[0], v[1], Variable(), 1e-3); }, {rnd({2, 3, 4}, 23), rnd({4}, 24)});
-  CHECK_GRADCHECK([](const V& v) { return layer_norm(v[0], v[1], v[2]); }, {rnd({5, 4}, 25).transpose(0, 1), rnd({10}, 26).slice(0, 0, 10, 2), b});
 }
 
 TEST_CASE("fused layer_norm agrees with its composition") {
@@ -159,13 +143,6 @@ TEST_CASE("cross_entropy errors") {
                    "cross_entropy: target 3 at position 1 is outside [0, 3)");
   CHECK_THROWS_MSG(cross_entropy(logits, tensor({0, 1, 2}, {3}, DType::Int64)), ShapeError, "cross_entropy: logits [2, 3]");
   CHECK_THROWS_MSG(cross_entropy(logits, tensor({0, 1}, {2})), DTypeError, "cross_entropy: target must be int64");
-}
-
-TEST_CASE("gradcheck: fused cross_entropy") {
-  const Tensor target = tensor({2, 0, 4, 1, 4, 3}, {2, 3}, DType::Int64);
-  CHECK_GRADCHECK([&](const V& v) { return cross_entropy(v[0], target); }, {rnd({2, 3, 5}, 50, -3, 3)});
-  CHECK_GRADCHECK([&](const V& v) { return cross_entropy(v[0], target, {.ignore_index = 4, .label_smoothing = 0.1}); },
-                  {rnd({2, 3, 5}, 51, -3, 3)});
 }
 
 TEST_CASE("fused cross_entropy agrees with its composition") {

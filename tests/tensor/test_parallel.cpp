@@ -48,3 +48,12 @@ TEST_CASE("an exception inside a piece reaches the caller") {
 TEST_CASE("the thread count must be positive") {
   CHECK_THROWS_MSG(set_num_threads(0), ValueError, "set_num_threads: need at least 1 thread, got 0");
 }
+
+TEST_CASE("grain_for gives each task about 32768 units of work, and at least one item") {
+  static_assert(grain_for(1) == 32768);  // usable where a constant is needed
+  CHECK(grain_for(2) == 16384);          // an elementwise op with a sqrt: 16K elements per task
+  CHECK(grain_for(2 * 512) == 32);       // softmax over rows of 512: 32 rows * 1024 units
+  CHECK(grain_for(3 * 1000) == 10);      // 32768 / 3000 = 10.9, rounded down
+  CHECK(grain_for(1 << 20) == 1);        // one item is already more than a task: one per task
+  CHECK(grain_for(0) == 32768);          // empty items count as one unit each
+}

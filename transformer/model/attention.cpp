@@ -111,6 +111,41 @@ MaskRows mask_rows(const Tensor& mask) {  // mask: [lead..., Tq, Tk], any stride
 
 // ---- the fused op ---------------------------------------------------------------------------------
 
+// The backward pass, a function of its own so a debugger can stop in it by name
+// (break scaled_dot_product_attention_backward). P: the attention weights [..., Tq, Tk];
+// F: the dropout factors or undefined; g = dO: [..., Tq, d_v] -> dQ, dK, dV into dx.
+static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor& F, double scale, const Tensor& g, Grads& dx) {
+  const int64_t Tk = P.size(-1);
+  const Tensor& qv = dx.input(0);
+  const Tensor& kv = dx.input(1);
+  const Tensor& vv = dx.input(2);
+  const Tensor Pd = F.defined() ? P * F : P;
+  if (dx.wanted(2)) dx[2] = matmul(Pd.transpose(-2, -1), g);  // dV = (P * F)^T dO
+  if (!dx.wanted(0) && !dx.wanted(1)) return;
+  Tensor dS = matmul(g, vv.transpose(-2, -1));  // dP (before dropout): [..., Tq, Tk], contiguous
+  dispatch_floating(P.dtype(), "scaled_dot_product_attention_backward", [&]<class T>() {
+    const T* pp = P.data<T>();
+    const T* pf = F.defined() ? F.data<T>() : nullptr;
+    T* pd = dS.data<T>();
+    const T sc = static_cast<T>(scale);
+    const int64_t rows = P.numel() / std::max<int64_t>(Tk, 1);
+    // dP, P: [rows, Tk] -> dS: [rows, Tk]
+    parallel_for(0, rows, grain_for(2 * Tk), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* pr = pp + r * Tk;
+        T* dr = pd + r * Tk;
+        if (pf)
+          for (int64_t j = 0; j < Tk; ++j) dr[j] *= pf[r * Tk + j];
+        T dot = 0;
+        for (int64_t j = 0; j < Tk; ++j) dot += pr[j] * dr[j];
+        for (int64_t j = 0; j < Tk; ++j) dr[j] = sc * pr[j] * (dr[j] - dot);  // 0 where P is 0 (masked)
+      }
+    });
+  });
+  if (dx.wanted(0)) dx[0] = matmul(dS, kv);                    // dQ = dS K
+  if (dx.wanted(1)) dx[1] = matmul(dS.transpose(-2, -1), qv);  // dK = dS^T Q
+}
+
 // The products go to the fast batched matmul, which reads the heads of a projection (strided views)
 // and K^T (a transposed view) in place; what is fused is everything between them: scaling, masking
 // and the softmax in one pass over the scores, written over the scores themselves, and in backward
@@ -133,13 +168,13 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
     T* pp = P.data<T>();
     const T sc = static_cast<T>(scale);
     // S: [B*H*Tq, Tk] -> P: [B*H*Tq, Tk], a row at a time
-    parallel_for(0, s.matrices * Tq, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
+    parallel_for(0, s.matrices * Tq, grain_for(2 * Tk), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
-        const int64_t n = r / Tq, i = r % Tq;
+        const int64_t matrix = r / Tq, i = r % Tq;
         T* pr = pp + r * Tk;
         T m = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < Tk; ++j) {
-          pr[j] = rm.allowed(n, i, j) ? pr[j] * sc : -std::numeric_limits<T>::infinity();
+          pr[j] = rm.allowed(matrix, i, j) ? pr[j] * sc : -std::numeric_limits<T>::infinity();
           m = std::max(m, pr[j]);
         }
         if (m == -std::numeric_limits<T>::infinity()) {  // every key masked: weights 0, output 0
@@ -159,35 +194,8 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
   }
   const Tensor out = matmul(F.defined() ? P * F : P, v.value());  // [..., Tq, d_v]
 
-  Variable output = record(op, out, {q, k, v}, [P, F, scale, Tk](const Tensor& g, Grads& dx) {
-    const Tensor& qv = dx.input(0);
-    const Tensor& kv = dx.input(1);
-    const Tensor& vv = dx.input(2);
-    const Tensor Pd = F.defined() ? P * F : P;
-    if (dx.wanted(2)) dx[2] = matmul(Pd.transpose(-2, -1), g);  // dV = (P * F)^T dO
-    if (!dx.wanted(0) && !dx.wanted(1)) return;
-    Tensor dS = matmul(g, vv.transpose(-2, -1));  // dP (before dropout): [..., Tq, Tk], contiguous
-    dispatch_floating(P.dtype(), "scaled_dot_product_attention_backward", [&]<class T>() {
-      const T* pp = P.data<T>();
-      const T* pf = F.defined() ? F.data<T>() : nullptr;
-      T* pd = dS.data<T>();
-      const T sc = static_cast<T>(scale);
-      const int64_t rows = P.numel() / std::max<int64_t>(Tk, 1);
-      // dP, P: [rows, Tk] -> dS: [rows, Tk]
-      parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(Tk, 1)), [&](int64_t lo, int64_t hi) {
-        for (int64_t r = lo; r < hi; ++r) {
-          const T* pr = pp + r * Tk;
-          T* dr = pd + r * Tk;
-          if (pf)
-            for (int64_t j = 0; j < Tk; ++j) dr[j] *= pf[r * Tk + j];
-          T dot = 0;
-          for (int64_t j = 0; j < Tk; ++j) dot += pr[j] * dr[j];
-          for (int64_t j = 0; j < Tk; ++j) dr[j] = sc * pr[j] * (dr[j] - dot);  // 0 where P is 0 (masked)
-        }
-      });
-    });
-    if (dx.wanted(0)) dx[0] = matmul(dS, kv);                    // dQ = dS K
-    if (dx.wanted(1)) dx[1] = matmul(dS.transpose(-2, -1), qv);  // dK = dS^T Q
+  Variable output = record(op, out, {q, k, v}, [P, F, scale](const Tensor& g, Grads& dx) {
+    scaled_dot_product_attention_backward(P, F, scale, g, dx);
   });
   return {output, P};
 }

@@ -1,0 +1,91 @@
+// The fused cross-entropy from logits (autograd/fused.h): one pass per row computes the
+// log-sum-exp and the loss; backward turns the saved log-sum-exp into softmax minus the target.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "autograd/fused.h"
+#include "autograd/node.h"
+#include "autograd/rowwise.h"
+
+namespace gradformer {
+
+// For row n with target t, lse = log sum_c exp(x_c), and q = (1 - eps) onehot(t) + eps / C:
+//   loss_n = -sum_c q_c (x_c - lse) = lse - (1 - eps) x_t - (eps / C) sum_c x_c
+//   loss   = sum over non-ignored rows of loss_n / (their count)
+//   dL/dx_c = g / count * (softmax(x)_c - q_c) on non-ignored rows, 0 on ignored ones
+Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options) {
+  const char* op = "cross_entropy";
+  if (logits.dim() < 1) throw ShapeError(message(op, ": logits need at least one dimension, got shape ", logits.shape()));
+  const int64_t C = logits.size(-1), rows = logits.numel() / std::max<int64_t>(C, 1);
+  if (target.dtype() != DType::Int64) throw DTypeError(message(op, ": target must be int64, got ", target.dtype()));
+  Shape expected = logits.shape();
+  expected.erase(expected.rank() - 1);
+  if (target.shape() != expected)
+    throw ShapeError(message(op, ": logits ", logits.shape(), " need a target of shape [...] matching all but the last dimension, got ",
+                             target.shape()));
+  const double eps = options.label_smoothing;
+  if (!(eps >= 0 && eps <= 1)) throw ValueError(message(op, ": label_smoothing must be in [0, 1], got ", eps));
+  const Tensor t = target.contiguous();
+  const int64_t* pt = t.data<int64_t>();
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (pt[r] == options.ignore_index) continue;
+    if (pt[r] < 0 || pt[r] >= C)
+      throw IndexError(message(op, ": target ", pt[r], " at position ", r, " is outside [0, ", C, ") and is not ignore_index ",
+                               options.ignore_index));
+    ++count;
+  }
+
+  const Tensor x = logits.value().contiguous();
+  Tensor lse = Tensor::empty(Shape{rows}, x.dtype());  // saved for backward: softmax = exp(x - lse)
+  const Tensor loss = dispatch_floating(x.dtype(), op, [&]<class T>() {
+    const T* px = x.data<T>();
+    T* pl = lse.data<T>();
+    std::vector<double> row_loss(static_cast<size_t>(rows), 0.0);
+    // logits: [rows, C], target: [rows] -> row_loss: [rows]
+    rowwise::for_each(rows, C, [&](int64_t r) {
+      if (pt[r] == options.ignore_index) return;
+      const T* xr = px + r * C;
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t c = 0; c < C; ++c) m = std::max(m, xr[c]);
+      double s = 0, total = 0;
+      for (int64_t c = 0; c < C; ++c) {
+        s += std::exp(static_cast<double>(xr[c] - m));
+        total += xr[c];
+      }
+      const double row_lse = m + std::log(s);
+      pl[r] = static_cast<T>(row_lse);
+      row_loss[static_cast<size_t>(r)] = row_lse - (1 - eps) * xr[pt[r]] - eps / static_cast<double>(C) * total;
+    });
+    double sum = 0;  // in row order, so the result does not depend on the thread count
+    for (double l : row_loss) sum += l;
+    return scalar(count == 0 ? 0.0 : sum / static_cast<double>(count), x.dtype());
+  });
+
+  return record(op, loss, {logits}, [x, t, lse, count, rows, C, eps, ignore = options.ignore_index](const Tensor& g, Grads& dx) {
+    Tensor grad = Tensor::empty(x.shape(), x.dtype());
+    // g: [] -> dx: [rows, C]
+    dispatch_floating(x.dtype(), "cross_entropy_backward", [&]<class T>() {
+      const T *px = x.data<T>(), *pl = lse.data<T>();
+      const int64_t* pt = t.data<int64_t>();
+      T* pd = grad.data<T>();
+      const T scale = count == 0 ? T(0) : static_cast<T>(g.item() / static_cast<double>(count));
+      const T uniform = static_cast<T>(eps / static_cast<double>(C)), one_hot = static_cast<T>(1 - eps);
+      rowwise::for_each(rows, C, [&](int64_t r) {
+        T* dr = pd + r * C;
+        if (pt[r] == ignore) {
+          std::fill(dr, dr + C, T(0));
+          return;
+        }
+        const T* xr = px + r * C;
+        for (int64_t c = 0; c < C; ++c) dr[c] = scale * (std::exp(xr[c] - pl[r]) - uniform);
+        dr[pt[r]] -= scale * one_hot;
+      });
+    });
+    dx[0] = grad;
+  });
+}
+
+}  // namespace gradformer

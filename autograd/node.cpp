@@ -1,0 +1,28 @@
+// Node's destructor: the graph behind a node is unlinked without recursion.
+#include "autograd/node.h"
+
+namespace gradformer {
+
+// Destroying the output of a long chain would destroy node 1, whose input owns node 2, whose input
+// owns node 3, ... each destructor nested in the previous one. Instead, take over every node that
+// only this chain owns and destroy them one at a time from a flat list.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  auto adopt_inputs = [&pending](Node& node) {
+    for (const Variable& in : node.inputs_span()) {
+      const std::shared_ptr<VariableImpl>& impl = in.impl();
+      if (impl && impl.use_count() == 1 && impl->grad_fn && impl->grad_fn.use_count() == 1)
+        pending.push_back(std::move(impl->grad_fn));
+    }
+    node.release_inputs();
+  };
+  adopt_inputs(*this);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    adopt_inputs(*node);
+    // node is destroyed here, with no inputs left: no recursion.
+  }
+}
+
+}  // namespace gradformer

@@ -21,6 +21,13 @@ void Flags::add_switch(const std::string& name, const std::string& help) {
   order_.push_back(name);
 }
 
+void Flags::add_positional(const std::string& name, const std::string& help) {
+  Flag f;
+  f.help = help;
+  flags_[name] = f;
+  positional_ = name;
+}
+
 bool Flags::parse(int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
@@ -32,8 +39,13 @@ bool Flags::parse(int argc, char** argv, int first) {
       arg = arg.substr(0, eq);
       inline_value = true;
     }
+    if (!positional_.empty() && arg.rfind("-", 0) != 0 && !flags_[positional_].given) {
+      flags_[positional_].value = arg;
+      flags_[positional_].given = true;
+      continue;
+    }
     const auto it = flags_.find(arg);
-    if (it == flags_.end())
+    if (it == flags_.end() || it->first == positional_)
       throw UsageError(message(command_, ": unknown ", arg.rfind("-", 0) == 0 ? "flag " : "argument ", arg,
                                " (see gradformer ", command_, " --help)"));
     Flag& flag = it->second;
@@ -54,7 +66,9 @@ bool Flags::parse(int argc, char** argv, int first) {
 
 std::string Flags::help() const {
   std::ostringstream out;
-  out << "usage: gradformer " << command_ << " [flags]\n\n" << summary_ << "\n\nflags:\n";
+  out << "usage: gradformer " << command_ << " [flags]" << (positional_.empty() ? "" : " " + positional_) << "\n\n" << summary_;
+  if (!positional_.empty()) out << "\n\n  " << positional_ << std::string(positional_.size() < 24 ? 24 - positional_.size() : 1, ' ') << flags_.at(positional_).help;
+  out << "\n\nflags:\n";
   for (const std::string& name : order_) {
     const Flag& f = flags_.at(name);
     std::string left = "  " + name + (f.is_switch ? "" : " X");

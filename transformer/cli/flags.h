@@ -29,6 +29,9 @@ class Flags {
   void add(const std::string& name, const std::string& default_value, const std::string& help);
   /// A flag without a value: false unless given.
   void add_switch(const std::string& name, const std::string& help);
+  /// The one argument given without a flag (gradformer trace "le chat ."), read with text(name);
+  /// `name` is how --help shows it.
+  void add_positional(const std::string& name, const std::string& help);
 
   /// Reads argv[first..argc). Returns false if --help was given (the help text is then in help()).
   bool parse(int argc, char** argv, int first = 2);
@@ -53,6 +56,7 @@ class Flags {
   std::string command_, summary_;
   std::map<std::string, Flag> flags_;
   std::vector<std::string> order_;
+  std::string positional_;  // the positional argument's name, or empty: none taken
 };
 
 }  // namespace gradformer

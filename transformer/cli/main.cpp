@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "  train       train a Transformer (--task copy | toy-translation, or --data TRAIN.tsv --valid VALID.tsv)\n"
     "  translate   translate sentences from stdin with a trained checkpoint\n"
     "  score       log-probability of each target given its source under a checkpoint\n"
+    "  trace       one sentence through every stage of a trained model, as text and an HTML page\n"
     "  gradcheck   run the gradient check of every op and layer and print a table\n"
     "  params      parameter count and FLOPs per token of a model configuration\n"
     "\n"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     if (command == "score") return score_command(argc, argv);
     if (command == "gradcheck") return gradcheck_command(argc, argv);
     if (command == "params") return params_command(argc, argv);
+    if (command == "trace") return trace_command(argc, argv);
     std::cerr << "gradformer: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const UsageError& e) {

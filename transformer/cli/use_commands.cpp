@@ -1,5 +1,6 @@
 // gradformer translate, score and params: using and inspecting a model.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "tensor/parallel.h"
@@ -7,6 +8,7 @@
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/trace.h"
 
 namespace gradformer {
 
@@ -99,6 +101,46 @@ int params_command(int argc, char** argv) {
   std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(parameter_count(c)), static_cast<double>(parameter_count(c)) / 1e6);
   std::printf("forward FLOPs per target token (%lld-token sentences): %.3g  (training: about 3x, %.3g)\n",
               static_cast<long long>(length), flops.forward_per_target_token(), flops.training_per_target_token());
+  return 0;
+}
+
+}  // namespace gradformer
+
+namespace gradformer {
+
+int trace_command(int argc, char** argv) {
+  Flags f("trace",
+          "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
+          "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
+          "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
+          "cross-attention looks, the most likely next tokens, the choice).");
+  f.add_positional("\"SENTENCE\"", "the source sentence, tokens separated by spaces (quote it)");
+  f.add("--checkpoint", "", "a model saved by gradformer train (required)");
+  f.add("--beam", "1", "also run beam search with this many beams and show them at every step (1: greedy only)");
+  f.add("--top", "5", "next-token candidates shown at every step");
+  f.add("--html", "", "also write the walk as one self-contained HTML page (heatmaps, tables) to this file");
+  f.add("--threads", "0", "threads (0: all cores)");
+  if (!f.parse(argc, argv)) {
+    std::cout << f.help();
+    return 0;
+  }
+  if (!f.has("--checkpoint")) throw UsageError("trace: --checkpoint is required");
+  if (!f.given("\"SENTENCE\"") || split_words(f.text("\"SENTENCE\"")).empty())
+    throw UsageError("trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange .\"");
+  if (f.integer("--beam") < 1) throw UsageError(message("trace: --beam must be at least 1, got ", f.text("--beam")));
+  if (f.integer("--top") < 1) throw UsageError(message("trace: --top must be at least 1, got ", f.text("--top")));
+  apply_threads(f, "trace");
+  LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
+  const SentenceTrace t = trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab,
+                                         split_words(f.text("\"SENTENCE\"")), {.beam = f.integer("--beam"), .top = f.integer("--top")});
+  std::cout << trace_text(t);
+  if (f.has("--html")) {
+    std::ofstream out(f.text("--html"), std::ios::binary);
+    out << trace_html(t);
+    out.close();
+    if (!out) throw DataError(message("trace: cannot write ", f.text("--html")));
+    std::cout << "\nwrote " << f.text("--html") << " (open it in a browser)\n";
+  }
   return 0;
 }
 

@@ -125,6 +125,12 @@ Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& s
     for (const Hypothesis& h : finished) best_finished = std::max(best_finished, h.score);
     const double best_alive = next_logp.empty() ? -std::numeric_limits<double>::infinity()
                                                 : next_logp.front() / length_penalty(static_cast<size_t>(options.max_len));
+    if (options.on_step) {
+      std::vector<Hypothesis> alive;
+      for (size_t i = 0; i < next_tokens.size(); ++i)
+        alive.push_back({next_tokens[i], next_logp[i], next_logp[i] / length_penalty(next_tokens[i].size())});
+      options.on_step(step, alive);
+    }
     if (next_logp.empty() || (static_cast<int64_t>(finished.size()) >= beam && best_finished >= best_alive)) break;
     while (static_cast<int64_t>(origin.size()) < beam) {  // fewer live candidates than rows: pad with dead copies
       origin.push_back(origin.front());

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "transformer/model/encoder_decoder.h"
@@ -19,19 +20,23 @@
 
 namespace gradformer {
 
-struct DecodeOptions {
-  int64_t max_len = 64;       // tokens generated at most, </s> included
-  // The defaults are the data layer's ids of <s> and </s> (Vocab::bos, Vocab::eos; the training
-  // layer checks that they agree, since the model knows nothing of vocabularies).
-  int64_t bos = 1;            // the first decoder input
-  int64_t eos = 2;            // stops a hypothesis; -1: never stop early (the copy task)
-  bool use_cache = true;      // false: recompute the whole prefix at each step (for comparison)
-};
-
 struct Hypothesis {
   std::vector<int64_t> tokens;  // generated tokens, without the leading bos, with the final eos if any
   double log_prob = 0;          // sum of the log-probabilities of the tokens
   double score = 0;             // what beam search ranked by (log_prob for greedy)
+};
+
+struct DecodeOptions {
+  // The defaults are the data layer's ids of <s> and </s> (Vocab::bos, Vocab::eos; the training
+  // layer checks that they agree, since the model knows nothing of vocabularies).
+  static constexpr int64_t default_bos = 1, default_eos = 2;
+  int64_t max_len = 64;        // tokens generated at most, </s> included
+  int64_t bos = default_bos;   // the first decoder input
+  int64_t eos = default_eos;   // stops a hypothesis; -1: never stop early (the copy task)
+  bool use_cache = true;      // false: recompute the whole prefix at each step (for comparison)
+  /// Beam search calls it after every step with the live hypotheses, best first (score: log P
+  /// over the length penalty), so a tracer can show the beams; empty: nothing is called.
+  std::function<void(int64_t step, const std::vector<Hypothesis>& alive)> on_step = nullptr;
 };
 
 /// src: [B, S] int64, src_mask: [B, 1, S] bool -> one hypothesis per sentence. Runs without

@@ -12,7 +12,7 @@
 namespace gradformer {
 
 // The model knows nothing of vocabularies: its decoding defaults must be the data layer's ids.
-static_assert(DecodeOptions{}.bos == Vocab::bos && DecodeOptions{}.eos == Vocab::eos);
+static_assert(DecodeOptions::default_bos == Vocab::bos && DecodeOptions::default_eos == Vocab::eos);
 
 Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch) {
   return model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad), target_mask(batch.tgt_in, Vocab::pad));
@@ -108,33 +108,17 @@ int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& g
   return exact;
 }
 
-namespace {
-
-// The layers keep their attention weights for as long as it lives. On the way out, an exception
-// included, they stop and let the weights go: a model left keeping them would hold on to every
-// later forward pass's weights.
-class KeepAttention {
- public:
-  explicit KeepAttention(EncoderDecoder& model) : model_(model) { keep(true); }
-  ~KeepAttention() { keep(false); }
-  KeepAttention(const KeepAttention&) = delete;
-  KeepAttention& operator=(const KeepAttention&) = delete;
-
- private:
-  void keep(bool on) {
-    for (auto& layer : *model_.encoder->layers) {
-      layer->keep_attention = on;
-      if (!on) layer->attention = Tensor();
-    }
-    for (auto& layer : *model_.decoder->layers) {
-      layer->keep_attention = on;
-      if (!on) layer->self_attention = Tensor(), layer->cross_attention = Tensor();
-    }
+// A model left keeping its attention weights would hold on to every later forward pass's weights.
+void KeepAttention::keep(bool on) {
+  for (auto& layer : *model_.encoder->layers) {
+    layer->keep_attention = on;
+    if (!on) layer->attention = Tensor();
   }
-  EncoderDecoder& model_;
-};
-
-}  // namespace
+  for (auto& layer : *model_.decoder->layers) {
+    layer->keep_attention = on;
+    if (!on) layer->self_attention = Tensor(), layer->cross_attention = Tensor();
+  }
+}
 
 std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b, const std::vector<std::string>& src_labels,
                                               const std::vector<std::string>& tgt_labels, const std::string& directory) {

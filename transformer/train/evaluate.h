@@ -45,6 +45,21 @@ std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std:
 /// (the Annotated Transformer's check, and the one its PyTorch code makes).
 int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& gen);
 
+/// For as long as it lives, every encoder and decoder layer keeps the attention weights of its
+/// last forward pass (EncoderLayer::attention, DecoderLayer::self_attention and cross_attention);
+/// on the way out, even by an exception, they stop keeping them and the weights are dropped.
+class KeepAttention {
+ public:
+  explicit KeepAttention(EncoderDecoder& model) : model_(model) { keep(true); }
+  ~KeepAttention() { keep(false); }
+  KeepAttention(const KeepAttention&) = delete;
+  KeepAttention& operator=(const KeepAttention&) = delete;
+
+ private:
+  void keep(bool on);
+  EncoderDecoder& model_;
+};
+
 /// SVG heatmaps of every layer and head for a batch of one sentence pair, teacher-forced: encoder
 /// self-attention, decoder self-attention and cross-attention, labelled with one label per
 /// position of src and tgt_in, written as

@@ -26,6 +26,7 @@
 #include "transformer/train/bleu.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/trace.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/data/tsv.h"
 #include "claims.h"
@@ -183,6 +184,15 @@ void trained(const std::string& path) {
     std::printf("  predicting %-8s looks most at %-8s (%.2f)\n", predicted[static_cast<size_t>(t)].c_str(),
                 source_labels[static_cast<size_t>(s)].c_str(), weights.at({t, s}));
   }
+  last.keep_attention = false;
+  model.train();
+
+  // One sentence through every stage: what `gradformer trace` prints, and its page.
+  section("one sentence, all the way through");
+  const SentenceTrace walk = trace_sentence(model, fr, en, split_words("je suis heureux ."));
+  std::cout << trace_text(walk);
+  std::ofstream("trace.html") << trace_html(walk);
+  claim(join_words(walk.translation) == "i am happy .", "je suis heureux . is translated as i am happy .");
 }
 
 }  // namespace

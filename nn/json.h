@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tensor/error.h"
+#include "tensor/utf8.h"
 
 namespace gradformer {
 
@@ -59,9 +60,5 @@ class Json {
 
 /// "object", "array", "string", "integer": for error messages.
 const char* kind_name(Json::Kind kind);
-
-/// The offset of the first byte that breaks UTF-8 (overlong forms, surrogates and code points
-/// above U+10FFFF included), or nothing if the text is valid.
-std::optional<size_t> invalid_utf8_at(std::string_view text);
 
 }  // namespace gradformer

@@ -1,4 +1,5 @@
 // gradformer translate, score and params: using and inspecting a model.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -33,15 +34,33 @@ int translate_command(int argc, char** argv) {
   if (f.integer("--beam") < 1) throw UsageError("translate: --beam must be at least 1");
   apply_threads(f, "translate");
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
-  for (std::string line; std::getline(std::cin, line);) {
-    const std::vector<std::string> words = split_words(line);
-    if (words.empty()) {
-      std::cout << "\n";
-      continue;
+  // One output line per input line, always: a line that cannot be translated (not UTF-8, longer than
+  // the model takes) gives an empty output line and a message, and the others go on, so the output
+  // stays aligned with the input; the exit status says something went wrong.
+  LineReader lines(std::cin, "standard input");
+  int64_t failed = 0, unknown = 0, unknown_lines = 0;
+  for (std::string line;;) {
+    try {
+      if (!lines.next(line)) break;
+      const std::vector<std::string> words = split_words(line);
+      if (!words.empty()) {
+        const auto unk = std::count_if(words.begin(), words.end(), [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
+        unknown += unk, unknown_lines += unk > 0;
+        std::cout << join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab,
+                                          f.integer("--beam"), f.number("--alpha")));
+      }
+    } catch (const DataError& e) {
+      ++failed;
+      std::cerr << "gradformer translate: line " << lines.line_number() << " not translated (an empty line is printed): " << e.what() << "\n";
     }
-    std::cout << join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab,
-                                      f.integer("--beam"), f.number("--alpha")))
-              << "\n" << std::flush;
+    std::cout << "\n" << std::flush;
+  }
+  if (unknown > 0)
+    std::cerr << "gradformer translate: " << unknown << (unknown == 1 ? " word" : " words") << " in " << unknown_lines
+              << (unknown_lines == 1 ? " line was" : " lines were") << " not in the model's vocabulary and became <unk>\n";
+  if (failed > 0) {
+    std::cerr << "gradformer translate: " << failed << (failed == 1 ? " line" : " lines") << " could not be translated\n";
+    return 1;
   }
   return 0;
 }

@@ -2,7 +2,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+
+#include "tensor/utf8.h"
 
 namespace gradformer {
 
@@ -43,15 +46,30 @@ std::vector<std::string> read_side(std::string_view text, const char* side, int6
 
 }  // namespace
 
+bool LineReader::next(std::string& line) {
+  if (!std::getline(in_, line)) {
+    if (in_.bad() || (!in_.eof() && in_.fail()))
+      throw DataError(message(name_, ": read failed after line ", line_, ": ", std::strerror(errno)));
+    return false;
+  }
+  ++line_;
+  if (!line.empty() && line.back() == '\r') line.pop_back();               // Windows line end
+  if (line_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 byte-order mark
+  if (const auto bad = invalid_utf8_at(line))
+    throw DataError(at_line(name_, line_, message("not valid UTF-8 (byte 0x", std::hex, std::uppercase,
+                                                  static_cast<int>(static_cast<unsigned char>(line[*bad])), std::dec,
+                                                  " at column ", *bad + 1, "); save the file as UTF-8")));
+  return true;
+}
+
 std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, int64_t max_tokens) {
   if (max_tokens < 0) throw ValueError(message("read_tsv: max_tokens must be 0 (no limit) or positive, got ", max_tokens));
   std::vector<SentencePair> pairs;
   std::string text;
-  int64_t line = 0;
-  while (std::getline(in, text)) {
-    ++line;
-    if (!text.empty() && text.back() == '\r') text.pop_back();             // Windows line end
-    if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte-order mark
+  LineReader lines(in, name);
+  while (lines.next(text)) {
+    const int64_t line = lines.line_number();
+    if (text.find_first_not_of(" \t") == std::string::npos) continue;  // a blank line
     const size_t tab = text.find('\t');
     if (tab == std::string::npos)
       throw DataError(at_line(name, line, "no tab: expected source<TAB>target"));
@@ -63,12 +81,13 @@ std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, i
     pair.target = read_side(view.substr(tab + 1), "target", max_tokens, name, line);
     pairs.push_back(std::move(pair));
   }
-  if (in.bad()) throw DataError(message(name, ": read failed after line ", line));
   if (pairs.empty()) throw DataError(message(name, ": no sentence pairs"));
   return pairs;
 }
 
 std::vector<SentencePair> read_tsv(const std::string& path, int64_t max_tokens) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) throw DataError(message(path, ": is a directory, not a TSV file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
   return parse_tsv(in, path, max_tokens);

@@ -41,12 +41,46 @@ TEST_CASE("tsv errors name the file and line") {
   CHECK_THROWS_MSG(parse("a\tb\tc\n"), DataError, "corpus.tsv:1: more than one tab");
   CHECK_THROWS_MSG(parse("a\tb\n \tb\n"), DataError, "corpus.tsv:2: empty source sentence");
   CHECK_THROWS_MSG(parse("a\tb\nc\t\n"), DataError, "corpus.tsv:2: empty target sentence");
-  CHECK_THROWS_MSG(parse("a\tb\n\n"), DataError, "corpus.tsv:2: no tab");
   CHECK_THROWS_MSG(parse("a b c\tx\n", 2), DataError, "corpus.tsv:1: source sentence has 3 tokens, more than the maximum of 2");
   CHECK_THROWS_MSG(parse("a\tx y z\n", 2), DataError, "corpus.tsv:1: target sentence has 3 tokens");
   CHECK(parse("a b\tx y\n", 2).size() == 1);
   CHECK_THROWS_MSG(parse(""), DataError, "corpus.tsv: no sentence pairs");
   CHECK_THROWS_MSG(parse("a\tb\n", -1), ValueError, "max_tokens");
+}
+
+TEST_CASE("tsv skips blank lines, the usual trailing one included, and counts lines as a user does") {
+  CHECK(parse("a\tb\n\n").size() == 1);
+  CHECK(parse("a\tb\r\n\r\n  \t \nc\td\n\n").size() == 2);
+  CHECK_THROWS_MSG(parse("\n\na\tb\nno tab\n"), DataError, "corpus.tsv:4: no tab");  // blank lines still count
+  CHECK_THROWS_MSG(parse("\n \n"), DataError, "corpus.tsv: no sentence pairs");
+}
+
+TEST_CASE("tsv refuses text that is not UTF-8 where it is read, naming the line and the byte") {
+  // Latin-1 "é" (0xE9) where UTF-8 wants two bytes: once caught only when the checkpoint was saved
+  CHECK_THROWS_MSG(parse("le chat\tthe cat\ncaf\xE9\tcoffee\n"), DataError,
+                   "corpus.tsv:2: not valid UTF-8 (byte 0xE9 at column 4); save the file as UTF-8");
+  CHECK(parse("caf\xC3\xA9\tcoffee\n")[0].source == std::vector<std::string>{"caf\xC3\xA9"});  // UTF-8 "café"
+  CHECK_THROWS_MSG(parse("a\tb\xC0\xAF\n"), DataError, "corpus.tsv:1: not valid UTF-8 (byte 0xC0 at column 4)");  // overlong
+}
+
+TEST_CASE("LineReader reads every command's input alike and lets a caller go on after a bad line") {
+  std::istringstream in("\xEF\xBB\xBFone\r\ntw\xFFo\r\nthree");
+  LineReader lines(in, "stdin");
+  std::string line;
+  REQUIRE(lines.next(line));
+  CHECK(line == "one");
+  CHECK_THROWS_MSG(lines.next(line), DataError, "stdin:2: not valid UTF-8 (byte 0xFF at column 3)");
+  REQUIRE(lines.next(line));  // the bad line was consumed; the next one reads
+  CHECK(line == "three");
+  CHECK(lines.line_number() == 3);
+  CHECK_FALSE(lines.next(line));
+}
+
+TEST_CASE("tsv reading a directory says so") {
+  const std::string dir = temp_path("a_directory.tsv");
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_MSG(read_tsv(dir), DataError, dir + ": is a directory, not a TSV file");  // was "read failed after line 0"
+  std::filesystem::remove(dir);
 }
 
 TEST_CASE("tsv reading a missing file names the file") {

@@ -305,6 +305,12 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   in.read(reinterpret_cast<char*>(length), 8);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
+  // A file of some other kind (a TSV, a PyTorch .pt, text) reads as an absurd length: say what it
+  // is instead. A safetensors header is JSON, so the byte after the length is always '{'.
+  if (file_size > 8 && in.peek() != '{')
+    reader.fail(message("not a safetensors file: it should start with an 8-byte header length and then '{', but byte 9 is ",
+                        in.peek() >= 32 && in.peek() < 127 ? message("'", static_cast<char>(in.peek()), "'")
+                                                           : message("0x", std::hex, in.peek())));
   if (n < 2) reader.fail(message("header length ", n, " is below the minimum of 2 (\"{}\")"));
   if (n > kMaxSafetensorsHeader) reader.fail(message("header length ", n, " exceeds the limit of ", kMaxSafetensorsHeader, " bytes"));
   if (n > file_size - 8)

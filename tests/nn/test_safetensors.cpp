@@ -145,6 +145,10 @@ TEST_CASE("safetensors writes exactly the bytes the format specifies") {
 TEST_CASE("safetensors rejects short files and bad header lengths") {
   CHECK_LOAD_FAILS(std::string("\x02\0\0", 3), "file too short: 3 bytes");
   CHECK_LOAD_FAILS(length_field(1) + "{", "header length 1 is below the minimum of 2");
+  // a text file was once "header length 8244235440847415412 exceeds the limit"
+  CHECK_LOAD_FAILS("le chat noir\tthe black cat\n",
+                   "not a safetensors file: it should start with an 8-byte header length and then '{', but byte 9 is 'n'");
+  CHECK_LOAD_FAILS(length_field(2) + std::string(1, '\x80') + "}", "but byte 9 is 0x80");
   CHECK_LOAD_FAILS(length_field(200'000'000) + "{}", "header length 200000000 exceeds the limit of 100000000 bytes");
   CHECK_LOAD_FAILS(length_field(50) + "{}", "header length 50 exceeds the 2 bytes after the length field");
   const fs::path missing = temp_path("missing.safetensors");

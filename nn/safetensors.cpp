@@ -319,7 +319,6 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
   if (static_cast<uint64_t>(in.gcount()) != n) reader.fail("cannot read the header" + system_reason());
-  if (text[0] != '{') reader.fail("the header must begin with '{'");
   Json header;
   try {
     header = Json::parse(text);

@@ -2,6 +2,9 @@
 //
 // Listings: every ```cpp block of the chapter must appear, line for line, in its companion program
 // (leading and trailing spaces and blank lines ignored), so the code a reader sees compiles and runs.
+// A listing of the library's own code says where it comes from on the line before it,
+//   <!-- from: transformer/model/encoder.cpp -->
+// (a path from the project root) and must appear, line for line, in that file.
 //
 // Outputs: with --run, the COMMANDs are run one after another through the shell, and every ```text
 // block of the chapter must be something they printed on stdout. Each command's output is preceded
@@ -129,21 +132,36 @@ int main(int argc, char** argv) {
   }
   int failures = 0;
 
-  // The ```cpp listings.
-  Lines code;
-  for (const std::string& line : program)
-    if (!trim(line).empty()) code.push_back(trim(line));
+  // The ```cpp listings: from the program, or from the library file named on the line before.
+  auto nonblank = [](const Lines& lines) {
+    Lines kept;
+    for (const std::string& line : lines)
+      if (!trim(line).empty()) kept.push_back(trim(line));
+    return kept;
+  };
+  const Lines code = nonblank(program);
+  const std::string chapter_dir = chapter_path.substr(0, chapter_path.find_last_of('/') + 1);  // "" or ".../tutorials/"
   int listings = 0;
   for (size_t i = 0; i < md.size(); ++i) {
     if (trim(md[i]) != "```cpp") continue;
     const size_t start = i + 1;
+    const std::string before = i > 0 ? trim(md[i - 1]) : "";
+    std::string source = argv[2];
+    Lines source_code = code;
+    if (before.starts_with("<!-- from: ") && before.ends_with(" -->")) {
+      source = chapter_dir + "../" + before.substr(11, before.size() - 15);
+      source_code = nonblank(read_lines(source));
+    } else if (before.starts_with("<!--")) {
+      ++failures;
+      std::cerr << chapter_path << ":" << i << ": unknown tag before a listing (see check_listings.cpp): " << before << "\n";
+    }
     Lines block;
     for (++i; i < md.size() && trim(md[i]) != "```"; ++i)
       if (!trim(md[i]).empty()) block.push_back(trim(md[i]));
     ++listings;
-    if (std::search(code.begin(), code.end(), block.begin(), block.end()) == code.end()) {
+    if (std::search(source_code.begin(), source_code.end(), block.begin(), block.end()) == source_code.end()) {
       ++failures;
-      std::cerr << chapter_path << ":" << start << ": this listing is not in " << argv[2] << "\n";
+      std::cerr << chapter_path << ":" << start << ": this listing is not in " << source << "\n";
     }
   }
 

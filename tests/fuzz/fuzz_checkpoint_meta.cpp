@@ -7,6 +7,7 @@
 // saved and loaded: it must load or be a gradformer::Error, and what loads must round-trip.
 #include <cstdint>
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,22 +81,24 @@ std::string value(fuzz::Input& in) {
 // A tensor of another shape or dtype in place of `t`: one dimension resized, a dimension added
 // or removed, or the dtype changed.
 Tensor reshaped(const Tensor& t, fuzz::Input& in) {
-  Shape shape = t.shape();
+  std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
   DType dtype = t.dtype();
   switch (in.below(4)) {
     case 0:
-      if (shape.size() > 0) shape[static_cast<size_t>(in.below(shape.size()))] = static_cast<int64_t>(in.below(9));
+      if (!shape.empty()) shape[static_cast<size_t>(in.below(shape.size()))] = static_cast<int64_t>(in.below(9));
       break;
-    case 1: shape.push_back(static_cast<int64_t>(in.below(3))); break;
+    case 1:
+      if (shape.size() < 4) shape.push_back(static_cast<int64_t>(in.below(3)));
+      break;
     case 2:
-      if (shape.size() > 0) shape.pop_back();
+      if (!shape.empty()) shape.pop_back();
       break;
     default: {
       const DType dtypes[] = {DType::Float32, DType::Float64, DType::Int64, DType::Bool};
       dtype = dtypes[in.below(4)];
     }
   }
-  return zeros(shape, dtype);
+  return zeros(Shape(std::span<const int64_t>(shape)), dtype);
 }
 
 }  // namespace

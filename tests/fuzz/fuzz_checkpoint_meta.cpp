@@ -6,6 +6,8 @@
 // bytes; regrow a vocabulary; drop a tensor or change its shape or dtype. The edited checkpoint is
 // saved and loaded: it must load or be a gradformer::Error, and what loads must round-trip.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <span>
 #include <string>
@@ -112,15 +114,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
   StateDict tensors = base().tensors;
   std::map<std::string, std::string> metadata = base().metadata;
+  // GRADFORMER_FUZZ_VERBOSE=1: print the edits, to turn a reproducer into a regression test.
+  static const bool verbose = std::getenv("GRADFORMER_FUZZ_VERBOSE") != nullptr;
   const uint64_t edits = 1 + in.below(4);
   for (uint64_t e = 0; e < edits; ++e) {
     const uint64_t op = in.below(8);
     if (op < 5) {  // most edits replace an entry: that is where the values come in
-      metadata[kKeys[in.below(std::size(kKeys))]] = value(in);
+      const char* key = kKeys[in.below(std::size(kKeys))];
+      metadata[key] = value(in);
+      if (verbose) std::fprintf(stderr, "edit: metadata \"%s\" = \"%s\"\n", key, metadata[key].c_str());
     } else if (op == 5) {
-      metadata.erase(kKeys[in.below(std::size(kKeys))]);
+      const char* key = kKeys[in.below(std::size(kKeys))];
+      metadata.erase(key);
+      if (verbose) std::fprintf(stderr, "edit: metadata \"%s\" deleted\n", key);
     } else if (!tensors.empty()) {
       auto it = std::next(tensors.begin(), static_cast<std::ptrdiff_t>(in.below(tensors.size())));
+      if (verbose) std::fprintf(stderr, "edit: tensor \"%s\" %s\n", it->first.c_str(), op == 6 ? "deleted" : "reshaped");
       if (op == 6) tensors.erase(it);
       else it->second = reshaped(it->second, in);
     }

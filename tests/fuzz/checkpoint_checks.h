@@ -16,8 +16,10 @@ inline bool same_tensor(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
   const Tensor x = a.contiguous(), y = b.contiguous();
   const size_t bytes = static_cast<size_t>(x.numel()) * itemsize(x.dtype());
-  const auto* px = reinterpret_cast<const char*>(x.storage()->data()) + x.offset() * static_cast<int64_t>(itemsize(x.dtype()));
-  const auto* py = reinterpret_cast<const char*>(y.storage()->data()) + y.offset() * static_cast<int64_t>(itemsize(y.dtype()));
+  const auto* px =
+      reinterpret_cast<const char*>(x.storage()->data()) + x.offset() * static_cast<int64_t>(itemsize(x.dtype()));
+  const auto* py =
+      reinterpret_cast<const char*>(y.storage()->data()) + y.offset() * static_cast<int64_t>(itemsize(y.dtype()));
   return bytes == 0 || std::memcmp(px, py, bytes) == 0;
 }
 
@@ -38,7 +40,8 @@ inline void check_round_trip(const LoadedCheckpoint& loaded, const std::string& 
     const LoadedCheckpoint reread = load_checkpoint(again);
     if (config_to_metadata(reread.info.config) != config_to_metadata(loaded.info.config))
       fail("the configuration changed in a save/load round trip");
-    if (!(reread.info.source_vocab == loaded.info.source_vocab) || !(reread.info.target_vocab == loaded.info.target_vocab))
+    if (!(reread.info.source_vocab == loaded.info.source_vocab) ||
+        !(reread.info.target_vocab == loaded.info.target_vocab))
       fail("a vocabulary changed in a save/load round trip");
     if (reread.info.state != loaded.info.state) fail("the training state changed in a save/load round trip");
     if (!same_tensors(reread.model->state_dict(), loaded.model->state_dict()))

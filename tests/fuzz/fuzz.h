@@ -5,6 +5,8 @@
 // target; linked with corpus_driver.cpp it replays a corpus directory in the normal test suite.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,8 +16,6 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
-
-#include <unistd.h>
 
 #include "tensor/error.h"
 

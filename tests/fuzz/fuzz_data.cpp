@@ -47,7 +47,8 @@ void check_plan(const std::vector<EncodedPair>& pairs, const std::vector<std::ve
       fuzz::fail("a batch of several sentences is over the token budget");
   }
   for (size_t i = 0; i < seen.size(); ++i)
-    if (seen[i] != 1) fuzz::fail("sentence " + std::to_string(i) + " was planned " + std::to_string(seen[i]) + " times, not once");
+    if (seen[i] != 1)
+      fuzz::fail("sentence " + std::to_string(i) + " was planned " + std::to_string(seen[i]) + " times, not once");
   if (sorted) {
     std::vector<int64_t> order;
     for (const auto& batch : batches) order.insert(order.end(), batch.begin(), batch.end());
@@ -74,7 +75,8 @@ void check_batch(const std::vector<EncodedPair>& pairs, const std::vector<int64_
       !(batch.tgt_out.shape() == Shape{B, static_cast<int64_t>(tgt_len)}))
     fuzz::fail("collate: a batch's shapes do not follow from its sentences");
   // Every id is positive apart from <pad>, so the non-pad count of tgt_out is target + </s>.
-  if (batch.ntokens != ntokens) fuzz::fail("collate: ntokens " + std::to_string(batch.ntokens) + ", expected " + std::to_string(ntokens));
+  if (batch.ntokens != ntokens)
+    fuzz::fail("collate: ntokens " + std::to_string(batch.ntokens) + ", expected " + std::to_string(ntokens));
 }
 
 }  // namespace
@@ -107,7 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (max_size > 0 && v->size() > max_size) fuzz::fail("Vocab::build went over max_size");
       // A built vocabulary must be one a checkpoint can store and read back.
       try {
-        if (!(Vocab::from_text(v->to_text()) == *v)) fuzz::fail("a vocabulary changed in a to_text/from_text round trip");
+        if (!(Vocab::from_text(v->to_text()) == *v))
+          fuzz::fail("a vocabulary changed in a to_text/from_text round trip");
       } catch (const Error& e) {
         fuzz::fail(std::string("a built vocabulary does not read back from its text: ") + e.what());
       }

@@ -16,8 +16,10 @@ using gradformer::Json;
 bool same(const Json& a, const Json& b) {
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case Json::Kind::Integer: return a.value() == b.value();
-    case Json::Kind::String: return a.text() == b.text();
+    case Json::Kind::Integer:
+      return a.value() == b.value();
+    case Json::Kind::String:
+      return a.text() == b.text();
     case Json::Kind::Array:
       if (a.items().size() != b.items().size()) return false;
       for (size_t i = 0; i < a.items().size(); ++i)
@@ -26,7 +28,8 @@ bool same(const Json& a, const Json& b) {
     case Json::Kind::Object:
       if (a.members().size() != b.members().size()) return false;
       for (size_t i = 0; i < a.members().size(); ++i)
-        if (a.members()[i].first != b.members()[i].first || !same(a.members()[i].second, b.members()[i].second)) return false;
+        if (a.members()[i].first != b.members()[i].first || !same(a.members()[i].second, b.members()[i].second))
+          return false;
       return true;
   }
   return false;
@@ -47,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const std::string dumped = first.dump();
     const Json second = Json::parse(dumped);
-    if (!same(first, second)) gradformer::fuzz::fail("the dump of a parsed value parses to a different value: " + dumped);
+    if (!same(first, second))
+      gradformer::fuzz::fail("the dump of a parsed value parses to a different value: " + dumped);
     if (second.dump() != dumped) gradformer::fuzz::fail("dump is not canonical: " + dumped + " then " + second.dump());
   } catch (const std::exception& e) {
     gradformer::fuzz::fail(std::string("the round trip of a parsed value threw: ") + e.what());

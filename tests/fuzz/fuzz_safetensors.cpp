@@ -17,8 +17,10 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
   const Tensor x = a.contiguous(), y = b.contiguous();
   const size_t bytes = static_cast<size_t>(x.numel()) * itemsize(x.dtype());
-  const auto* px = reinterpret_cast<const char*>(x.storage()->data()) + x.offset() * static_cast<int64_t>(itemsize(x.dtype()));
-  const auto* py = reinterpret_cast<const char*>(y.storage()->data()) + y.offset() * static_cast<int64_t>(itemsize(y.dtype()));
+  const auto* px =
+      reinterpret_cast<const char*>(x.storage()->data()) + x.offset() * static_cast<int64_t>(itemsize(x.dtype()));
+  const auto* py =
+      reinterpret_cast<const char*>(y.storage()->data()) + y.offset() * static_cast<int64_t>(itemsize(y.dtype()));
   return bytes == 0 || std::memcmp(px, py, bytes) == 0;
 }
 

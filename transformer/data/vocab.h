@@ -43,7 +43,7 @@ class Vocab {
   /// text, not a marker, so it becomes <unk>: as its own id a "<pad>" in a corpus would be masked
   /// out of attention and the loss, and a "</s>" would end the sentence early.
   std::vector<int64_t> encode(const std::vector<std::string>& words) const;
-  std::vector<std::string> decode(const std::vector<int64_t>& ids) const;    // every id, specials too
+  std::vector<std::string> decode(const std::vector<int64_t>& ids) const;  // every id, specials too
 
   /// One token per line in id order, each line ending in '\n' (the checkpoint's metadata format).
   std::string to_text() const;

@@ -28,7 +28,8 @@ std::string checkpoint_with(const std::string& key, const std::string& value, co
   info.config = config;
   info.source_vocab = Vocab::build({{"a"}});
   info.target_vocab = Vocab::build({{"z"}});
-  const std::string path = (std::filesystem::temp_directory_path() / ("gradformer-test-" + name + ".safetensors")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gradformer-test-" + name + ".safetensors")).string();
   save_checkpoint(path, model, {}, info);
   SafetensorsFile file = load_safetensors(path);
   file.metadata.at(key) = value;
@@ -39,11 +40,13 @@ std::string checkpoint_with(const std::string& key, const std::string& value, co
 }  // namespace
 
 TEST_CASE("checkpoint: config.max_len 2^63 - 1 is a CheckpointError, not an overflow", "[.][validate-bounds]") {
-  CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.max_len", "9223372036854775807", "max-len-max")), CheckpointError);
+  CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.max_len", "9223372036854775807", "max-len-max")),
+                  CheckpointError);
 }
 
 TEST_CASE("checkpoint: config.max_len 2^61 - 1 is a CheckpointError, not a std::length_error", "[.][validate-bounds]") {
-  CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.max_len", "2305843009213693951", "max-len-2e61")), CheckpointError);
+  CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.max_len", "2305843009213693951", "max-len-2e61")),
+                  CheckpointError);
 }
 
 TEST_CASE("checkpoint: config.d_ff 2^35 is a CheckpointError before any allocation", "[.][validate-bounds]") {
@@ -51,5 +54,6 @@ TEST_CASE("checkpoint: config.d_ff 2^35 is a CheckpointError before any allocati
 }
 
 TEST_CASE("checkpoint: config.layers 2^55 is a CheckpointError before any layer is built", "[.][validate-bounds]") {
-  CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.layers", "36028797018963968", "layers-2e55")), CheckpointError);
+  CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.layers", "36028797018963968", "layers-2e55")),
+                  CheckpointError);
 }

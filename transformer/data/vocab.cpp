@@ -65,7 +65,10 @@ const std::string& Vocab::token(int64_t id) const {
 std::vector<int64_t> Vocab::encode(const std::vector<std::string>& words) const {
   std::vector<int64_t> ids;
   ids.reserve(words.size());
-  for (const std::string& word : words) ids.push_back(id(word));
+  for (const std::string& word : words) {
+    const int64_t i = id(word);
+    ids.push_back(i == pad || i == bos || i == eos ? unk : i);
+  }
   return ids;
 }
 

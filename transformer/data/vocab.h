@@ -39,8 +39,11 @@ class Vocab {
   /// The token of an id; IndexError outside [0, size()).
   const std::string& token(int64_t id) const;
 
-  std::vector<int64_t> encode(const std::vector<std::string>& words) const;  // no specials added
-  std::vector<std::string> decode(const std::vector<int64_t>& ids) const;    // every id, specials too
+  /// The ids of a sentence's words, no specials added. A word that spells <pad>, <s> or </s> is
+  /// text, not a marker, so it becomes <unk>: as its own id a "<pad>" in a corpus would be masked
+  /// out of attention and the loss, and a "</s>" would end the sentence early.
+  std::vector<int64_t> encode(const std::vector<std::string>& words) const;
+  std::vector<std::string> decode(const std::vector<int64_t>& ids) const;  // every id, specials too
 
   /// One token per line in id order, each line ending in '\n' (the checkpoint's metadata format).
   std::string to_text() const;

@@ -114,3 +114,16 @@ TEST_CASE("encode_pairs then collate turns a text corpus into a batch") {
   CHECK(pairs[1].target == std::vector<int64_t>{Vocab::unk, Vocab::unk});
   CHECK(ints(collate(pairs, {0, 1}).tgt_out) == std::vector<int64_t>{4, 5, 2, 3, 3, 2});
 }
+
+// Found by fuzzing (tests/fuzz/fuzz_data, seed corpus/data/sentences_cap.tsv): a target "</s>
+// <pad>" collated to tgt_out {2, 0, 2}, so ntokens counted 2 of its 3 tokens and the loss skipped
+// the word "<pad>". Words that spell specials are <unk> now, and every word counts.
+TEST_CASE("collate counts a target word that spells a special as a token") {
+  const std::vector<SentencePair> text = {{{"<unk>", "<s>"}, {"</s>", "<pad>"}}};
+  const Vocab vocab = Vocab::build({{"<unk>", "<s>", "</s>", "<pad>"}});
+  const Batch batch = collate(encode_pairs(text, vocab, vocab), {0});
+  CHECK(ints(batch.src) == std::vector<int64_t>{3, 3, 2});
+  CHECK(ints(batch.tgt_in) == std::vector<int64_t>{1, 3, 3});
+  CHECK(ints(batch.tgt_out) == std::vector<int64_t>{3, 3, 2});
+  CHECK(batch.ntokens == 3);
+}

@@ -49,6 +49,15 @@ TEST_CASE("vocab encodes unknown words as unk and decodes every id") {
   CHECK_THROWS_MSG(vocab.token(-1), IndexError, "id -1");
 }
 
+// Found by fuzzing (tests/fuzz/fuzz_data): a corpus line "a <pad>\tb </s> c" encoded its words
+// as pad and eos, so the batch masked a real word out of the loss and ended a target early.
+TEST_CASE("vocab encodes words that spell <pad>, <s> or </s> as unk, not as markers") {
+  const Vocab vocab = Vocab::build(kSentences);
+  CHECK(vocab.encode({"the", "<pad>", "<s>", "</s>", "<unk>", "sat"}) ==
+        std::vector<int64_t>{4, Vocab::unk, Vocab::unk, Vocab::unk, Vocab::unk, 6});
+  CHECK(vocab.id("<pad>") == Vocab::pad);  // the lookup itself still knows the specials
+}
+
 TEST_CASE("strip_specials drops bos and pad and stops at eos") {
   CHECK(strip_specials({1, 5, 6, 3, 2, 7, 0}) == std::vector<int64_t>{5, 6, 3});
   CHECK(strip_specials({5, 0, 6}) == std::vector<int64_t>{5, 6});

@@ -11,8 +11,11 @@
 namespace gradformer {
 
 void apply_threads(const Flags& f, const char* command) {
-  if (f.integer("--threads") < 0) throw UsageError(message(command, ": --threads must be >= 0, got ", f.text("--threads")));
-  if (f.integer("--threads") > 0) set_num_threads(static_cast<int>(f.integer("--threads")));
+  // Compared as the 64-bit integer typed, before any narrowing: 4294967297 must not become 1.
+  const int64_t threads = f.integer("--threads");
+  if (threads < 0 || threads > max_threads())
+    throw UsageError(message(command, ": --threads must be from 0 to ", max_threads(), " (0: all cores), got ", f.text("--threads")));
+  if (threads > 0) set_num_threads(static_cast<int>(threads));
 }
 
 int translate_command(int argc, char** argv) {

@@ -92,9 +92,16 @@ int params_command(int argc, char** argv) {
   const std::string preset = f.choice("--preset", {"base", "big", "tutorial"});
   const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
   if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
+  if (length > TransformerConfig::max_max_len)
+    throw UsageError(message("params: --length must be at most ", TransformerConfig::max_max_len, ", got ", length));
   const TransformerConfig c = preset == "base" ? TransformerConfig::base(vocab, vocab)
                               : preset == "big" ? TransformerConfig::big(vocab, vocab)
                                                 : TransformerConfig::tutorial(vocab, vocab);
+  try {
+    c.validate();  // the vocabulary's bound, and the model's size
+  } catch (const ValueError& e) {
+    throw UsageError(message("params: --vocab ", vocab, " makes a model the library refuses: ", e.what()));
+  }
   const FlopCount flops = flop_count(c, length, length);
   std::printf("preset %s: d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld%s\n", preset.c_str(),
               static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),

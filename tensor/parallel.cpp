@@ -165,23 +165,19 @@ class ThreadPool {
   std::exception_ptr error_;
 };
 
-// A thread count from text, strictly: digits only, in [1, max_threads()]; 0 if it is not one.
-int parse_threads(const char* text) {
-  int64_t n = 0;
-  const char* end = text + std::strlen(text);
-  const auto [stop, ec] = std::from_chars(text, end, n);
-  if (ec != std::errc() || stop != end || n < 1 || n > max_threads()) return 0;
-  return static_cast<int>(n);
-}
+int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
+// GRADFORMER_THREADS, strictly (digits only, no wrapping): 0 or unset means the hardware's count,
+// like --threads 0; anything else outside [1, max_threads()] is an error rather than ignored.
 int default_threads() {
-  if (const char* env = std::getenv("GRADFORMER_THREADS")) {
-    const int n = parse_threads(env);
-    if (n == 0)
-      throw ValueError(message("GRADFORMER_THREADS: expected a thread count from 1 to ", max_threads(), ", got '", env, "'"));
-    return n;
-  }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const char* env = std::getenv("GRADFORMER_THREADS");
+  if (!env) return hardware_threads();
+  int64_t n = -1;
+  const char* end = env + std::strlen(env);
+  const auto [stop, ec] = std::from_chars(env, end, n);
+  if (ec != std::errc() || stop != end || n < 0 || n > max_threads())
+    throw ValueError(message("GRADFORMER_THREADS: expected a thread count from 0 (all cores) to ", max_threads(), ", got '", env, "'"));
+  return n == 0 ? hardware_threads() : static_cast<int>(n);
 }
 
 // The pool is shared: a caller keeps the one it started with alive while set_num_threads (on

@@ -19,7 +19,7 @@
 namespace gradformer {
 
 /// The number of threads kernels use (the caller counts as one). Default: the GRADFORMER_THREADS
-/// environment variable (ValueError, at first use, if it is not a count from 1 to max_threads()),
+/// environment variable (0: all cores; ValueError, at first use, if it is not a count up to max_threads()),
 /// else the machine's hardware threads. ValueError if n < 1 or n > max_threads(); ResourceError if
 /// the operating system refuses a thread (the workers already started are stopped, and the pool in
 /// use before stays).

@@ -37,7 +37,11 @@ constexpr const char* kUsage =
 int main(int argc, char** argv) {
   using namespace gradformer;
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    std::cout << kUsage;
+    std::cout << kUsage << std::flush;
+    if (!std::cout) {
+      std::cerr << "gradformer: error: writing standard output failed: " << std::strerror(errno) << "\n";
+      return 1;
+    }
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];

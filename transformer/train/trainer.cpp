@@ -136,6 +136,13 @@ void validate(const TrainOptions& o) {
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
   if (o.task == "copy" && o.batches_per_epoch < 1)
     throw TrainOptionError("batches_per_epoch", message("must be at least 1, got ", o.batches_per_epoch));
+  // Far beyond any CPU run, and small enough that epochs x batches_per_epoch cannot overflow and
+  // a batch of batch_size sentences is no allocation of terabytes.
+  constexpr int64_t kMost = int64_t{1} << 30;
+  const std::pair<const char*, int64_t> bounded[] = {
+      {"epochs", o.epochs}, {"batches_per_epoch", o.batches_per_epoch}, {"batch_size", o.batch_size}, {"max_tokens", o.max_tokens}};
+  for (const auto& [field, value] : bounded)
+    if (value > kMost) throw TrainOptionError(field, message("must be at most ", kMost, ", got ", value));
   const std::pair<const char*, int64_t> not_negative[] = {
       {"max_tokens", o.max_tokens}, {"eval_every", o.eval_every}, {"save_every", o.save_every}, {"stop_after", o.stop_after}};
   for (const auto& [field, value] : not_negative)

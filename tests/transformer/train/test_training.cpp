@@ -264,6 +264,8 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
       {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = std::nan(""); }, "train: label_smoothing must be in [0, 1), got nan"},
       {"lr", [](TrainOptions& o) { o.lr = -0.5; }, "train: lr must be positive, got -0.5"},
       {"clip", [](TrainOptions& o) { o.clip = -1; }, "train: clip must be at least 0 (0: no clipping), got -1"},
+      {"epochs", [](TrainOptions& o) { o.epochs = int64_t{1} << 62; }, "train: epochs must be at most 1073741824, got 4611686018427387904"},
+      {"batch_size", [](TrainOptions& o) { o.batch_size = int64_t{1} << 40; }, "train: batch_size must be at most 1073741824, got 1099511627776"},
       // The model's sizes, by option, before any data is made or read.
       {"d_model", [](TrainOptions& o) { o.d_model = int64_t{1} << 62; }, "train: d_model must be from 2 to 65536, got 4611686018427387904"},
       {"d_model", [](TrainOptions& o) { o.d_model = 17, o.heads = 1; }, "train: d_model must be even (sine and cosine pairs), got 17"},

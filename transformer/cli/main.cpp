@@ -32,6 +32,21 @@ constexpr const char* kUsage =
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
+// An error is one line on stderr; a message listing several problems (load_state_dict's, one per
+// line) is joined with "; ".
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (size_t at = 0; at < text.size(); ++at) {
+    if (text[at] != '\n') {
+      out += text[at];
+      continue;
+    }
+    if (at + 1 < text.size()) out += !out.empty() && out.back() == ':' ? " " : "; ";
+    while (at + 1 < text.size() && text[at + 1] == ' ') ++at;  // the list's indentation
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,10 +78,10 @@ int main(int argc, char** argv) {
       throw DataError(message("writing standard output failed: ", std::strerror(errno)));
     return status;
   } catch (const UsageError& e) {
-    std::cerr << "gradformer " << e.what() << "\n";
+    std::cerr << "gradformer " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "gradformer " << command << ": error: " << e.what() << "\n";
+    std::cerr << "gradformer " << command << ": error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

@@ -95,7 +95,7 @@ double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const S
   const Variable loss = cross_entropy(logits, batch.tgt_out, options.loss);
   const double value = loss.item();
   // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
-  if (!std::isfinite(value)) throw NonFiniteError(message("the loss is ", value));
+  if (!std::isfinite(value)) throw NonFiniteError(message("the loss is ", std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf"));
   adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
   loss.backward();
   // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds

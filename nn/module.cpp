@@ -61,22 +61,29 @@ StateDict Module::state_dict() const {
 
 void Module::load_state_dict(const StateDict& state) {
   const auto params = named_parameters();
+  // The first few problems are enough to see what went wrong; a model of thousands of layers
+  // against the wrong state would otherwise make a message of megabytes.
+  constexpr int64_t kShown = 10;
   std::ostringstream problems;
+  int64_t count = 0;
+  auto problem = [&](auto&&... parts) {
+    if (count++ < kShown) ((problems << "\n  ") << ... << parts);
+  };
   std::map<std::string, bool> expected;
   for (const auto& [name, p] : params) {
     expected[name] = true;
     const auto it = state.find(name);
     if (it == state.end()) {
-      problems << "\n  missing: " << name << " " << p.shape();
+      problem("missing: ", name, " ", p.shape());
     } else if (it->second.shape() != p.shape() || it->second.dtype() != p.dtype()) {
-      problems << "\n  mismatched: " << name << " is " << p.shape() << " " << p.dtype() << " in the model, "
-               << it->second.shape() << " " << it->second.dtype() << " in the state";
+      problem("mismatched: ", name, " is ", p.shape(), " ", p.dtype(), " in the model, ", it->second.shape(), " ",
+              it->second.dtype(), " in the state");
     }
   }
   for (const auto& [name, t] : state)
-    if (!expected.count(name)) problems << "\n  unexpected: " << name << " " << t.shape();
-  if (!problems.str().empty())
-    throw ShapeError(message("load_state_dict: the state does not fit the model:", problems.str()));
+    if (!expected.count(name)) problem("unexpected: ", name, " ", t.shape());
+  if (count > kShown) problems << "\n  ... and " << count - kShown << " more";
+  if (count > 0) throw ShapeError(message("load_state_dict: the state does not fit the model:", problems.str()));
   for (const auto& [name, p] : params) {
     Tensor value = p.value();  // a handle to the parameter's storage
     value.copy_(state.at(name));

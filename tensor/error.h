@@ -34,6 +34,11 @@ struct ValueError : Error {
 struct MemoryError : Error {
   using Error::Error;
 };
+/// A resource other than memory the operating system would not give (a thread, at its process or
+/// user limit): the message names the operation and what it asked for.
+struct ResourceError : Error {
+  using Error::Error;
+};
 /// A checkpoint, or the state saved in one, that cannot be written, read or trusted.
 struct CheckpointError : Error {
   using Error::Error;

@@ -2,6 +2,13 @@
 // thread (never pieces smaller than `grain`, so tiny tensors stay on the calling thread).
 // Kernels only split work whose result does not depend on how it was split, so every result is the
 // same for every thread count.
+//
+// Thread safety. Any number of application threads may call parallel_for (and so any kernel) at
+// once: the pool runs one call at a time, and a call made while it is busy runs serially on its
+// caller's thread (no waiting, no deadlock, the same result). set_num_threads and num_threads may
+// be called from any thread at any time; calls already running finish on the pool they started
+// with. What is not safe is what is never safe in C++: two threads writing the same tensor, or one
+// writing a tensor another reads, at the same time.
 #pragma once
 
 #include <algorithm>
@@ -12,12 +19,20 @@
 namespace gradformer {
 
 /// The number of threads kernels use (the caller counts as one). Default: the GRADFORMER_THREADS
-/// environment variable, else the machine's hardware threads. ValueError if n < 1.
+/// environment variable (0: all cores; ValueError, at first use, if it is not a count up to max_threads()),
+/// else the machine's hardware threads. ValueError if n < 1 or n > max_threads(); ResourceError if
+/// the operating system refuses a thread (the workers already started are stopped, and the pool in
+/// use before stays).
 void set_num_threads(int n);
 int num_threads();
+/// The most threads set_num_threads accepts: 4 per hardware thread, and at least 256. More only
+/// add switching; the bound stops a typo (--threads 100000) from exhausting the process limit.
+int max_threads();
 
 namespace detail {
 bool inside_parallel_region();
+/// Tests only: after n more thread starts, every start fails as if the OS refused it; -1 turns it off.
+void fail_thread_starts_after(int n);
 /// Runs call(fn, lo, hi) over the pieces on the pool's threads (the caller takes piece 0).
 void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void* fn, int64_t lo, int64_t hi), void* fn);
 }  // namespace detail

@@ -80,6 +80,19 @@ TEST_CASE("load_state_dict lists every missing, unexpected and mis-shaped entry,
   CHECK(values(net.scale.value()) == before);
 }
 
+TEST_CASE("load_state_dict lists the first 10 problems and counts the rest") {
+  Generator gen(3);
+  Net net(gen);
+  StateDict state;  // all 9 parameters missing, and 25 unexpected entries: 34 problems
+  for (int i = 0; i < 25; ++i) state["junk." + std::to_string(i)] = zeros({1});
+  const std::string msg = test::error_message<ShapeError>([&] { net.load_state_dict(state); });
+  CHECK(msg ==
+        "load_state_dict: the state does not fit the model:\n  missing: scale [1]\n  missing: blocks.0.fc.weight [4, 3]"
+        "\n  missing: blocks.0.fc.bias [4]\n  missing: blocks.0.norm.weight [4]\n  missing: blocks.0.norm.bias [4]"
+        "\n  missing: blocks.1.fc.weight [4, 3]\n  missing: blocks.1.fc.bias [4]\n  missing: blocks.1.norm.weight [4]"
+        "\n  missing: blocks.1.norm.bias [4]\n  unexpected: junk.0 [1]\n  ... and 24 more");
+}
+
 TEST_CASE("registering a duplicate or dotted name is an error") {
   struct Bad : Module {
     void twice() {

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include "catch.h"
@@ -56,4 +57,60 @@ TEST_CASE("grain_for gives each task about 32768 units of work, and at least one
   CHECK(grain_for(3 * 1000) == 10);      // 32768 / 3000 = 10.9, rounded down
   CHECK(grain_for(1 << 20) == 1);        // one item is already more than a task: one per task
   CHECK(grain_for(0) == 32768);          // empty items count as one unit each
+}
+
+TEST_CASE("the thread count has an upper bound, named in the error") {
+  CHECK(max_threads() >= 256);
+  CHECK_THROWS_MSG(set_num_threads(max_threads() + 1), ValueError,
+                   message("set_num_threads: at most ", max_threads(), " threads (4 per hardware thread, at least 256), got ",
+                           max_threads() + 1));
+}
+
+TEST_CASE("a thread the OS refuses is a ResourceError: the started workers are stopped and the old pool stays") {
+  set_num_threads(2);
+  detail::fail_thread_starts_after(2);  // the pool of 4 gets workers 1 and 2, then the third start fails
+  CHECK_THROWS_MSG(set_num_threads(4), ResourceError, "set_num_threads: could not start thread 4 of 4: ");
+  detail::fail_thread_starts_after(-1);
+  CHECK(num_threads() == 2);
+  std::vector<int> hits(1000, 0);
+  parallel_for(0, 1000, 10, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) ++hits[static_cast<size_t>(i)];
+  });
+  CHECK(hits == std::vector<int>(1000, 1));
+  set_num_threads(4);  // and a later request succeeds
+  CHECK(num_threads() == 4);
+}
+
+// Each caller checks its own ranges: every index processed exactly once, whoever ran it.
+static int64_t callers_missing_indices(int callers, int calls, bool resize_pool) {
+  std::atomic<int64_t> wrong = 0;
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&, c] {
+      std::vector<int> hits;
+      for (int k = 0; k < calls; ++k) {
+        const int64_t n = 64 + (c * 131 + k * 17) % 900;
+        hits.assign(static_cast<size_t>(n), 0);
+        parallel_for(0, n, 8, [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) ++hits[static_cast<size_t>(i)];
+        });
+        for (int h : hits) wrong += h != 1;
+        if (resize_pool && c == 0 && k % 50 == 0) set_num_threads(2 + (k / 50) % 3);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return wrong.load();
+}
+
+TEST_CASE("parallel_for from several application threads at once processes every index exactly once") {
+  set_num_threads(3);
+  CHECK(callers_missing_indices(4, 2000, /*resize_pool=*/false) == 0);
+}
+
+TEST_CASE("set_num_threads while other threads run parallel_for is safe") {
+  set_num_threads(2);
+  CHECK(callers_missing_indices(3, 1000, /*resize_pool=*/true) == 0);
+  set_num_threads(2);
+  CHECK(num_threads() == 2);
 }

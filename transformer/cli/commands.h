@@ -6,8 +6,8 @@ namespace gradformer {
 
 class Flags;
 
-/// The --threads flag every command takes: 0 leaves the default, a positive count sets the pool's
-/// size, a negative one is a UsageError naming the command.
+/// The --threads flag every command takes: 0 leaves the default, a positive count up to
+/// max_threads() sets the pool's size, anything else is a UsageError naming the command.
 void apply_threads(const Flags& f, const char* command);
 
 int train_command(int argc, char** argv);

@@ -88,6 +88,12 @@ const Flags::Flag& Flags::find(const std::string& name) const {
 
 bool Flags::has(const std::string& name) const { return !find(name).value.empty(); }
 bool Flags::given(const std::string& name) const { return find(name).given; }
+std::vector<std::string> Flags::given_names() const {
+  std::vector<std::string> names;
+  for (const std::string& name : order_)
+    if (flags_.at(name).given) names.push_back(name);
+  return names;
+}
 std::string Flags::text(const std::string& name) const { return find(name).value; }
 bool Flags::on(const std::string& name) const { return find(name).value == "1"; }
 

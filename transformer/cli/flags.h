@@ -39,6 +39,7 @@ class Flags {
 
   bool has(const std::string& name) const;  // given, or a non-empty default
   bool given(const std::string& name) const;
+  std::vector<std::string> given_names() const;  // the flags given on the command line, in declaration order
   std::string text(const std::string& name) const;
   int64_t integer(const std::string& name) const;  // UsageError if not an integer
   double number(const std::string& name) const;    // UsageError if not a number

@@ -8,12 +8,15 @@
 //   gradformer params --preset base        parameter count and FLOPs per token
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/data/data_error.h"
 
 namespace {
 
@@ -30,29 +33,57 @@ constexpr const char* kUsage =
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
+// An error is one line on stderr; a message listing several problems (load_state_dict's, one per
+// line) is joined with "; ".
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (size_t at = 0; at < text.size(); ++at) {
+    if (text[at] != '\n') {
+      out += text[at];
+      continue;
+    }
+    if (at + 1 < text.size()) out += !out.empty() && out.back() == ':' ? " " : "; ";
+    while (at + 1 < text.size() && text[at + 1] == ' ') ++at;  // the list's indentation
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gradformer;
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    std::cout << kUsage;
+    std::cout << kUsage << std::flush;
+    if (!std::cout) {
+      std::cerr << "gradformer: error: writing standard output failed: " << std::strerror(errno) << "\n";
+      return 1;
+    }
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
   try {
-    if (command == "train") return train_command(argc, argv);
-    if (command == "translate") return translate_command(argc, argv);
-    if (command == "score") return score_command(argc, argv);
-    if (command == "gradcheck") return gradcheck_command(argc, argv);
-    if (command == "params") return params_command(argc, argv);
-    if (command == "trace") return trace_command(argc, argv);
-    std::cerr << "gradformer: unknown command '" << command << "'\n" << kUsage;
-    return 2;
+    int status = 2;
+    if (command == "train") status = train_command(argc, argv);
+    else if (command == "translate") status = translate_command(argc, argv);
+    else if (command == "score") status = score_command(argc, argv);
+    else if (command == "gradcheck") status = gradcheck_command(argc, argv);
+    else if (command == "params") status = params_command(argc, argv);
+    else if (command == "trace") status = trace_command(argc, argv);
+    else {
+      std::cerr << "gradformer: unknown command '" << command << "' (see gradformer --help)\n";  // the usage is --help's
+      return 2;
+    }
+    // Output that never arrived is a failure, not a success: flush both ways of writing to
+    // stdout (iostreams and printf) and check them, so `gradformer params > /dev/full` exits 1.
+    std::cout.flush();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
+      throw DataError(message("writing standard output failed: ", std::strerror(errno)));
+    return status;
   } catch (const UsageError& e) {
-    std::cerr << "gradformer " << e.what() << "\n";
+    std::cerr << "gradformer " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "gradformer " << command << ": error: " << e.what() << "\n";
+    std::cerr << "gradformer " << command << ": error: " << one_line(e.what()) << "\n";
     return 1;
   }
 }

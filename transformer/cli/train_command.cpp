@@ -2,6 +2,7 @@
 // task's defaults; --resume continues a saved run exactly.
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "transformer/cli/commands.h"
@@ -61,18 +62,30 @@ int train_command(int argc, char** argv) {
   f.add("--clip", str(d.clip), "clip gradients to this global norm (0: off)");
   f.add("--threads", "0", "threads (0: GRADFORMER_THREADS or all cores)");
   f.add("--seed", str(d.seed), "seed of the initialisation, the data order and dropout");
-  f.add("--out", "", "output directory (default runs/<task>)");
+  f.add("--out", "", "output directory (default runs/<task>; with --resume, the checkpoint's folder)");
   f.add("--metrics", "", "also write one JSON object per logging step to this file");
   f.add("--log-every", str(d.log_every), "steps between progress reports");
   f.add("--eval-every", str(d.eval_every), "steps between validation losses (0: at the end only)");
   f.add("--save-every", str(d.save_every), "steps between checkpoints (0: at the end only)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--beam", str(d.beam), "beam size of the final translation evaluation (1: greedy)");
-  f.add("--resume", "", "continue the run saved in this checkpoint");
+  f.add("--resume", "", "continue the run saved in this checkpoint (then only --epochs, --out, --metrics, --log-every, --stop-after, --threads, --quiet)");
   f.add_switch("--quiet", "print nothing while training");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
+  }
+
+  // A resumed run continues as it began: only the flags below may differ from the original run's;
+  // any other is refused rather than silently ignored.
+  const std::string resume = f.text("--resume");
+  if (!resume.empty()) {
+    const std::vector<std::string> allowed = {"--resume", "--epochs", "--out", "--metrics", "--log-every", "--stop-after",
+                                              "--threads", "--quiet"};
+    for (const std::string& flag : f.given_names())
+      if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
+        throw UsageError(message("train: ", flag, " cannot change when resuming (the run goes on with its checkpoint's); "
+                                 "with --resume only --epochs, --out, --metrics, --log-every, --stop-after, --threads and --quiet"));
   }
 
   TrainOptions o = d;
@@ -91,19 +104,24 @@ int train_command(int argc, char** argv) {
   o.lr = f.number("--lr"), o.warmup = f.integer("--warmup");
   o.label_smoothing = f.number("--label-smoothing"), o.clip = f.number("--clip");
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
-  o.out_dir = f.has("--out") ? f.text("--out") : "runs/" + o.task;
+  // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
+  const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
+  o.out_dir = f.has("--out") ? f.text("--out") : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir) : "runs/" + o.task;
+  if (!resume.empty() && f.given("--epochs")) {
+    o.resume_epochs = f.integer("--epochs");
+    if (o.resume_epochs < 1) throw UsageError(message("train: --epochs must be at least 1, got ", o.resume_epochs));
+  }
   o.metrics_path = f.text("--metrics");
   o.log_every = f.integer("--log-every"), o.eval_every = f.integer("--eval-every"), o.save_every = f.integer("--save-every");
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");
   o.quiet = f.on("--quiet");
   apply_threads(f, "train");
-  const std::string resume = f.text("--resume");
   try {
     train(o, resume);
   } catch (const TrainOptionError& e) {
     // A value from the command line is a usage error, named as the user typed it. When resuming,
     // only the output options come from the command line; the others are the checkpoint's.
-    const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after";
+    const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after" || e.field() == "epochs";
     if (!from_flags) throw;
     throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
   }

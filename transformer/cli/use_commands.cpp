@@ -14,8 +14,11 @@
 namespace gradformer {
 
 void apply_threads(const Flags& f, const char* command) {
-  if (f.integer("--threads") < 0) throw UsageError(message(command, ": --threads must be >= 0, got ", f.text("--threads")));
-  if (f.integer("--threads") > 0) set_num_threads(static_cast<int>(f.integer("--threads")));
+  // Compared as the 64-bit integer typed, before any narrowing: 4294967297 must not become 1.
+  const int64_t threads = f.integer("--threads");
+  if (threads < 0 || threads > max_threads())
+    throw UsageError(message(command, ": --threads must be from 0 to ", max_threads(), " (0: all cores), got ", f.text("--threads")));
+  if (threads > 0) set_num_threads(static_cast<int>(threads));
 }
 
 int translate_command(int argc, char** argv) {
@@ -110,9 +113,16 @@ int params_command(int argc, char** argv) {
   const std::string preset = f.choice("--preset", {"base", "big", "tutorial"});
   const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
   if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
+  if (length > TransformerConfig::max_max_len)
+    throw UsageError(message("params: --length must be at most ", TransformerConfig::max_max_len, ", got ", length));
   const TransformerConfig c = preset == "base" ? TransformerConfig::base(vocab, vocab)
                               : preset == "big" ? TransformerConfig::big(vocab, vocab)
                                                 : TransformerConfig::tutorial(vocab, vocab);
+  try {
+    c.validate();  // the vocabulary's bound, and the model's size
+  } catch (const ValueError& e) {
+    throw UsageError(message("params: --vocab ", vocab, " makes a model the library refuses: ", e.what()));
+  }
   const FlopCount flops = flop_count(c, length, length);
   std::printf("preset %s: d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld%s\n", preset.c_str(),
               static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),

@@ -34,6 +34,8 @@ std::string join_words(const std::vector<std::string>& words) {
 
 namespace {
 
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";  // UTF-8's, which some editors put first
+
 std::vector<std::string> read_side(std::string_view text, const char* side, int64_t max_tokens,
                                    const std::string& name, int64_t line) {
   std::vector<std::string> words = split_words(text);
@@ -54,7 +56,7 @@ bool LineReader::next(std::string& line) {
   }
   ++line_;
   if (!line.empty() && line.back() == '\r') line.pop_back();               // Windows line end
-  if (line_ == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 byte-order mark
+  if (line_ == 1 && line.rfind(kByteOrderMark, 0) == 0) line.erase(0, 3);
   if (const auto bad = invalid_utf8_at(line))
     throw DataError(at_line(name_, line_, message("not valid UTF-8 (byte 0x", std::hex, std::uppercase,
                                                   static_cast<int>(static_cast<unsigned char>(line[*bad])), std::dec,
@@ -102,11 +104,15 @@ void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs) 
           throw DataError(message("write_tsv: pair ", i + 1, " holds an empty token or one with whitespace"));
     }
   }
+  // parse_tsv strips a byte-order mark from the start of the file, so a first token beginning
+  // with one would come back without it.
+  if (!pairs.empty() && pairs[0].source[0].rfind(kByteOrderMark, 0) == 0)
+    throw DataError("write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw DataError(message(path, ": cannot open for writing: ", std::strerror(errno)));
   for (const SentencePair& pair : pairs) out << join_words(pair.source) << '\t' << join_words(pair.target) << '\n';
-  out.flush();
-  if (!out) throw DataError(message(path, ": write failed"));
+  out.close();  // flushes; a full disk shows here
+  if (!out) throw DataError(message(path, ": write failed: ", std::strerror(errno)));
 }
 
 }  // namespace gradformer

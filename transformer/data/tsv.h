@@ -54,7 +54,8 @@ std::vector<SentencePair> read_tsv(const std::string& path, int64_t max_tokens =
 std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, int64_t max_tokens = 0);
 
 /// Writes one "source<TAB>target\n" line per pair. DataError if the file cannot be written or a
-/// pair could not be read back (an empty side, or a token holding a tab or newline).
+/// pair could not be read back (an empty side, a token holding a tab or newline, or a first token
+/// starting with the byte-order mark reading strips).
 void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs);
 
 }  // namespace gradformer

@@ -68,9 +68,18 @@ struct TransformerConfig {
   /// The paper's big model: d 1024, d_ff 4096, h 16, N 6, dropout 0.3; tied as base.
   static TransformerConfig big(int64_t src_vocab = 37000, int64_t tgt_vocab = 37000);
 
-  /// ValueError naming the field: non-positive sizes, d_model not divisible by heads or odd,
-  /// dropout outside [0, 1), tied embeddings with different vocabulary sizes; DTypeError for a
-  /// non-floating dtype.
+  /// The largest sizes validate() accepts: far beyond any model this library can train on a CPU,
+  /// they make a typo or a hostile checkpoint an error rather than an allocation of terabytes.
+  static constexpr int64_t max_vocab = int64_t{1} << 24, max_d_model = 65536, max_d_ff = 262144, max_heads = 1024,
+                           max_layers = 1024, max_max_len = int64_t{1} << 20;
+  /// And the most numbers the parameters and the positional-encoding table may hold together
+  /// (4 GiB in float32).
+  static constexpr int64_t max_numbers = int64_t{1} << 30;
+
+  /// ValueError naming the field: sizes not positive or above the bounds above, a model of more
+  /// than max_numbers, d_model not divisible by heads or odd, dropout outside [0, 1), tied
+  /// embeddings with different vocabulary sizes; DTypeError for a non-floating dtype. Checked
+  /// before anything is allocated.
   void validate() const;
   LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype}; }
 };

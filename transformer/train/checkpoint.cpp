@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "autograd/anomaly.h"
 #include "tensor/saved_state.h"
 
 namespace gradformer {
@@ -78,8 +79,20 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
   return c;
 }
 
+// The first parameter holding a NaN or an infinity, as "name holds value", or "" if none does.
+// A model like that predicts nothing (every translation empty), so it is neither written nor read.
+static std::string non_finite_parameter(const EncoderDecoder& model) {
+  for (const auto& [name, p] : model.named_parameters()) {
+    double value = 0;
+    if (first_non_finite(p.value(), &value)) return message(name, " holds ", value);
+  }
+  return "";
+}
+
 void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
                      const CheckpointInfo& info) {
+  if (const std::string bad = non_finite_parameter(model); !bad.empty())
+    throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
   StateDict tensors = model.state_dict();
   for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
   std::map<std::string, std::string> metadata = config_to_metadata(model.config());
@@ -122,6 +135,8 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   } catch (const Error& e) {
     throw CheckpointError(message(path, ": the tensors do not fit the stored configuration: ", e.what()));
   }
+  if (const std::string bad = non_finite_parameter(*out.model); !bad.empty())
+    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
   return out;
 }
 

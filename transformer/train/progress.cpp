@@ -18,6 +18,7 @@ namespace gradformer {
 Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool print, int64_t first_step)
     : total_(total_steps), first_(first_step), terminal_(isatty(STDOUT_FILENO) != 0), print_(print), start_(std::chrono::steady_clock::now()) {
   if (!metrics_path.empty()) {
+    metrics_path_ = metrics_path;
     metrics_.open(metrics_path);
     if (!metrics_) throw DataError(message("metrics file ", metrics_path, ": cannot open for writing: ", std::strerror(errno)));
   }
@@ -64,6 +65,8 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
       metrics_ << ", \"" << name << "\": " << (std::isfinite(v) ? number : "null");
     }
     metrics_ << "}\n" << std::flush;
+    // A full disk shows here, at the flush: stop rather than train on with the log lost.
+    if (!metrics_) throw DataError(message("metrics file ", metrics_path_, ": write failed: ", std::strerror(errno)));
   }
 }
 

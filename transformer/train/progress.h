@@ -20,7 +20,8 @@ class Progress {
   /// the steps actually timed.
   Progress(int64_t total_steps, const std::string& metrics_path = "", bool print = true, int64_t first_step = 1);
 
-  /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given.
+  /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given. A
+  /// DataError naming the metrics file if writing it fails (a full disk).
   void report(int64_t step, const std::vector<std::pair<std::string, double>>& values);
   /// Ends the updating line (before printing anything else).
   void finish();
@@ -34,6 +35,7 @@ class Progress {
   bool line_open_ = false;
   std::chrono::steady_clock::time_point start_;
   std::ofstream metrics_;
+  std::string metrics_path_;  // for the message when a write fails
 };
 
 }  // namespace gradformer

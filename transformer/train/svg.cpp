@@ -229,8 +229,8 @@ void write_svg(const std::string& path, const std::string& svg) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw DataError(message(path, ": cannot open for writing: ", std::strerror(errno)));
   out << svg;
-  out.flush();
-  if (!out) throw DataError(message(path, ": write failed"));
+  out.close();  // flushes; a full disk shows here
+  if (!out) throw DataError(message(path, ": write failed: ", std::strerror(errno)));
 }
 
 }  // namespace gradformer

@@ -4,13 +4,17 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <sstream>
+#include <tuple>
 
+#include "autograd/anomaly.h"
 #include "nn/all.h"
 #include "nn/clip.h"
 #include "nn/schedule.h"
 #include "tensor/saved_state.h"
 #include "transformer/data/batch_stream.h"
+#include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/train/checkpoint.h"
@@ -89,11 +93,20 @@ double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const S
   adam.set_lr(options.lr);
   const Variable logits = teacher_forced_logits(model, batch);
   const Variable loss = cross_entropy(logits, batch.tgt_out, options.loss);
+  const double value = loss.item();
+  // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
+  if (!std::isfinite(value)) throw NonFiniteError(message("the loss is ", std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf"));
   adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
   loss.backward();
-  if (options.clip > 0) clip_grad_norm(adam.parameters(), options.clip);
+  // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds
+  // measures it (one pass over the gradients, small beside the backward pass) and changes nothing.
+  try {
+    clip_grad_norm(adam.parameters(), options.clip > 0 ? options.clip : std::numeric_limits<double>::max());
+  } catch (const ValueError& e) {  // clip_grad_norm's only error here: a non-finite norm, naming the parameter
+    throw NonFiniteError(message("the gradient norm is not finite (", e.what(), ")"));
+  }
   adam.step();
-  return loss.item();
+  return value;
 }
 
 namespace {
@@ -107,6 +120,11 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
   TrainOptions o = options_from_state(resumed->info.state, resume_path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
   o.quiet = requested.quiet, o.stop_after = requested.stop_after;
+  if (requested.resume_epochs > 0) o.epochs = requested.resume_epochs;
+  // The model's options are the checkpoint's configuration (max_len bounds the sentences read).
+  const TransformerConfig& c = resumed->info.config;
+  o.d_model = c.d_model, o.d_ff = c.d_ff, o.heads = c.heads, o.layers = c.layers, o.dropout = c.dropout;
+  o.norm = c.norm, o.tie_embeddings = c.tie_embeddings, o.max_len = c.max_len;
   return o;
 }
 
@@ -118,6 +136,13 @@ void validate(const TrainOptions& o) {
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
   if (o.task == "copy" && o.batches_per_epoch < 1)
     throw TrainOptionError("batches_per_epoch", message("must be at least 1, got ", o.batches_per_epoch));
+  // Far beyond any CPU run, and small enough that epochs x batches_per_epoch cannot overflow and
+  // a batch of batch_size sentences is no allocation of terabytes.
+  constexpr int64_t kMost = int64_t{1} << 30;
+  const std::pair<const char*, int64_t> bounded[] = {
+      {"epochs", o.epochs}, {"batches_per_epoch", o.batches_per_epoch}, {"batch_size", o.batch_size}, {"max_tokens", o.max_tokens}};
+  for (const auto& [field, value] : bounded)
+    if (value > kMost) throw TrainOptionError(field, message("must be at most ", kMost, ", got ", value));
   const std::pair<const char*, int64_t> not_negative[] = {
       {"max_tokens", o.max_tokens}, {"eval_every", o.eval_every}, {"save_every", o.save_every}, {"stop_after", o.stop_after}};
   for (const auto& [field, value] : not_negative)
@@ -127,6 +152,26 @@ void validate(const TrainOptions& o) {
     throw TrainOptionError("label_smoothing", message("must be in [0, 1), got ", o.label_smoothing));
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
   if (!(o.clip >= 0 && std::isfinite(o.clip))) throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
+}
+
+// The model's sizes, checked field by field before the data is read (TransformerConfig::validate
+// checks them again, with the vocabularies, but cannot say which option was wrong). A resumed run
+// takes its model from the checkpoint, so these apply to a new run only.
+void validate_model(const TrainOptions& o) {
+  using C = TransformerConfig;
+  // max_len from 2: a token and the </s> or <s> collate adds (and max_len - 1 = 0 would mean "no
+  // limit" to read_tsv).
+  const std::tuple<const char*, int64_t, int64_t, int64_t> ranges[] = {{"d_model", o.d_model, 2, C::max_d_model},
+                                                                       {"d_ff", o.d_ff, 1, C::max_d_ff},
+                                                                       {"heads", o.heads, 1, C::max_heads},
+                                                                       {"layers", o.layers, 1, C::max_layers},
+                                                                       {"max_len", o.max_len, 2, C::max_max_len}};
+  for (const auto& [field, value, least, most] : ranges)
+    if (value < least || value > most) throw TrainOptionError(field, message("must be from ", least, " to ", most, ", got ", value));
+  if (o.d_model % 2 != 0) throw TrainOptionError("d_model", message("must be even (sine and cosine pairs), got ", o.d_model));
+  if (o.d_model % o.heads != 0)
+    throw TrainOptionError("heads", message("must divide the model width ", o.d_model, ", got ", o.heads));
+  if (!(o.dropout >= 0 && o.dropout < 1)) throw TrainOptionError("dropout", message("must be in [0, 1), got ", o.dropout));
 }
 
 // ---- the task's data ----------------------------------------------------------------------------
@@ -149,6 +194,10 @@ Vocab copy_task_vocab() {
 TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
   TaskData task;
   if (o.task == "copy") {
+    const int64_t length = CopyTaskOptions{}.length;
+    if (o.max_len < length)
+      throw TrainOptionError("max_len", message("must be at least ", length, " for the copy task (its sequences are ", length,
+                                                " tokens), got ", o.max_len));
     task.source_vocab = task.target_vocab = copy_task_vocab();
     task.source = std::make_unique<CopyTaskStream>(o.batch_size, o.seed);
     task.batches_per_epoch = o.batches_per_epoch;
@@ -160,6 +209,19 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
   const int64_t max_tokens = o.max_len - 1;  // room for the </s> or <s> collate adds
   if (o.task == "toy-translation") {
     ToyCorpus corpus = make_toy_corpus();
+    // A TSV file is checked as it is read (file:line of the first sentence too long); the toy
+    // corpus is made in memory, so check it here, before training rather than in the forward pass.
+    int64_t longest = 0;
+    std::string where;
+    for (const auto& [split, pairs] : {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}})
+      for (size_t i = 0; i < pairs->size(); ++i) {
+        const SentencePair& p = (*pairs)[i];
+        const int64_t tokens = static_cast<int64_t>(std::max(p.source.size(), p.target.size()));
+        if (tokens > longest) longest = tokens, where = message(split, " pair ", i + 1);
+      }
+    if (longest > max_tokens)
+      throw TrainOptionError("max_len", message("must be at least ", longest + 1, " for the toy-translation corpus (its longest sentence, ",
+                                                where, ", has ", longest, " tokens, and </s> or <s> is added), got ", o.max_len));
     train = std::move(corpus.train), task.valid_pairs = std::move(corpus.valid), task.test_pairs = std::move(corpus.test);
   } else {
     if (o.data_path.empty()) throw TrainOptionError("data_path", "is empty: the corpus task trains on the pairs of a TSV file");
@@ -338,6 +400,21 @@ void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder
   }
 }
 
+// The step that diverged, run again (same parameters, same batch) under anomaly mode, which names
+// the first op whose output or gradient was not finite. Only after a divergence: anomaly mode
+// checks every result, too slow for every step.
+std::string first_non_finite_op(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options) {
+  DetectAnomalyGuard anomaly;
+  try {
+    const Variable loss = cross_entropy(teacher_forced_logits(model, batch), batch.tgt_out, options.loss);
+    adam.zero_grad();
+    loss.backward();
+  } catch (const AnomalyError& e) {
+    return e.what();
+  }
+  return "";  // not reproduced (dropout draws differently the second time)
+}
+
 // Every `every` steps (0: never), but not at the last one: the end of the run does it anyway.
 bool due(int64_t every, int64_t step, int64_t last_step) { return every > 0 && step % every == 0 && step != last_step; }
 
@@ -350,6 +427,7 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   if (!resume_path.empty()) resumed = load_checkpoint(resume_path);
   const TrainOptions o = run_options(requested, resumed ? &*resumed : nullptr, resume_path);
   validate(o);
+  if (!resumed) validate_model(o);
 
   TaskData task = make_task(o, resumed ? &resumed->info : nullptr);
   const std::unique_ptr<EncoderDecoder> owned = resumed ? std::move(resumed->model) : new_model(o, task);
@@ -357,6 +435,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   model.train();
   Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
   int64_t step = resumed ? restore_training_state(*resumed, resume_path, adam, *task.source, model) : 0;
+  if (resumed && requested.resume_epochs > 0 && o.epochs * task.batches_per_epoch <= step)
+    throw TrainOptionError("epochs", message("must be at least ", step / task.batches_per_epoch + 1, " to continue the run from step ",
+                                             step, " (", task.batches_per_epoch, " batches per epoch), got ", o.epochs));
   const NoamSchedule schedule(model.config().d_model, o.warmup, o.lr);
   const CrossEntropyOptions loss_options{.ignore_index = Vocab::pad, .label_smoothing = o.label_smoothing};
   const int64_t total_steps = o.epochs * task.batches_per_epoch;
@@ -375,7 +456,17 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
     ++step;
     const auto t0 = std::chrono::steady_clock::now();
     const Batch batch = task.source->next();
-    const double loss = train_step(model, adam, batch, {.lr = schedule.rate(step), .loss = loss_options, .clip = o.clip});
+    const StepOptions step_options{.lr = schedule.rate(step), .loss = loss_options, .clip = o.clip};
+    double loss = 0;
+    try {
+      loss = train_step(model, adam, batch, step_options);
+    } catch (const NonFiniteError& e) {
+      log.finish();
+      const std::string op = first_non_finite_op(model, adam, batch, step_options);
+      throw NonFiniteError(message("train: step ", step, " diverged: ", e.what(), " at learning rate ", step_options.lr, "; ",
+                                   op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
+                                   ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
+    }
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     report.losses.push_back(loss);

@@ -46,6 +46,7 @@ struct TrainOptions {
   std::string metrics_path;           // one JSON object per logging step
   int64_t log_every = 20, eval_every = 0, save_every = 0;  // 0: evaluate / save only at the end
   int64_t stop_after = 0;             // stop after this step, as an interruption would (0: run to the end)
+  int64_t resume_epochs = 0;          // resuming: train to this many epochs instead of the checkpoint's (0: its own)
   int64_t beam = 1;                   // for the final translation evaluation
   bool quiet = false;                 // no progress output
 };
@@ -62,6 +63,12 @@ class TrainOptionError : public ValueError {
 
  private:
   std::string field_, requirement_;
+};
+
+/// A training step whose loss or gradient norm is NaN or infinite: the run has diverged. Raised
+/// before the optimizer's update, so the parameters are still those of the step before.
+struct NonFiniteError : Error {
+  using Error::Error;
 };
 
 /// The defaults of a task: the copy task as the Annotated Transformer sets it up (N 2, h 8,
@@ -90,14 +97,18 @@ struct StepOptions {
 };
 
 /// Forward (teacher-forced), loss, zero the gradients, backward, clip, Adam's update. Returns the
-/// step's loss (label-smoothed if smoothing is on), measured before the update.
+/// step's loss (label-smoothed if smoothing is on), measured before the update. NonFiniteError,
+/// before the update, if the loss or the gradients' global norm is not finite.
 double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options);
 
 /// Trains, evaluating at the end (and every eval_every steps), saving out_dir/model.safetensors
 /// at the end (and every save_every steps). With resume_path, continues the run saved there: the
 /// checkpoint's model, optimizer, data position and generators, and its options except the
 /// output ones (out_dir, metrics_path, log_every, quiet, stop_after), so the losses that follow
-/// equal those the uninterrupted run would have had. A TrainOptionError for an option out of range.
+/// equal those the uninterrupted run would have had; resume_epochs, if not 0, moves the end of the
+/// run (a TrainOptionError for "epochs" if the checkpoint is already past it). A TrainOptionError
+/// for an option out of range, or for a model option (d_model, ..., max_len) too small for the
+/// task's data (max_len below its longest sentence), before any training.
 TrainReport train(const TrainOptions& options, const std::string& resume_path = "");
 
 /// TrainOptions as checkpoint state entries ("options.lr", ...) and back.

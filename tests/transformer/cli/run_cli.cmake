@@ -1,12 +1,15 @@
 # cmake -DPROGRAM=... -DARGS="a|b|c" [-DSTDIN=file] [-DEXIT=0] [-DSTDOUT=regex] [-DSTDERR=regex]
 #       [-DSTDOUT_ABSENT=regex] [-DSTDERR_ABSENT=regex] [-DSTDERR_LINES=n] [-DFILES="path|path|glob"] [-DCLEAN=dir] [-DWRITE=file] [-DWRITE_TEXT=text]
+#       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"]
 #       -P run_cli.cmake
 # Runs the gradformer program as a user would and checks what they see: the exit status, what it
 # prints on stdout and stderr (regular expressions; the _ABSENT ones must not match), the number of
 # lines on stderr (a user error is one line, never a stack trace), and the files it writes (each
 # entry of FILES a path or a glob that must match at least one file). ARGS separates arguments with
 # '|' because ctest's command lines cannot carry ';'. CLEAN removes a directory first; WRITE
-# writes WRITE_TEXT (with '|' for newlines and '^' for tabs) to a file first.
+# writes WRITE_TEXT (with '|' for newlines and '^' for tabs) to a file first. STDOUT_FILE sends
+# stdout to a file (/dev/full: a full disk) instead of capturing it. NO_FILES: paths that must not
+# exist afterwards (removed first).
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_cli.cmake: PROGRAM is required")
 endif()
@@ -23,12 +26,20 @@ if(WRITE)
   file(WRITE "${WRITE}" "${text}")
 endif()
 
-if(STDIN)
-  execute_process(COMMAND "${PROGRAM}" ${arguments} INPUT_FILE "${STDIN}" RESULT_VARIABLE status OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
-else()
-  execute_process(COMMAND "${PROGRAM}" ${arguments} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NO_FILES)
+  string(REPLACE "|" ";" absent "${NO_FILES}")
+  file(REMOVE ${absent})
 endif()
+set(redirect "")
+if(STDIN)
+  list(APPEND redirect INPUT_FILE "${STDIN}")
+endif()
+if(STDOUT_FILE)
+  list(APPEND redirect OUTPUT_FILE "${STDOUT_FILE}")
+else()
+  list(APPEND redirect OUTPUT_VARIABLE out)
+endif()
+execute_process(COMMAND "${PROGRAM}" ${arguments} ${redirect} RESULT_VARIABLE status ERROR_VARIABLE err)
 
 set(failures "")
 if(NOT "${status}" STREQUAL "${EXIT}")
@@ -62,6 +73,12 @@ if(FILES)
     endif()
   endforeach()
 endif()
+
+foreach(path IN LISTS absent)
+  if(EXISTS "${path}")
+    string(APPEND failures "${path} exists, which it should not\n")
+  endif()
+endforeach()
 
 if(failures)
   string(REPLACE ";" " " shown "${arguments}")

@@ -102,5 +102,15 @@ TEST_CASE("tsv written pairs read back unchanged") {
   std::filesystem::remove(path);
   CHECK_THROWS_MSG(write_tsv(path, {{{"a\tb"}, {"c"}}}), DataError, "pair 1 holds an empty token or one with whitespace");
   CHECK_THROWS_MSG(write_tsv(path, {{{"a"}, {}}}), DataError, "pair 1 has an empty side");
+  // Read back, the mark would be gone: refused, and nothing written.
+  CHECK_THROWS_MSG(write_tsv(path, {{{"\xEF\xBB\xBFword", "b"}, {"c"}}}), DataError,
+                   "write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
+  CHECK_THROWS_MSG(write_tsv(path, {{{"\xEF\xBB\xBF"}, {"c"}}}), DataError, "pair 1's first token starts with a UTF-8 byte-order mark");
+  CHECK(!std::filesystem::exists(path));
+  // Anywhere else it reads back unchanged.
+  const std::vector<SentencePair> marked = {{{"a"}, {"\xEF\xBB\xBF" "c"}}, {{"\xEF\xBB\xBF" "d"}, {"e"}}};
+  write_tsv(path, marked);
+  CHECK(read_tsv(path) == marked);
+  std::filesystem::remove(path);
   CHECK_THROWS_MSG(write_tsv(temp_path("no_such_dir/x.tsv"), pairs), DataError, "cannot open for writing");
 }

@@ -297,6 +297,38 @@ TEST_CASE("TransformerConfig presets and validation errors") {
   CHECK_THROWS_AS(c.validate(), DTypeError);
 }
 
+TEST_CASE("TransformerConfig: sizes far beyond a CPU model are ValueErrors naming the bound, before any allocation") {
+  struct Huge {
+    void (*set)(TransformerConfig&);
+    const char* what;
+  };
+  const Huge huge[] = {
+      {[](TransformerConfig& c) { c.d_model = int64_t{1} << 62; }, "TransformerConfig: d_model must be at most 65536, got 4611686018427387904"},
+      {[](TransformerConfig& c) { c.d_ff = 262145; }, "TransformerConfig: d_ff must be at most 262144, got 262145"},
+      {[](TransformerConfig& c) { c.heads = 2048; }, "TransformerConfig: heads must be at most 1024, got 2048"},
+      {[](TransformerConfig& c) { c.layers = 59999; }, "TransformerConfig: layers must be at most 1024, got 59999"},
+      {[](TransformerConfig& c) { c.max_len = (int64_t{1} << 20) + 1; }, "TransformerConfig: max_len must be at most 1048576, got 1048577"},
+      {[](TransformerConfig& c) { c.src_vocab = int64_t{1} << 40; }, "TransformerConfig: src_vocab must be at most 16777216, got 1099511627776"},
+      {[](TransformerConfig& c) { c.tgt_vocab = 16777217; }, "TransformerConfig: tgt_vocab must be at most 16777216, got 16777217"},
+      // Every size within its bound, the whole too big: 1024 layers of d 4096 are 481 billion parameters.
+      {[](TransformerConfig& c) { c.d_model = 4096, c.d_ff = 16384, c.heads = 8, c.layers = 1024; },
+       "TransformerConfig: the model would hold 481170640903 parameters and a 16 x 4096 positional table, more than the "
+       "1073741824 numbers allowed (d_model 4096, d_ff 16384, layers 1024, vocabularies 7 and 7, max_len 16)"},
+      {[](TransformerConfig& c) { c.d_model = 2048, c.max_len = 1 << 20; }, "a 1048576 x 2048 positional table"},
+  };
+  for (const Huge& h : huge) {
+    TransformerConfig c = test::tiny_config(NormPlacement::Post);
+    h.set(c);
+    INFO(h.what);
+    CHECK_THROWS_MSG(EncoderDecoder(c, 0), ValueError, h.what);
+  }
+  // The paper's big model, and the largest sizes on their own, are accepted.
+  CHECK_NOTHROW(TransformerConfig::big().validate());
+  TransformerConfig c = test::tiny_config(NormPlacement::Post);
+  c.layers = 1024, c.max_len = 1 << 20;
+  CHECK_NOTHROW(c.validate());
+}
+
 TEST_CASE("EncoderDecoder rejects ill-shaped ids and masks with typed errors") {
   EncoderDecoder model(test::tiny_config(NormPlacement::Post), 0);
   const TinyBatch batch;

@@ -264,6 +264,18 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
       {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = std::nan(""); }, "train: label_smoothing must be in [0, 1), got nan"},
       {"lr", [](TrainOptions& o) { o.lr = -0.5; }, "train: lr must be positive, got -0.5"},
       {"clip", [](TrainOptions& o) { o.clip = -1; }, "train: clip must be at least 0 (0: no clipping), got -1"},
+      {"epochs", [](TrainOptions& o) { o.epochs = int64_t{1} << 62; }, "train: epochs must be at most 1073741824, got 4611686018427387904"},
+      {"batch_size", [](TrainOptions& o) { o.batch_size = int64_t{1} << 40; }, "train: batch_size must be at most 1073741824, got 1099511627776"},
+      // The model's sizes, by option, before any data is made or read.
+      {"d_model", [](TrainOptions& o) { o.d_model = int64_t{1} << 62; }, "train: d_model must be from 2 to 65536, got 4611686018427387904"},
+      {"d_model", [](TrainOptions& o) { o.d_model = 17, o.heads = 1; }, "train: d_model must be even (sine and cosine pairs), got 17"},
+      {"d_ff", [](TrainOptions& o) { o.d_ff = 0; }, "train: d_ff must be from 1 to 262144, got 0"},
+      {"heads", [](TrainOptions& o) { o.heads = 3; }, "train: heads must divide the model width 16, got 3"},
+      {"layers", [](TrainOptions& o) { o.layers = 59999; }, "train: layers must be from 1 to 1024, got 59999"},
+      {"max_len", [](TrainOptions& o) { o.max_len = 1; }, "train: max_len must be from 2 to 1048576, got 1"},
+      {"dropout", [](TrainOptions& o) { o.dropout = 1.5; }, "train: dropout must be in [0, 1), got 1.5"},
+      // And too small for the task's data.
+      {"max_len", [](TrainOptions& o) { o.max_len = 9; }, "train: max_len must be at least 10 for the copy task (its sequences are 10 tokens), got 9"},
   };
   for (const Bad& b : bad) {
     INFO(b.what);
@@ -443,6 +455,23 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   p = variant("heads.safetensors", [](T&, M& m) { m["config.heads"] = "3"; });
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the stored configuration is invalid");
 
+  // A small file claiming a huge model fails on the configuration, before allocating it.
+  for (const char* key : {"config.d_model", "config.d_ff", "config.max_len", "config.layers", "config.heads", "config.src_vocab",
+                          "config.tgt_vocab"}) {
+    INFO(key);
+    p = variant("huge.safetensors", [&](T&, M& m) { m[key] = "4611686018427387904"; });
+    CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError,
+                     p + ": the stored configuration is invalid: TransformerConfig: " + std::string(key).substr(7) +
+                         " must be at most ");
+  }
+  p = variant("layers59999.safetensors", [](T&, M& m) { m["config.layers"] = "59999"; });
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, "TransformerConfig: layers must be at most 1024, got 59999");
+  // 1000 layers are allowed, and the 998 layers' tensors missing are listed briefly.
+  p = variant("layers1000.safetensors", [](T&, M& m) { m["config.layers"] = "1000"; });
+  const std::string brief = test::error_message<CheckpointError>([&] { load_checkpoint(p); });
+  CHECK(brief.find("... and ") != std::string::npos);
+  CHECK(brief.size() < 2000);
+
   p = variant("dmodel.safetensors", [](T&, M& m) { m["config.d_model"] = "16x"; });
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": metadata 'config.d_model' should be an integer, got '16x'");
 
@@ -475,6 +504,72 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   CHECK_NOTHROW(load_checkpoint(good));
 }
 
+
+TEST_CASE("train: resume_epochs extends a resumed run, and one the checkpoint is past is a TrainOptionError") {
+  TempDir dir("train-extend");
+  TrainOptions o = tiny_copy(dir, "run");
+  o.stop_after = 4;  // of 2 epochs x 4 batches
+  train(o);
+  const std::string checkpoint = dir / "run/model.safetensors";
+  TrainOptions more = tiny_copy(dir, "run");
+  more.resume_epochs = 3;
+  const TrainReport extended = train(more, checkpoint);
+  CHECK(extended.first_step == 5);
+  CHECK(extended.steps == 8);  // steps 5 to 12
+  more.resume_epochs = 2;      // the checkpoint is now at step 12
+  CHECK_THROWS_MSG(train(more, checkpoint), TrainOptionError,
+                   "train: epochs must be at least 4 to continue the run from step 12 (4 batches per epoch), got 2");
+  // Without it the checkpoint's epochs stand: nothing left to train.
+  more.resume_epochs = 0;
+  CHECK(train(more, checkpoint).steps == 0);
+}
+
+TEST_CASE("train: max_len below the toy corpus's longest sentence is a TrainOptionError naming the pair, before training") {
+  TempDir dir("train-toy-len");
+  TrainOptions o = default_train_options("toy-translation");
+  o.out_dir = dir / "toy", o.max_len = 4, o.quiet = true;
+  CHECK_THROWS_MSG(train(o), TrainOptionError,
+                   "train: max_len must be at least 13 for the toy-translation corpus (its longest sentence, train pair 614, has 12 "
+                   "tokens, and </s> or <s> is added), got 4");
+  CHECK(!std::filesystem::exists(dir / "toy"));
+}
+
+TEST_CASE("train: a run that diverges stops at that step with a NonFiniteError, and never saves the NaN model") {
+  TempDir dir("train-nan");
+  TrainOptions o = tiny_copy(dir, "nan");
+  o.lr = 1e30, o.clip = 0, o.save_every = 1;  // the first update throws the parameters to ~1e26
+  const std::string msg = test::error_message<NonFiniteError>([&] { train(o); });
+  // "train: step 2 diverged: the loss is nan at learning rate ...; anomaly: the forward of 'matmul' produced ..."
+  INFO(msg);
+  REQUIRE(msg.rfind("train: step ", 0) == 0);
+  const int64_t step = std::stoll(msg.substr(12));
+  CHECK(step >= 2);
+  CHECK(msg.find(message("train: step ", step, " diverged: the loss is ")) == 0);
+  CHECK(msg.find("anomaly: the forward of '") != std::string::npos);
+  CHECK(msg.find("No checkpoint written for it") != std::string::npos);
+  // The last checkpoint is the last good step's, whole and finite.
+  const LoadedCheckpoint last = load_checkpoint(dir / "nan/model.safetensors");
+  CHECK(last.info.state.at("train.step") == std::to_string(step - 1));
+}
+
+TEST_CASE("checkpoint: a model with a NaN or infinite parameter is neither saved nor loaded") {
+  TempDir dir("checkpoint-nan");
+  TinyModel tiny;
+  const std::string good = dir / "good.safetensors";
+  save_checkpoint(good, *tiny.model, {}, tiny.info());
+  Tensor bias = tiny.model->named_parameters().back().second.value();  // a handle to the last parameter
+  const std::string name = tiny.model->named_parameters().back().first;
+  bias.copy_(full(bias.shape(), std::nan("")));
+  const std::string bad = dir / "bad.safetensors";
+  CHECK_THROWS_MSG(save_checkpoint(bad, *tiny.model, {}, tiny.info()), CheckpointError,
+                   bad + ": not saving a model with a non-finite parameter (" + name + " holds nan)");
+  CHECK(!std::filesystem::exists(bad));
+  // Written by another program: refused on loading.
+  SafetensorsFile file = load_safetensors(good);
+  file.tensors["generator.bias"] = full(file.tensors.at("generator.bias").shape(), -INFINITY);
+  save_safetensors(bad, file.tensors, file.metadata);
+  CHECK_THROWS_MSG(load_checkpoint(bad), CheckpointError, bad + ": a non-finite parameter (generator.bias holds -inf): the model is unusable");
+}
 
 TEST_CASE("checkpoint: the configuration round trips as metadata") {
   TransformerConfig c = TransformerConfig::tutorial(30, 40);

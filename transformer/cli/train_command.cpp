@@ -94,7 +94,9 @@ int train_command(int argc, char** argv) {
   if (o.task != "corpus" && f.has("--data")) throw UsageError(message("train: --data is for your own corpus, not --task ", o.task));
   o.data_path = f.text("--data"), o.valid_path = f.text("--valid"), o.test_path = f.text("--test");
   o.d_model = f.integer("--d-model"), o.layers = f.integer("--layers"), o.heads = f.integer("--heads");
-  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : 4 * o.d_model;
+  // 4 x d_model only for a d_model in range: 4 x 2^62 would overflow before the check names --d-model.
+  const bool sane_width = o.d_model > 0 && o.d_model <= TransformerConfig::max_d_model;
+  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : sane_width ? 4 * o.d_model : 1;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   o.tie_embeddings = f.on("--tie-embeddings");

@@ -32,13 +32,25 @@ static std::string flag_of(const std::string& field) {
   return flag;
 }
 
+// The architecture, --arch: encoder-decoder unless given (the encoder-only one has its own flags).
+static std::string arch_in(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) return argv[i + 1];
+    if (!std::strncmp(argv[i], "--arch=", 7)) return argv[i] + 7;
+  }
+  return "encoder-decoder";
+}
+
 int train_command(int argc, char** argv) {
   const std::string task = task_in(argc, argv);
+  const std::string arch = arch_in(argc, argv);
+  if (arch == "encoder-only") return encoder_only_train_command(argc, argv, task);
   const TrainOptions d = default_train_options(task == "corpus" || task == "copy" || task == "toy-translation" ? task : "copy");
   auto str = [](auto v) { return message(v); };
   Flags f("train",
           "Train an encoder-decoder Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every\n"
           "steps and at the end), OUT/loss.svg and OUT/attention/*.svg. Defaults shown are those of the task given.");
+  f.add("--arch", "encoder-decoder", "encoder-decoder (this help) or encoder-only (--arch encoder-only --help)");
   f.add("--task", task == "corpus" ? "" : task, "copy, toy-translation (or give --data for your own corpus)");
   f.add("--data", "", "training pairs, source<TAB>target per line, whitespace tokens");
   f.add("--valid", "", "validation pairs (same format)");
@@ -75,6 +87,7 @@ int train_command(int argc, char** argv) {
     return 0;
   }
 
+  f.choice("--arch", {"encoder-decoder", "encoder-only"});
   TrainOptions o = d;
   o.task = f.has("--data") && !f.given("--task") ? "corpus" : f.choice("--task", {"copy", "toy-translation", "corpus"});
   if (o.task == "corpus" && !f.has("--data")) throw UsageError("train: --task corpus needs --data TRAIN.tsv");

@@ -79,14 +79,16 @@ int params_command(int argc, char** argv) {
   Flags f("params",
           "Parameter count and FLOPs per target token of a model configuration, from the formulas in\n"
           "transformer/model/encoder_decoder.h (the tests check them against instantiated models).");
-  f.add("--preset", "base", "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial");
+  f.add("--preset", "base", "base (d 512, d_ff 2048, h 8, N 6), big (d 1024, d_ff 4096, h 16, N 6), tutorial, or bert-base\n"
+        "(the encoder-only BERT-base; --vocab and --length do not apply)");
   f.add("--vocab", "37000", "vocabulary size, shared by source and target as in the paper");
   f.add("--length", "25", "sentence length in tokens, for the FLOPs (source and target)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
   }
-  const std::string preset = f.choice("--preset", {"base", "big", "tutorial"});
+  const std::string preset = f.choice("--preset", {"base", "big", "tutorial", "bert-base"});
+  if (preset == "bert-base") return bert_base_params();
   const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
   if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
   const TransformerConfig c = preset == "base" ? TransformerConfig::base(vocab, vocab)

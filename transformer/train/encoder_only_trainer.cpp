@@ -23,7 +23,7 @@ EncoderOnlyTrainOptions default_encoder_only_options(const std::string& task) {
   o.out_dir = "runs/encoder-only-" + task;
   if (task == "mlm") return o;
   if (task != "classify") throw ValueError(message("train: unknown encoder-only task '", task, "' (mlm or classify)"));
-  o.steps = 150, o.lr = 0.5, o.warmup = 50, o.batch_size = 16, o.log_every = 50;
+  o.steps = 20, o.lr = 0.5, o.warmup = 10, o.batch_size = 16, o.labelled = 16, o.log_every = 10;
   return o;
 }
 

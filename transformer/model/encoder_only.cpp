@@ -56,7 +56,7 @@ MlmHead::MlmHead(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weig
       throw ShapeError(message("MlmHead: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
     weight = tied_weight;
   } else {
-    weight = register_parameter("decoder.weight", zeros({vocab, d_model}, dtype));
+    weight = register_parameter("weight", zeros({vocab, d_model}, dtype));
   }
   bias = register_parameter("bias", zeros({vocab}, dtype));
 }

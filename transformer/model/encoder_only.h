@@ -26,7 +26,7 @@
 //   type_embed.weight [types, d] (types > 0 only)    embed_norm.weight, .bias [d] (embed_norm only)
 //   encoder.layers.{i}.* and, with pre-LN, encoder.norm.*   (exactly as in the encoder-decoder)
 //   mlm_head.dense.weight [d, d] .bias [d]  mlm_head.norm.weight .bias [d]
-//   mlm_head.decoder.weight [V, d] (untied only: tied, it is tok_embed.weight)  mlm_head.bias [V]
+//   mlm_head.weight [V, d] (untied only: tied, it is tok_embed.weight)  mlm_head.bias [V]
 //   pooler.weight [d, d] .bias [d]    classifier.weight [C, d] .bias [C]
 #pragma once
 
@@ -90,7 +90,7 @@ class MlmHead : public Module {
   Variable forward(const Variable& h) const;
   std::shared_ptr<Linear> dense;
   std::shared_ptr<LayerNorm> norm;
-  Variable weight, bias;  // weight: "decoder.weight" untied, tok_embed.weight tied (not registered here)
+  Variable weight, bias;  // weight: registered untied, tok_embed.weight tied (then not registered here)
 };
 
 class EncoderOnly : public Module {

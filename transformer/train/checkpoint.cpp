@@ -95,6 +95,9 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   const auto& m = file.metadata;
   if (require(m, "format", path) != kFormat)
     throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")"));
+  // Checkpoints without config.arch predate the choice and are encoder-decoders.
+  if (const auto arch = m.find("config.arch"); arch != m.end() && arch->second != "encoder-decoder")
+    throw CheckpointError(message(path, " is an ", arch->second, " checkpoint; translate and score need an encoder-decoder one"));
   LoadedCheckpoint out;
   out.info.config = config_from_metadata(m, path);
   try {

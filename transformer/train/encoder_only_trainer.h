@@ -28,10 +28,10 @@ struct EncoderOnlyTrainOptions {
   int64_t max_len = 64;
 
   // Optimisation: Adam(0.9, 0.98, 1e-9) with the warmup schedule lr * d^-0.5 min(s^-0.5, s w^-1.5).
-  int64_t steps = 600;
+  int64_t steps = 1500;
   int64_t batch_size = 32;
   double lr = 1.0;
-  int64_t warmup = 200;
+  int64_t warmup = 300;
   double clip = 1.0;
   int64_t labelled = 16;       // classify: the labelled training sentences (the first of the train split)
   uint64_t seed = 1;

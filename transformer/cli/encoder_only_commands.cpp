@@ -28,7 +28,8 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   f.add("--d-ff", "", "feed-forward width (default 4 x d-model)");
   f.add("--dropout", str(d.dropout), "dropout probability");
   f.add("--norm", "post", "post or pre");
-  f.add("--positions", "sinusoidal", "sinusoidal or learned");
+  f.add("--positions", "sinusoidal", "sinusoidal (the paper) or learned (BERT)");
+  f.add("--activation", "gelu", "feed-forward nonlinearity: gelu (BERT) or relu (the paper)");
   f.add_switch("--untied", "a separate MLM output matrix (default: tied to the token embedding)");
   f.add("--max-len", str(d.max_len), "longest sequence, in tokens, <s> and </s> included");
   f.add("--steps", str(d.steps), "optimisation steps");
@@ -57,7 +58,8 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  o.learned_positions = f.choice("--positions", {"sinusoidal", "learned"}) == "learned";
+  o.positions = f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
+  o.activation = f.choice("--activation", {"gelu", "relu"}) == "gelu" ? Activation::GELU : Activation::ReLU;
   o.tie_embeddings = !f.on("--untied");
   o.max_len = f.integer("--max-len");
   o.steps = f.integer("--steps"), o.batch_size = f.integer("--batch-size");
@@ -72,7 +74,7 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   if (resume.empty() && o.init_path.empty()) {
     try {
       EncoderOnlyConfig{.vocab = 6, .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
-                        .dropout = o.dropout, .max_len = o.max_len, .learned_positions = o.learned_positions}
+                        .dropout = o.dropout, .max_len = o.max_len, .positions = o.positions}
           .validate();
     } catch (const ValueError& e) {
       throw UsageError(message("train: ", e.what()));

@@ -6,18 +6,43 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/trainer.h"
 
 namespace gradformer {
 
-// The task decides the defaults the help shows, so find it before declaring the flags.
-static std::string task_in(int argc, char** argv) {
+// A flag's value before the flags are declared ("" if absent).
+static std::string early_value(int argc, char** argv, const std::string& flag) {
   for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--task") && i + 1 < argc) return argv[i + 1];
-    if (!std::strncmp(argv[i], "--task=", 7)) return argv[i] + 7;
-    if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return "corpus";
+    if (argv[i] == flag && i + 1 < argc) return argv[i + 1];
+    if (!std::strncmp(argv[i], (flag + "=").c_str(), flag.size() + 1)) return argv[i] + flag.size() + 1;
   }
-  return "copy";
+  return "";
+}
+
+// The architecture and the task decide the defaults the help shows, so find them before declaring the flags.
+static Architecture arch_in(int argc, char** argv) {
+  const std::string arch = early_value(argc, argv, "--arch");
+  try {
+    return arch.empty() ? Architecture::EncoderDecoder : parse_architecture(arch);
+  } catch (const ValueError&) {
+    throw UsageError(message("train: --arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+  }
+}
+
+static std::string task_in(int argc, char** argv, Architecture arch) {
+  const std::string task = early_value(argc, argv, "--task");
+  if (!task.empty()) return task;
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return "corpus";
+  const std::vector<std::string> tasks = architecture_tasks(arch);
+  return tasks.empty() ? "" : tasks.front();
+}
+
+static std::string joined(const std::vector<std::string>& words, const char* separator) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : separator) + w;
+  return out;
 }
 
 // The flag that sets a TrainOptions field: its name with dashes, but for the paths and the output directory.
@@ -32,26 +57,31 @@ static std::string flag_of(const std::string& field) {
   return flag;
 }
 
-// The architecture, --arch: encoder-decoder unless given (the encoder-only one has its own flags).
-static std::string arch_in(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) return argv[i + 1];
-    if (!std::strncmp(argv[i], "--arch=", 7)) return argv[i] + 7;
-  }
-  return "encoder-decoder";
-}
-
 int train_command(int argc, char** argv) {
-  const std::string task = task_in(argc, argv);
-  const std::string arch = arch_in(argc, argv);
-  if (arch == "encoder-only") return encoder_only_train_command(argc, argv, task);
-  const TrainOptions d = default_train_options(task == "corpus" || task == "copy" || task == "toy-translation" ? task : "copy");
+  const Architecture arch = arch_in(argc, argv);
+  // The encoder-only runs have flags of their own (--steps, --init, --labelled): asked for by --arch,
+  // or by a checkpoint resumed without it.
+  const std::string resume_path = early_value(argc, argv, "--resume");
+  if (arch == Architecture::EncoderOnly ||
+      (early_value(argc, argv, "--arch").empty() && !resume_path.empty() &&
+       checkpoint_arch(load_safetensors(resume_path).metadata) == kEncoderOnlyArch))
+    return encoder_only_train_command(argc, argv, early_value(argc, argv, "--task"));
+  const std::vector<std::string> tasks = architecture_tasks(arch);
+  const std::string task = task_in(argc, argv, arch);
+  const bool known = std::find(tasks.begin(), tasks.end(), task) != tasks.end();
+  const TrainOptions d = tasks.empty() ? TrainOptions{} : default_train_options(known ? task : tasks.front(), arch);
   auto str = [](auto v) { return message(v); };
   Flags f("train",
-          "Train an encoder-decoder Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every\n"
-          "steps and at the end), OUT/loss.svg and OUT/attention/*.svg. Defaults shown are those of the task given.");
-  f.add("--arch", "encoder-decoder", "encoder-decoder (this help) or encoder-only (--arch encoder-only --help)");
-  f.add("--task", task == "corpus" ? "" : task, "copy, toy-translation (or give --data for your own corpus)");
+          "Train a Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every steps and at the\n"
+          "end), OUT/loss.svg and (encoder-decoder) OUT/attention/*.svg. Defaults shown are those of the\n"
+          "architecture and task given.");
+  f.add("--arch", architecture_name(arch),
+        "encoder-decoder (tasks copy, toy-translation, corpus with --data), decoder-only (tasks toy-lm, "
+        "toy-translation as one sequence 'source <sep> target'), encoder-only (tasks: " +
+            (architecture_tasks(Architecture::EncoderOnly).empty() ? std::string("none in this build")
+                                                                    : joined(architecture_tasks(Architecture::EncoderOnly), ", ")) +
+            ")");
+  f.add("--task", task == "corpus" ? "" : task, joined(tasks, ", ") + (arch == Architecture::EncoderDecoder ? " (or give --data for your own corpus)" : ""));
   f.add("--data", "", "training pairs, source<TAB>target per line, whitespace tokens");
   f.add("--valid", "", "validation pairs (same format)");
   f.add("--test", "", "test pairs, translated and scored with BLEU at the end");
@@ -60,8 +90,12 @@ int train_command(int argc, char** argv) {
   f.add("--heads", str(d.heads), "attention heads (h)");
   f.add("--d-ff", "", "feed-forward width (default 4 x d-model)");
   f.add("--dropout", str(d.dropout), "dropout probability");
-  f.add("--norm", "post", "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
-  f.add_switch("--tie-embeddings", "share the embeddings and the output projection (same vocabulary size needed)");
+  f.add("--norm", d.norm == NormPlacement::Pre ? "pre" : "post", "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
+  f.add("--activation", d.activation == Activation::GELU ? "gelu" : "relu", "feed-forward nonlinearity: relu (the paper) or gelu (GPT, BERT)");
+  f.add("--positions", d.positions == Positions::Learned ? "learned" : "sinusoidal",
+        "sinusoidal (the paper) or learned (GPT-2, BERT: a trained [max-len, d] matrix)");
+  if (d.tie_embeddings) f.add("--tie-embeddings", "true", "share the embedding and the output projection: true or false");
+  else f.add_switch("--tie-embeddings", "share the embeddings and the output projection (same vocabulary size needed)");
   f.add("--max-len", str(d.max_len), "longest sentence, in tokens, the model takes");
   f.add("--batch-size", str(d.batch_size), "sentences per batch");
   f.add("--max-tokens", str(d.max_tokens), "corpus: padded tokens per batch (0: no budget)");
@@ -87,9 +121,13 @@ int train_command(int argc, char** argv) {
     return 0;
   }
 
-  f.choice("--arch", {"encoder-decoder", "encoder-only"});
+  if (tasks.empty())
+    throw UsageError(message("train: --arch ", architecture_name(arch), " has no task in this build"));
   TrainOptions o = d;
-  o.task = f.has("--data") && !f.given("--task") ? "corpus" : f.choice("--task", {"copy", "toy-translation", "corpus"});
+  o.arch = arch;
+  o.task = f.has("--data") && !f.given("--task") ? "corpus" : f.choice("--task", tasks);
+  if (arch != Architecture::EncoderDecoder && f.has("--data"))
+    throw UsageError(message("train: --data (your own corpus) is for --arch encoder-decoder, not ", architecture_name(arch)));
   if (o.task == "corpus" && !f.has("--data")) throw UsageError("train: --task corpus needs --data TRAIN.tsv");
   if (o.task != "corpus" && f.has("--data")) throw UsageError(message("train: --data is for your own corpus, not --task ", o.task));
   o.data_path = f.text("--data"), o.valid_path = f.text("--valid"), o.test_path = f.text("--test");
@@ -97,14 +135,16 @@ int train_command(int argc, char** argv) {
   o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  o.tie_embeddings = f.on("--tie-embeddings");
+  o.tie_embeddings = d.tie_embeddings ? f.choice("--tie-embeddings", {"true", "false"}) == "true" : f.on("--tie-embeddings");
+  o.activation = f.choice("--activation", {"relu", "gelu"}) == "gelu" ? Activation::GELU : Activation::ReLU;
+  o.positions = f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
   o.max_len = f.integer("--max-len");
   o.batch_size = f.integer("--batch-size"), o.max_tokens = f.integer("--max-tokens");
   o.epochs = f.integer("--epochs"), o.batches_per_epoch = f.integer("--batches-per-epoch");
   o.lr = f.number("--lr"), o.warmup = f.integer("--warmup");
   o.label_smoothing = f.number("--label-smoothing"), o.clip = f.number("--clip");
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
-  o.out_dir = f.has("--out") ? f.text("--out") : "runs/" + o.task;
+  o.out_dir = f.has("--out") ? f.text("--out") : default_train_options(o.task, arch).out_dir;
   o.metrics_path = f.text("--metrics");
   o.log_every = f.integer("--log-every"), o.eval_every = f.integer("--eval-every"), o.save_every = f.integer("--save-every");
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");

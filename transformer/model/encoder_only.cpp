@@ -13,7 +13,7 @@ namespace gradformer {
 EncoderOnlyConfig EncoderOnlyConfig::bert_base() {
   EncoderOnlyConfig c;
   c.vocab = 30522, c.d_model = 768, c.d_ff = 3072, c.heads = 12, c.layers = 12, c.dropout = 0.1;
-  c.max_len = 512, c.learned_positions = true, c.types = 2, c.embed_norm = true, c.tie_embeddings = true;
+  c.max_len = 512, c.positions = Positions::Learned, c.activation = Activation::GELU, c.types = 2, c.embed_norm = true, c.tie_embeddings = true;
   return c;
 }
 
@@ -26,7 +26,7 @@ void EncoderOnlyConfig::validate() const {
   if (types < 0) throw ValueError(message("EncoderOnlyConfig: types must be at least 0, got ", types));
   if (d_model % heads != 0)
     throw ValueError(message("EncoderOnlyConfig: d_model ", d_model, " is not divisible by heads ", heads));
-  if (!learned_positions && d_model % 2 != 0)
+  if (positions == Positions::Sinusoidal && d_model % 2 != 0)
     throw ValueError(message("EncoderOnlyConfig: d_model must be even for sinusoidal positions, got ", d_model));
   if (!(dropout >= 0 && dropout < 1)) throw ValueError(message("EncoderOnlyConfig: dropout must be in [0, 1), got ", dropout));
   if (dtype != DType::Float32 && dtype != DType::Float64)
@@ -38,7 +38,7 @@ EncoderOnlyCount parameter_count(const EncoderOnlyConfig& c) {
   const int64_t d = c.d_model, norm = 2 * d;
   const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d;
   EncoderOnlyCount n;
-  n.embeddings = c.vocab * d + (c.learned_positions ? c.max_len * d : 0) + c.types * d + (c.embed_norm ? norm : 0);
+  n.embeddings = c.vocab * d + (c.positions == Positions::Learned ? c.max_len * d : 0) + c.types * d + (c.embed_norm ? norm : 0);
   n.encoder = c.layers * (attention + ffn + 2 * norm) + (c.norm == NormPlacement::Pre ? norm : 0);
   n.pooler = d * d + d;
   n.mlm_head = d * d + d + norm + c.vocab + (c.tie_embeddings ? 0 : c.vocab * d);
@@ -71,11 +71,9 @@ EncoderOnly::EncoderOnly(const EncoderOnlyConfig& config, uint64_t seed, SkipIni
   config_.validate();
   const EncoderOnlyConfig& c = config_;
   tok_embed = register_module("tok_embed", std::make_shared<Embedding>(c.vocab, c.d_model, skip_init, c.dtype));
-  if (c.learned_positions)
-    pos_embed = register_module("pos_embed", std::make_shared<Embedding>(c.max_len, c.d_model, skip_init, c.dtype));
-  else  // the fixed table; its own dropout off, embed_dropout below does it once
-    positional_encoding = register_module("positional_encoding",
-                                          std::make_shared<PositionalEncoding>(c.d_model, c.max_len, 0.0, dropout_gen_, c.dtype));
+  // Its own dropout off: embed_dropout below does it once, after the types and the norm.
+  pos_embed = register_module("pos_embed", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, 0.0, dropout_gen_,
+                                                                                c.dtype, c.positions));
   if (c.types > 0) type_embed = register_module("type_embed", std::make_shared<Embedding>(c.types, c.d_model, skip_init, c.dtype));
   if (c.embed_norm) embed_norm = register_module("embed_norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
   embed_dropout = register_module("embed_dropout", std::make_shared<Dropout>(c.dropout, dropout_gen_));
@@ -95,7 +93,8 @@ EncoderOnly::EncoderOnly(const EncoderOnlyConfig& config, uint64_t seed) : Encod
 void EncoderOnly::reset_parameters(Generator& init_gen) {
   // One pass in name order: every matrix Xavier-uniform, every vector 0, then the LayerNorm gains 1.
   for (const auto& [name, p] : named_parameters()) {
-    if (p.dim() >= 2) xavier_uniform_(p, init_gen);
+    if (name == "pos_embed.weight") pos_embed->reset_parameters(init_gen);  // N(0, 0.02), as BERT's
+    else if (p.dim() >= 2) xavier_uniform_(p, init_gen);
     else fill_(p, 0.0);
   }
   for (const auto& layer : *encoder->layers) layer->norm1->reset_parameters(), layer->norm2->reset_parameters();
@@ -113,8 +112,7 @@ Variable EncoderOnly::encode(const Tensor& ids, const Tensor& types) const {
   // [B, S, d]: the token vectors, scaled as in the encoder-decoder ("we multiply those weights by sqrt(d_model)")
   Variable x = tok_embed->forward(ids) * std::sqrt(static_cast<double>(config_.d_model));
   // "We use learned positional embeddings with supported sequence lengths up to 512 tokens." (BERT, A.2)
-  if (pos_embed) x = x + pos_embed->forward(arange(S, DType::Int64));  // [S, d] broadcast over B
-  else x = positional_encoding->forward(x);
+  x = pos_embed->forward(x);  // + the learned table's or the sinusoids' rows 0 .. S-1
   if (type_embed) {
     const Tensor t = types.defined() ? types : zeros(ids.shape(), DType::Int64);
     if (t.shape() != ids.shape())

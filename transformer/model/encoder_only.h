@@ -22,7 +22,7 @@
 // average) and keeps BERT's pooler, which BERT-base's 109.5M parameters count.
 //
 // Parameter names (the encoder-decoder's style; inside the layers PyTorch's):
-//   tok_embed.weight [V, d]    pos_embed.weight [max_len, d] (learned positions only)
+//   tok_embed.weight [V, d]    pos_embed.weight [max_len, d] (learned positions only, N(0, 0.02))
 //   type_embed.weight [types, d] (types > 0 only)    embed_norm.weight, .bias [d] (embed_norm only)
 //   encoder.layers.{i}.* and, with pre-LN, encoder.norm.*   (exactly as in the encoder-decoder)
 //   mlm_head.dense.weight [d, d] .bias [d]  mlm_head.norm.weight .bias [d]
@@ -51,7 +51,8 @@ struct EncoderOnlyConfig {
   double dropout = 0.1;
   NormPlacement norm = NormPlacement::Post;
   int64_t max_len = 128;
-  bool learned_positions = false;  // BERT's position table [max_len, d]; else the fixed sinusoids
+  Positions positions = Positions::Sinusoidal;  // BERT's are learned, a [max_len, d] table
+  Activation activation = Activation::GELU;      // "we use a gelu activation" (BERT, appendix A.2)
   int64_t types = 0;               // BERT's segment (token type) embeddings, 2; 0 for none
   bool embed_norm = false;         // BERT's LayerNorm over the embedding sum
   bool tie_embeddings = true;      // the MLM output matrix is tok_embed.weight
@@ -63,11 +64,11 @@ struct EncoderOnlyConfig {
   static EncoderOnlyConfig bert_base();
   /// ValueError naming the field (as TransformerConfig::validate); DTypeError for a non-float dtype.
   void validate() const;
-  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype}; }
+  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype, activation}; }
 };
 
 /// Parameter counts by part, from the formula (checked against a built model in the tests):
-///   embeddings   V d + max_len d (learned) + types d + 2 d (embed_norm)
+///   embeddings   V d + max_len d (learned positions) + types d + 2 d (embed_norm)
 ///   encoder      N (4 d^2 + 4 d  +  2 d d_ff + d_ff + d  +  2 * 2 d)  + 2 d (pre-LN's final norm)
 ///   pooler       d^2 + d
 ///   mlm_head     d^2 + d + 2 d + V (its bias) + V d (untied only)
@@ -99,7 +100,8 @@ class EncoderOnly : public Module {
   EncoderOnly(const EncoderOnlyConfig& config, uint64_t seed);
   /// Allocated only, for loading a checkpoint (see nn/init.h).
   EncoderOnly(const EncoderOnlyConfig& config, uint64_t seed, SkipInit);
-  /// Matrices Xavier-uniform (as the encoder-decoder), biases 0, LayerNorms 1 and 0.
+  /// Matrices Xavier-uniform (as the encoder-decoder), learned positions N(0, 0.02), biases 0,
+  /// LayerNorms 1 and 0.
   void reset_parameters(Generator& init_gen);
 
   /// ids [B, S] int64 (<pad> = 0 masked out of attention), types [B, S] int64 or undefined (all 0)
@@ -113,8 +115,8 @@ class EncoderOnly : public Module {
   const EncoderOnlyConfig& config() const { return config_; }
   const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
 
-  std::shared_ptr<Embedding> tok_embed, pos_embed, type_embed;  // pos_embed, type_embed may be null
-  std::shared_ptr<PositionalEncoding> positional_encoding;       // sinusoidal positions only
+  std::shared_ptr<Embedding> tok_embed, type_embed;    // type_embed may be null
+  std::shared_ptr<PositionalEncoding> pos_embed;        // learned: the parameter pos_embed.weight
   std::shared_ptr<LayerNorm> embed_norm;                         // may be null
   std::shared_ptr<Dropout> embed_dropout;
   std::shared_ptr<Encoder> encoder;

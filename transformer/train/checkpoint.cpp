@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "tensor/saved_state.h"
+#include "transformer/train/encoder_only_checkpoint.h"
 
 namespace gradformer {
 namespace {
@@ -45,8 +46,22 @@ std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c
           {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
           {"config.max_len", std::to_string(c.max_len)},
           {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
-          {"config.dtype", std::string(name(c.dtype))}};
+          {"config.dtype", std::string(name(c.dtype))},
+          {"config.arch", architecture_name(c.arch)},
+          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
+          {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"}};
 }
+
+namespace {
+
+// An entry added after the first checkpoints were written: absent means the value those had.
+const std::string& optional_entry(const std::map<std::string, std::string>& m, const std::string& key,
+                                  const std::string& absent) {
+  const auto it = m.find(key);
+  return it == m.end() ? absent : it->second;
+}
+
+}  // namespace
 
 TransformerConfig config_from_metadata(const std::map<std::string, std::string>& m, const std::string& source) {
   TransformerConfig c;
@@ -70,6 +85,22 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
   if (dtype != "float32" && dtype != "float64")
     throw CheckpointError(message(source, ": config.dtype must be float32 or float64, got '", dtype, "'"));
   c.dtype = dtype == "float64" ? DType::Float64 : DType::Float32;
+  // Checkpoints from before the Transformer family: the paper's encoder-decoder, ReLU, sinusoids.
+  static const std::string encoder_decoder = "encoder-decoder", relu = "relu", sinusoidal = "sinusoidal";
+  const std::string& arch = optional_entry(m, "config.arch", encoder_decoder);
+  try {
+    c.arch = parse_architecture(arch);
+  } catch (const ValueError&) {
+    throw CheckpointError(message(source, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+  }
+  const std::string& activation = optional_entry(m, "config.activation", relu);
+  if (activation != "relu" && activation != "gelu")
+    throw CheckpointError(message(source, ": config.activation must be relu or gelu, got '", activation, "'"));
+  c.activation = activation == "gelu" ? Activation::GELU : Activation::ReLU;
+  const std::string& positions = optional_entry(m, "config.positions", sinusoidal);
+  if (positions != "sinusoidal" && positions != "learned")
+    throw CheckpointError(message(source, ": config.positions must be sinusoidal or learned, got '", positions, "'"));
+  c.positions = positions == "learned" ? Positions::Learned : Positions::Sinusoidal;
   try {
     c.validate();
   } catch (const Error& e) {
@@ -78,11 +109,11 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
   return c;
 }
 
-void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
-                     const CheckpointInfo& info) {
+void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
+                     const StateDict& optimizer_state, const CheckpointInfo& info) {
   StateDict tensors = model.state_dict();
   for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
-  std::map<std::string, std::string> metadata = config_to_metadata(model.config());
+  std::map<std::string, std::string> metadata = config_to_metadata(config);
   metadata["format"] = kFormat;
   metadata["vocab.source"] = info.source_vocab.to_text();
   metadata["vocab.target"] = info.target_vocab.to_text();
@@ -90,15 +121,20 @@ void save_checkpoint(const std::string& path, const EncoderDecoder& model, const
   save_safetensors(path, tensors, metadata);
 }
 
-LoadedCheckpoint load_checkpoint(const std::string& path) {
+void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
+                     const CheckpointInfo& info) {
+  save_checkpoint(path, model, model.config(), optimizer_state, info);
+}
+
+CheckpointContents read_checkpoint(const std::string& path) {
   SafetensorsFile file = load_safetensors(path);
   const auto& m = file.metadata;
   if (require(m, "format", path) != kFormat)
     throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")"));
-  // Checkpoints without config.arch predate the choice and are encoder-decoders.
-  if (const auto arch = m.find("config.arch"); arch != m.end() && arch->second != "encoder-decoder")
-    throw CheckpointError(message(path, " is an ", arch->second, " checkpoint; translate and score need an encoder-decoder one"));
-  LoadedCheckpoint out;
+  // An encoder-only checkpoint's configuration is its own (encoder_only_checkpoint.h): refused here by name.
+  if (const std::string arch = checkpoint_arch(m); arch == kEncoderOnlyArch)
+    throw CheckpointError(message(path, ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
+  CheckpointContents out;
   out.info.config = config_from_metadata(m, path);
   try {
     out.info.source_vocab = Vocab::from_text(require(m, "vocab.source", path), path + " (vocab.source)");
@@ -112,19 +148,34 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
                                   " and ", out.info.config.tgt_vocab));
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;
-
-  StateDict params;
   for (auto& [name, t] : file.tensors) {
     if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
-    else params.emplace(name, t);
+    else out.parameters.emplace(name, t);
   }
-  // Built without initialising: every parameter is about to be overwritten by the stored tensors.
-  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
+  return out;
+}
+
+void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
+  if (info.config.arch != needed)
+    throw CheckpointError(message(path, ": a ", architecture_name(info.config.arch), " checkpoint (config.arch), but this needs an ",
+                                  architecture_name(needed), " one"));
+}
+
+void load_parameters(Module& model, const StateDict& parameters, const std::string& path) {
   try {
-    out.model->load_state_dict(params);
+    model.load_state_dict(parameters);
   } catch (const Error& e) {
     throw CheckpointError(message(path, ": the tensors do not fit the stored configuration: ", e.what()));
   }
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  CheckpointContents contents = read_checkpoint(path);
+  require_architecture(contents.info, Architecture::EncoderDecoder, path);
+  LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+  // Built without initialising: every parameter is about to be overwritten by the stored tensors.
+  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, contents.parameters, path);
   return out;
 }
 

@@ -41,7 +41,8 @@ std::map<std::string, std::string> encoder_only_config_to_metadata(const Encoder
           {"config.dropout", exact(c.dropout)},
           {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
           {"config.max_len", std::to_string(c.max_len)},
-          {"config.positions", c.learned_positions ? "learned" : "sinusoidal"},
+          {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"},
+          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
           {"config.types", std::to_string(c.types)},
           {"config.embed_norm", c.embed_norm ? "true" : "false"},
           {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
@@ -62,7 +63,8 @@ EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, 
   c.types = saved.integer("config.types"), c.classes = saved.integer("config.classes");
   c.dropout = saved.number("config.dropout");
   c.norm = one_of("config.norm", "pre", "post") ? NormPlacement::Pre : NormPlacement::Post;
-  c.learned_positions = one_of("config.positions", "learned", "sinusoidal");
+  c.positions = one_of("config.positions", "learned", "sinusoidal") ? Positions::Learned : Positions::Sinusoidal;
+  c.activation = one_of("config.activation", "gelu", "relu") ? Activation::GELU : Activation::ReLU;
   c.embed_norm = one_of("config.embed_norm", "true", "false");
   c.tie_embeddings = one_of("config.tie_embeddings", "true", "false");
   c.dtype = one_of("config.dtype", "float64", "float32") ? DType::Float64 : DType::Float32;
@@ -95,7 +97,7 @@ LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const st
   if (saved.text("format") != kFormat)
     throw CheckpointError(message(path, ": unknown checkpoint format '", saved.text("format"), "' (expected ", kFormat, ")"));
   if (const std::string arch = checkpoint_arch(m); arch != kEncoderOnlyArch)
-    throw CheckpointError(message(path, " is an ", arch, " checkpoint; ", what, " needs an encoder-only one"));
+    throw CheckpointError(message(path, ": an ", arch, " checkpoint (config.arch), but ", what, " needs an encoder-only one"));
   LoadedEncoderOnly out;
   out.info.config = encoder_only_config_from_metadata(m, path);
   try {

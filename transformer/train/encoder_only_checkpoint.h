@@ -2,9 +2,11 @@
 // its parameters under EncoderOnly's names (encoder_only.h), optimizer.* for resuming, and metadata
 //   config.arch = encoder-only, config.vocab, config.d_model, config.d_ff, config.heads,
 //   config.layers, config.dropout, config.norm, config.max_len, config.positions (sinusoidal |
-//   learned), config.types, config.embed_norm, config.tie_embeddings, config.classes, config.dtype,
+//   learned), config.activation (relu | gelu), config.types, config.embed_norm, config.tie_embeddings, config.classes, config.dtype,
 //   vocab.source (one token per line; <mask> at id 4), labels (one class name per line), state.*
-// A checkpoint of another architecture is refused by name, and so is this one by load_checkpoint.
+// The keys the other architectures share mean the same here; config.src_vocab/tgt_vocab become
+// config.vocab, and the BERT-only ones are new. A checkpoint of another architecture is refused by
+// name, and so is this one by read_checkpoint (checkpoint.h).
 #pragma once
 
 #include <map>
@@ -37,8 +39,8 @@ struct LoadedEncoderOnly {
   StateDict optimizer_state;
 };
 
-/// CheckpointError naming the path: not a gradformer checkpoint, another architecture ("<path> is an
-/// encoder-decoder checkpoint; <what> needs an encoder-only one"), bad metadata, tensors that do
+/// CheckpointError naming the path: not a gradformer checkpoint, another architecture ("<path>: an
+/// encoder-decoder checkpoint (config.arch), but <what> needs an encoder-only one"), bad metadata, tensors that do
 /// not fit. `what` names the caller for that message ("classify").
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what = "this command");
 

@@ -154,8 +154,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
     model = std::move(from->model);
   } else {
     EncoderOnlyConfig c{.vocab = vocab.size(), .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
-                        .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len, .learned_positions = o.learned_positions,
-                        .tie_embeddings = o.tie_embeddings, .classes = 2};
+                        .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len, .positions = o.positions,
+                        .activation = o.activation, .tie_embeddings = o.tie_embeddings, .classes = 2};
     model = std::make_unique<EncoderOnly>(c, o.seed);
   }
   model->train();
@@ -238,6 +238,23 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
     say(message("accuracy: valid ", 100 * report.valid_accuracy, "%, test ", 100 * report.test_accuracy, "% (1000 sentences each)"));
   }
   say(message("trained ", report.steps, " steps in ", report.train_seconds, " s; saved ", report.checkpoint_path));
+  return report;
+}
+
+// The hook train() dispatches to (trainer.h): the shared options mapped onto the encoder-only ones.
+TrainReport train_encoder_only(const TrainOptions& shared, const std::string& resume_path) {
+  EncoderOnlyTrainOptions o = default_encoder_only_options(shared.task == "classify" ? "classify" : "mlm");
+  if (shared.task != "mlm" && shared.task != "classify" && resume_path.empty())
+    throw TrainOptionError("task", message("must be mlm or classify for encoder-only, got '", shared.task, "'"));
+  o.d_model = shared.d_model, o.d_ff = shared.d_ff, o.heads = shared.heads, o.layers = shared.layers;
+  o.dropout = shared.dropout, o.norm = shared.norm, o.positions = shared.positions, o.activation = shared.activation;
+  o.max_len = shared.max_len, o.batch_size = shared.batch_size, o.lr = shared.lr, o.warmup = shared.warmup;
+  o.clip = shared.clip, o.seed = shared.seed, o.out_dir = shared.out_dir, o.log_every = shared.log_every;
+  o.save_every = shared.save_every, o.stop_after = shared.stop_after, o.quiet = shared.quiet;
+  const EncoderOnlyReport r = train_encoder_only(o, resume_path);
+  TrainReport report;
+  report.first_step = r.first_step, report.steps = r.steps, report.losses = r.losses;
+  report.train_seconds = r.train_seconds, report.valid_loss = r.valid_loss, report.checkpoint_path = r.checkpoint_path;
   return report;
 }
 

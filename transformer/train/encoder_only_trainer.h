@@ -23,7 +23,8 @@ struct EncoderOnlyTrainOptions {
   int64_t d_model = 64, d_ff = 256, heads = 4, layers = 2;
   double dropout = 0.1;
   NormPlacement norm = NormPlacement::Post;
-  bool learned_positions = false;
+  Positions positions = Positions::Sinusoidal;
+  Activation activation = Activation::GELU;
   bool tie_embeddings = true;
   int64_t max_len = 64;
 

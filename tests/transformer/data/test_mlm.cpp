@@ -67,7 +67,7 @@ TEST_CASE("mask_tokens: a random replacement is uniform over the words, specials
   for (size_t id = 5; id < 10; ++id) check_binomial(counts[id], randomized, 0.2);
 }
 
-TEST_CASE("mask_tokens: the same generator state gives the same corruption; bad arguments name the values") {
+TEST_CASE("mask_tokens: the same generator state gives the same corruption, and bad arguments name the values") {
   const Tensor ids = encode_sequences({{5, 6, 7, 8, 9}, {9, 8}});
   Generator a(5), b(5);
   CHECK(mask_tokens(ids, 12, a).input.to_vector<int64_t>() == mask_tokens(ids, 12, b).input.to_vector<int64_t>());
@@ -77,7 +77,7 @@ TEST_CASE("mask_tokens: the same generator state gives the same corruption; bad 
   CHECK_THROWS_AS(mask_tokens(ids.to(DType::Float32), 12, a), DTypeError);
 }
 
-TEST_CASE("encoder_only_vocab: the four fixed specials, then <mask> at id 4, then the words; from_text reads it back") {
+TEST_CASE("encoder_only_vocab: the four fixed specials, then <mask> at id 4, then the words, and from_text reads it back") {
   const Vocab v = encoder_only_vocab({{"b", "a", "b"}});
   CHECK(v.size() == 7);
   CHECK(v.token(0) == "<pad>");

@@ -14,7 +14,7 @@ namespace {
 // d 8, h 2, d_ff 12, V 11, 1 layer, float64, dropout 0; BERT's extras switched on.
 EncoderOnlyConfig tiny(NormPlacement norm = NormPlacement::Post, bool tie = true) {
   return {.vocab = 11, .d_model = 8, .d_ff = 12, .heads = 2, .layers = 1, .dropout = 0.0, .norm = norm, .max_len = 10,
-          .learned_positions = true, .types = 2, .embed_norm = true, .tie_embeddings = tie, .classes = 3,
+          .positions = Positions::Learned, .types = 2, .embed_norm = true, .tie_embeddings = tie, .classes = 3,
           .dtype = DType::Float64};
 }
 
@@ -40,7 +40,7 @@ TEST_CASE("parameter_count: each part of the formula equals the built model's pa
       for (bool bert : {true, false}) {
         EncoderOnlyConfig c = tiny(norm, tie);
         c.layers = 2, c.dtype = DType::Float32;
-        if (!bert) c.learned_positions = false, c.types = 0, c.embed_norm = false;
+        if (!bert) c.positions = Positions::Sinusoidal, c.types = 0, c.embed_norm = false;
         const EncoderOnly model(c, 1);
         const EncoderOnlyCount n = parameter_count(c);
         INFO("norm " << (norm == NormPlacement::Pre ? "pre" : "post") << ", tied " << tie << ", bert " << bert);
@@ -108,7 +108,7 @@ TEST_CASE("tied embeddings: one parameter, whose gradient is the sum of the unti
   CHECK(max_abs_diff(untied.mlm_head->weight.grad(), zeros({11, 8}, DType::Float64)) > 1e-3);  // both paths count
 }
 
-TEST_CASE("attention is bidirectional: a later token changes earlier outputs; padding changes nothing") {
+TEST_CASE("attention is bidirectional: a later token changes earlier outputs, padding changes nothing") {
   EncoderOnly model(tiny(), 7);
   const Tensor a = test::ids({1, 5, 6, 7, 2}, 1), later = test::ids({1, 5, 6, 9, 2}, 1);
   const Tensor ha = model.encode(a).value(), hl = model.encode(later).value();

@@ -71,13 +71,13 @@ TEST_CASE("checkpoints: each loader refuses the other architecture by name") {
   TempDir dir("arch-encoder-only");
   const EncoderOnlyReport enc = train_encoder_only(tiny("mlm", dir, "enc"));
   CHECK_THROWS_MSG(load_checkpoint(enc.checkpoint_path), CheckpointError,
-                   "model.safetensors is an encoder-only checkpoint; translate and score need an encoder-decoder one");
+                   "model.safetensors: an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one");
   TrainOptions copy = default_train_options("copy");
   copy.d_model = 16, copy.d_ff = 32, copy.heads = 2, copy.layers = 1, copy.epochs = 1, copy.batches_per_epoch = 1;
   copy.quiet = true, copy.out_dir = dir / "copy";
   const TrainReport ed = train(copy);
   CHECK_THROWS_MSG(load_encoder_only_checkpoint(ed.checkpoint_path, "classify"), CheckpointError,
-                   "model.safetensors is an encoder-decoder checkpoint; classify needs an encoder-only one");
+                   "model.safetensors: an encoder-decoder checkpoint (config.arch), but classify needs an encoder-only one");
 }
 
 TEST_CASE("train_encoder_only: options out of range are TrainOptionErrors naming the field") {

@@ -103,7 +103,7 @@ void EncoderOnly::reset_parameters(Generator& init_gen) {
   mlm_head->norm->reset_parameters();
 }
 
-Variable EncoderOnly::encode(const Tensor& ids, const Tensor& types) const {
+Variable EncoderOnly::embed(const Tensor& ids, const Tensor& types) const {
   if (ids.dtype() != DType::Int64 || ids.dim() != 2)
     throw ShapeError(message("EncoderOnly: ids must be [B, S] int64 token ids, got ", ids.shape(), " ", ids.dtype()));
   const int64_t S = ids.size(1);
@@ -120,8 +120,12 @@ Variable EncoderOnly::encode(const Tensor& ids, const Tensor& types) const {
     x = x + type_embed->forward(t);
   }
   if (embed_norm) x = embed_norm->forward(x);
+  return embed_dropout->forward(x);
+}
+
+Variable EncoderOnly::encode(const Tensor& ids, const Tensor& types) const {
   // Bidirectional: the padding mask [B, 1, S] only; every real position sees every other.
-  return encoder->forward(embed_dropout->forward(x), padding_mask(ids, /*pad=*/0));
+  return encoder->forward(embed(ids, types), padding_mask(ids, /*pad=*/0));
 }
 
 Variable EncoderOnly::class_logits(const Variable& h) const {

@@ -104,8 +104,10 @@ class EncoderOnly : public Module {
   /// LayerNorms 1 and 0.
   void reset_parameters(Generator& init_gen);
 
-  /// ids [B, S] int64 (<pad> = 0 masked out of attention), types [B, S] int64 or undefined (all 0)
-  /// -> h [B, S, d]. ShapeError for ids that are not [B, S] int64 or longer than max_len.
+  /// ids [B, S] int64, types [B, S] int64 or undefined (all 0) -> x [B, S, d], what the stack reads.
+  /// ShapeError for ids that are not [B, S] int64 or longer than max_len.
+  Variable embed(const Tensor& ids, const Tensor& types = {}) const;
+  /// encoder(embed(ids, types), padding mask) -> h [B, S, d] (<pad> = 0 masked out of attention)
   Variable encode(const Tensor& ids, const Tensor& types = {}) const;
   /// h [B, S, d] -> [B, S, V]
   Variable mlm_logits(const Variable& h) const { return mlm_head->forward(h); }

@@ -111,7 +111,7 @@ Variable EncoderOnly::embed(const Tensor& ids, const Tensor& types) const {
     throw ShapeError(message("EncoderOnly: a sequence of ", S, " tokens is longer than max_len ", config_.max_len));
   // [B, S, d]: the token vectors, scaled as in the encoder-decoder ("we multiply those weights by sqrt(d_model)")
   Variable x = tok_embed->forward(ids) * std::sqrt(static_cast<double>(config_.d_model));
-  // "We use learned positional embeddings with supported sequence lengths up to 512 tokens." (BERT, A.2)
+  // "We use learned positional embeddings with supported sequence lengths up to 512 tokens." (BERT, 2018, section 3.2)
   x = pos_embed->forward(x);  // + the learned table's or the sinusoids' rows 0 .. S-1
   if (type_embed) {
     const Tensor t = types.defined() ? types : zeros(ids.shape(), DType::Int64);

@@ -4,7 +4,7 @@
 //   "BERT's model architecture is a multi-layer bidirectional Transformer encoder based on the
 //    original implementation described in Vaswani et al. (2017)." (section 3)
 //   "the BERT Transformer uses bidirectional self-attention, while the GPT Transformer uses
-//    constrained self-attention where every token can only attend to context to its left." (3, note 4)
+//    constrained self-attention where every token can only attend to context to its left." (section 3)
 //
 // So the one difference from the encoder of chapter 8 is what surrounds it: the same EncoderLayer
 // with the padding mask only (no causal mask, no cross-attention), and a training objective.

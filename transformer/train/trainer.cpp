@@ -15,6 +15,7 @@
 #include "transformer/data/toy_corpus.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/encoder_only_checkpoint.h"
+#include "transformer/train/encoder_only_trainer.h"
 #include "transformer/train/lm_trainer.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/svg.h"
@@ -32,6 +33,15 @@ std::vector<std::string> architecture_tasks(Architecture arch) {
 
 TrainOptions default_train_options(const std::string& task, Architecture arch) {
   if (arch == Architecture::DecoderOnly) return default_decoder_only_options(task);
+  if (arch == Architecture::EncoderOnly) {  // the encoder-only defaults, in the shared options' terms
+    const EncoderOnlyTrainOptions e = default_encoder_only_options(task);
+    TrainOptions o;
+    o.arch = arch, o.task = task, o.out_dir = e.out_dir;
+    o.d_model = e.d_model, o.d_ff = e.d_ff, o.heads = e.heads, o.layers = e.layers, o.dropout = e.dropout;
+    o.max_len = e.max_len, o.activation = e.activation, o.positions = e.positions, o.tie_embeddings = e.tie_embeddings;
+    o.batch_size = e.batch_size, o.lr = e.lr, o.warmup = e.warmup, o.clip = e.clip, o.log_every = e.log_every;
+    return o;
+  }
   TrainOptions o;
   o.arch = arch;
   o.task = task;

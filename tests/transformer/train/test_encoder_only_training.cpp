@@ -90,3 +90,17 @@ TEST_CASE("train_encoder_only: options out of range are TrainOptionErrors naming
   o = tiny("mlm", dir, "x"), o.steps = 0;
   CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: steps must be at least 1, got 0");
 }
+
+TEST_CASE("train: the shared options with arch encoder-only reach the encoder-only trainer, and so does a resume") {
+  TempDir dir("dispatch-encoder-only");
+  TrainOptions o = default_train_options("mlm", Architecture::EncoderOnly);
+  o.task = "mlm", o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.batch_size = 8, o.warmup = 3;
+  o.quiet = true, o.out_dir = dir / "run", o.stop_after = 2;
+  const TrainReport part = train(o);
+  CHECK(part.steps == 2);
+  CHECK(load_encoder_only_checkpoint(part.checkpoint_path).info.state.at("options.task") == "mlm");
+  o.stop_after = 3, o.out_dir = dir / "resumed";
+  const TrainReport resumed = train(o, part.checkpoint_path);  // the architecture comes from the checkpoint
+  CHECK(resumed.first_step == 3);
+  CHECK(resumed.steps == 1);
+}

@@ -11,6 +11,7 @@
 #include "nn/clip.h"
 #include "nn/schedule.h"
 #include "tensor/saved_state.h"
+#include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/trainer.h"
@@ -179,7 +180,9 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
 
   EncoderOnlyReport report;
   report.first_step = step + 1;
-  std::filesystem::create_directories(o.out_dir);
+  std::error_code error;
+  std::filesystem::create_directories(o.out_dir, error);
+  if (error) throw DataError(message("train: output directory ", o.out_dir, ": cannot create: ", error.message()));
   report.checkpoint_path = o.out_dir + "/model.safetensors";
   auto save = [&] {
     EncoderOnlyCheckpointInfo info{model->config(), vocab, negation_labels(), to_state(o)};

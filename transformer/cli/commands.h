@@ -15,5 +15,6 @@ int translate_command(int argc, char** argv);
 int score_command(int argc, char** argv);
 int gradcheck_command(int argc, char** argv);
 int params_command(int argc, char** argv);
+int generate_command(int argc, char** argv);
 
 }  // namespace gradformer

@@ -6,6 +6,7 @@
 //   gradformer score --checkpoint model.safetensors --data pairs.tsv
 //   gradformer gradcheck                   every op's and layer's gradient check, as a table
 //   gradformer params --preset base        parameter count and FLOPs per token
+//   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat' 
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <cstring>
@@ -21,11 +22,12 @@ constexpr const char* kUsage =
     "usage: gradformer <command> [flags]\n"
     "\n"
     "commands:\n"
-    "  train       train a Transformer (--task copy | toy-translation, or --data TRAIN.tsv --valid VALID.tsv)\n"
+    "  train       train a Transformer (--arch encoder-decoder | decoder-only | encoder-only, --task ...)\n"
     "  translate   translate sentences from stdin with a trained checkpoint\n"
     "  score       log-probability of each target given its source under a checkpoint\n"
     "  gradcheck   run the gradient check of every op and layer and print a table\n"
     "  params      parameter count and FLOPs per token of a model configuration\n"
+    "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
     if (command == "score") return score_command(argc, argv);
     if (command == "gradcheck") return gradcheck_command(argc, argv);
     if (command == "params") return params_command(argc, argv);
+    if (command == "generate") return generate_command(argc, argv);
     std::cerr << "gradformer: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const UsageError& e) {

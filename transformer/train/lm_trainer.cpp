@@ -30,11 +30,12 @@ TrainOptions default_decoder_only_options(const std::string& task) {
   o.tie_embeddings = true;
   o.heads = 4;
   o.layers = 4;
+  if (task == "toy-translation") o.layers = 5, o.d_ff = 480;  // 990,048 parameters: the encoder-decoder's 981,881, within 1%
   o.batch_size = 64;
   o.dropout = task == "toy-lm" ? 0.0 : 0.1;  // toy-lm never sees a sentence twice: nothing to overfit
-  o.epochs = task == "toy-lm" ? 8 : 12;
+  o.epochs = task == "toy-lm" ? 10 : 12;
   o.batches_per_epoch = 100;  // toy-lm: an "epoch" is 100 fresh batches
-  o.lr = 1.0;
+  o.lr = task == "toy-lm" ? 0.5 : 1.0;  // toy-lm: 1.0 plateaus at 1.98 nats/token for 300 steps, 0.5 does not
   o.warmup = 400;
   o.label_smoothing = task == "toy-lm" ? 0.0 : 0.1;
   o.clip = 1.0;

@@ -22,7 +22,7 @@ TransformerConfig tiny_lm() {
 
 }  // namespace
 
-TEST_CASE("make_lm_batch: inputs are tokens[:-1], targets tokens[1:], padding and unscored positions <pad>") {
+TEST_CASE("make_lm_batch: inputs are the tokens but the last, targets the tokens but the first, padding and unscored positions <pad>") {
   const std::vector<LmSequence> seqs{{{1, 4, 5, 6, 2}, 1}, {{1, 7, 2}, 1}, {{1, 4, 8, 5, 2}, 3}};
   const LmBatch b = make_lm_batch(seqs, {0, 1, 2});
   CHECK(b.inputs.shape() == Shape{3, 4});
@@ -34,7 +34,7 @@ TEST_CASE("make_lm_batch: inputs are tokens[:-1], targets tokens[1:], padding an
   CHECK(t.first_scored == 4);  // the loss starts at the first target token
 }
 
-TEST_CASE("lm_loss is the mean of -log softmax(logits)[next token] over the scored tokens, and gradient-checks") {
+TEST_CASE("lm_loss is the mean of -log softmax of the logits at the next token over the scored tokens, and gradient-checks") {
   DecoderOnly model(tiny_lm(), 3);
   const std::vector<LmSequence> seqs{{{1, 4, 5, 6, 2}, 1}, {{1, 7, 3, 8, 2}, 3}};
   const LmBatch b = make_lm_batch(seqs, {0, 1});

@@ -46,8 +46,10 @@ std::vector<double> next_token_distribution(const Tensor& logits, const Sampling
   }
   double kept = 0;
   for (size_t r = 0; r < V; ++r) {
-    if (r < keep) kept += p[order[r]];
-    else p[order[r]] = 0;
+    if (r < keep)
+      kept += p[order[r]];
+    else
+      p[order[r]] = 0;
   }
   for (double& v : p) v /= kept;
   return p;

@@ -30,11 +30,12 @@ TrainOptions default_decoder_only_options(const std::string& task) {
   o.tie_embeddings = true;
   o.heads = 4;
   o.layers = 4;
-  if (task == "toy-translation") o.layers = 5, o.d_ff = 480;  // 990,048 parameters: the encoder-decoder's 981,881, within 1%
+  if (task == "toy-translation")
+    o.layers = 5, o.d_ff = 480;  // 990,048 parameters: the encoder-decoder's 981,881, within 1%
   o.batch_size = 64;
   o.dropout = task == "toy-lm" ? 0.0 : 0.1;  // toy-lm never sees a sentence twice: nothing to overfit
   o.epochs = task == "toy-lm" ? 10 : 12;
-  o.batches_per_epoch = 100;  // toy-lm: an "epoch" is 100 fresh batches
+  o.batches_per_epoch = 100;            // toy-lm: an "epoch" is 100 fresh batches
   o.lr = task == "toy-lm" ? 0.5 : 1.0;  // toy-lm: 1.0 plateaus at 1.98 nats/token for 300 steps, 0.5 does not
   o.warmup = 400;
   o.label_smoothing = task == "toy-lm" ? 0.0 : 0.1;
@@ -51,7 +52,8 @@ LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vecto
   const int64_t B = static_cast<int64_t>(indices.size());
   int64_t L = 0;
   for (int64_t i : indices) L = std::max(L, static_cast<int64_t>(sequences.at(static_cast<size_t>(i)).tokens.size()));
-  if (L < 2) throw ValueError(message("make_lm_batch: a sequence needs at least 2 tokens (<s> and one to predict), got ", L));
+  if (L < 2)
+    throw ValueError(message("make_lm_batch: a sequence needs at least 2 tokens (<s> and one to predict), got ", L));
   std::vector<int64_t> tokens(static_cast<size_t>(B * L), Vocab::pad), scored(tokens.size(), Vocab::pad);
   for (int64_t b = 0; b < B; ++b) {
     const LmSequence& s = sequences[static_cast<size_t>(indices[static_cast<size_t>(b)])];
@@ -63,7 +65,7 @@ LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vecto
   const Tensor all = from_vector(tokens, {B, L}), targets_all = from_vector(scored, {B, L});  // [B, L]
   // The shift of causal language modelling: position t reads token t and predicts token t + 1.
   LmBatch batch;
-  batch.inputs = all.narrow(1, 0, L - 1).contiguous();          // tokens[:, :-1]   [B, L-1]
+  batch.inputs = all.narrow(1, 0, L - 1).contiguous();           // tokens[:, :-1]   [B, L-1]
   batch.targets = targets_all.narrow(1, 1, L - 1).contiguous();  // tokens[:, 1:]    [B, L-1], <pad> where not scored
   for (int64_t v : batch.targets.to_vector<int64_t>()) batch.ntokens += v != Vocab::pad;
   return batch;
@@ -79,7 +81,8 @@ double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches) {
   InferenceGuard guard(model);
   double total = 0;
   int64_t tokens = 0;
-  for (const LmBatch& b : batches) total += lm_loss(model, b).item() * static_cast<double>(b.ntokens), tokens += b.ntokens;
+  for (const LmBatch& b : batches)
+    total += lm_loss(model, b).item() * static_cast<double>(b.ntokens), tokens += b.ntokens;
   return total / static_cast<double>(tokens);
 }
 
@@ -94,7 +97,8 @@ LmSequence translation_sequence(const std::vector<int64_t>& source, const std::v
   return s;
 }
 
-std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source, const Vocab& vocab) {
+std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source,
+                                         const Vocab& vocab) {
   std::vector<int64_t> prompt{Vocab::bos};
   for (int64_t id : vocab.encode(source)) prompt.push_back(id);
   prompt.push_back(vocab.id("<sep>"));
@@ -143,7 +147,8 @@ class LmStream {
 // toy-lm: batch_size fresh French sentences of the grammar per batch.
 class FreshToyStream : public LmStream {
  public:
-  FreshToyStream(const Vocab& vocab, int64_t batch_size, uint64_t seed) : vocab_(vocab), batch_size_(batch_size), gen_(seed, 4) {}
+  FreshToyStream(const Vocab& vocab, int64_t batch_size, uint64_t seed)
+      : vocab_(vocab), batch_size_(batch_size), gen_(seed, 4) {}
   LmBatch next() override {
     std::vector<LmSequence> seqs;
     std::vector<int64_t> indices;
@@ -168,19 +173,23 @@ class FreshToyStream : public LmStream {
 class EpochStream : public LmStream {
  public:
   EpochStream(std::vector<LmSequence> seqs, int64_t batch_size, uint64_t seed)
-      : seqs_(std::move(seqs)), batch_size_(batch_size), gen_(seed, 4) { plan(); }
+      : seqs_(std::move(seqs)), batch_size_(batch_size), gen_(seed, 4) {
+    plan();
+  }
   int64_t batches_per_epoch() const { return (static_cast<int64_t>(seqs_.size()) + batch_size_ - 1) / batch_size_; }
   LmBatch next() override {
     if (position_ == batches_per_epoch()) ++epoch_, position_ = 0, plan();
     const int64_t start = position_++ * batch_size_;
-    const std::vector<int64_t> indices(order_.begin() + start,
-                                       order_.begin() + std::min<int64_t>(start + batch_size_, static_cast<int64_t>(order_.size())));
+    const std::vector<int64_t> indices(
+        order_.begin() + start,
+        order_.begin() + std::min<int64_t>(start + batch_size_, static_cast<int64_t>(order_.size())));
     return make_lm_batch(seqs_, indices);
   }
   std::map<std::string, std::string> state() const override {
     Generator before(0);
     before.set_state(epoch_start_);
-    return {{"data.epoch", std::to_string(epoch_)}, {"data.position", std::to_string(position_)},
+    return {{"data.epoch", std::to_string(epoch_)},
+            {"data.position", std::to_string(position_)},
             {"data.epoch_generator", generator_state_text(before)}};
   }
   void restore(const std::map<std::string, std::string>& state, const std::string& source) override {
@@ -195,7 +204,8 @@ class EpochStream : public LmStream {
     epoch_start_ = gen_.state();
     order_.resize(seqs_.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int64_t>(i);
-    for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[static_cast<size_t>(gen_.integer(0, static_cast<int64_t>(i)))]);
+    for (size_t i = order_.size(); i > 1; --i)
+      std::swap(order_[i - 1], order_[static_cast<size_t>(gen_.integer(0, static_cast<int64_t>(i)))]);
   }
   std::vector<LmSequence> seqs_;
   int64_t batch_size_;
@@ -210,15 +220,16 @@ struct LmTask {
   std::unique_ptr<LmStream> stream;
   int64_t batches_per_epoch = 0;
   std::vector<LmBatch> valid;
-  double valid_entropy = -1;                   // toy-lm: the grammar's entropy on the validation sentences
-  std::vector<SentencePair> test_pairs;        // toy-translation
+  double valid_entropy = -1;             // toy-lm: the grammar's entropy on the validation sentences
+  std::vector<SentencePair> test_pairs;  // toy-translation
 };
 
 std::vector<LmBatch> in_batches(const std::vector<LmSequence>& seqs, int64_t size) {
   std::vector<LmBatch> out;
   for (int64_t start = 0; start < static_cast<int64_t>(seqs.size()); start += size) {
     std::vector<int64_t> indices;
-    for (int64_t i = start; i < std::min<int64_t>(start + size, static_cast<int64_t>(seqs.size())); ++i) indices.push_back(i);
+    for (int64_t i = start; i < std::min<int64_t>(start + size, static_cast<int64_t>(seqs.size())); ++i)
+      indices.push_back(i);
     out.push_back(make_lm_batch(seqs, indices));
   }
   return out;
@@ -255,7 +266,8 @@ LmTask make_lm_task(const TrainOptions& o, const CheckpointInfo* resumed) {
   const int64_t sep = task.vocab.id("<sep>");
   auto sequences = [&](const std::vector<SentencePair>& pairs) {
     std::vector<LmSequence> out;
-    for (const SentencePair& p : pairs) out.push_back(translation_sequence(task.vocab.encode(p.source), task.vocab.encode(p.target), sep));
+    for (const SentencePair& p : pairs)
+      out.push_back(translation_sequence(task.vocab.encode(p.source), task.vocab.encode(p.target), sep));
     return out;
   };
   auto stream = std::make_unique<EpochStream>(sequences(corpus.train), o.batch_size, o.seed);
@@ -270,8 +282,8 @@ void print(const TrainOptions& o, const std::string& line) {
   if (!o.quiet) std::cout << line << "\n" << std::flush;
 }
 
-void save_lm_run(const std::string& path, const TrainOptions& o, const LmTask& task, DecoderOnly& model, const Adam& adam,
-                 int64_t step) {
+void save_lm_run(const std::string& path, const TrainOptions& o, const LmTask& task, DecoderOnly& model,
+                 const Adam& adam, int64_t step) {
   CheckpointInfo info{model.config(), task.vocab, task.vocab, options_to_state(o)};
   for (auto& [k, v] : task.stream->state()) info.state[k] = v;
   info.state["train.step"] = std::to_string(step);
@@ -307,7 +319,8 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
     owned = std::move(resumed->model);
   } else {
     TransformerConfig c = decoder_only_config(task.vocab.size());
-    c.d_model = o.d_model, c.d_ff = o.d_ff, c.heads = o.heads, c.layers = o.layers, c.dropout = o.dropout, c.norm = o.norm;
+    c.d_model = o.d_model, c.d_ff = o.d_ff, c.heads = o.heads, c.layers = o.layers, c.dropout = o.dropout,
+    c.norm = o.norm;
     c.max_len = o.max_len, c.tie_embeddings = o.tie_embeddings, c.activation = o.activation, c.positions = o.positions;
     owned = std::make_unique<DecoderOnly>(c, o.seed);
   }
@@ -332,9 +345,9 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
   TrainReport report;
   report.first_step = step + 1;
   report.checkpoint_path = o.out_dir + "/model.safetensors";
-  print(o, message("training decoder-only ", o.task, ": ", model.parameter_count(), " parameters (d_model ", model.config().d_model,
-                   ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps, " steps, ",
-                   num_threads(), " threads"));
+  print(o, message("training decoder-only ", o.task, ": ", model.parameter_count(), " parameters (d_model ",
+                   model.config().d_model, ", ", model.config().layers, " layers, ", model.config().heads, " heads), ",
+                   total_steps, " steps, ", num_threads(), " threads"));
   double window_loss = 0;
   int64_t window_tokens = 0;
   while (step < last_step) {
@@ -352,33 +365,40 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
     report.target_tokens += batch.ntokens;
     window_loss += loss.item() * static_cast<double>(batch.ntokens), window_tokens += batch.ntokens;
     if (step % o.log_every == 0 || step == last_step) {
-      print(o, message("step ", step, "/", total_steps, ": loss ", window_loss / static_cast<double>(window_tokens), ", lr ", adam.lr()));
+      print(o, message("step ", step, "/", total_steps, ": loss ", window_loss / static_cast<double>(window_tokens),
+                       ", lr ", adam.lr()));
       window_loss = 0, window_tokens = 0;
     }
     if (o.eval_every > 0 && step % o.eval_every == 0 && step != last_step)
       print(o, message("step ", step, ": valid loss ", lm_eval_loss(model, task.valid)));
-    if (o.save_every > 0 && step % o.save_every == 0 && step != last_step) save_lm_run(report.checkpoint_path, o, task, model, adam, step);
+    if (o.save_every > 0 && step % o.save_every == 0 && step != last_step)
+      save_lm_run(report.checkpoint_path, o, task, model, adam, step);
   }
   report.steps = step - report.first_step + 1;
-  report.tokens_per_second = report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
+  report.tokens_per_second =
+      report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
   save_lm_run(report.checkpoint_path, o, task, model, adam, step);
-  print(o, message("trained ", report.steps, " steps in ", report.train_seconds, " s (", static_cast<int64_t>(report.tokens_per_second),
-                   " scored tokens/s); saved ", report.checkpoint_path));
+  print(o,
+        message("trained ", report.steps, " steps in ", report.train_seconds, " s (",
+                static_cast<int64_t>(report.tokens_per_second), " scored tokens/s); saved ", report.checkpoint_path));
   report.valid_loss = lm_eval_loss(model, task.valid);
   if (task.valid_entropy >= 0) {
     report.entropy_floor = task.valid_entropy;
-    print(o, message("valid loss ", report.valid_loss, " nats/token; the grammar's entropy on the same ", kValidSentences,
-                     " sentences ", task.valid_entropy, " nats/token; gap ", report.valid_loss - task.valid_entropy));
+    print(o,
+          message("valid loss ", report.valid_loss, " nats/token; the grammar's entropy on the same ", kValidSentences,
+                  " sentences ", task.valid_entropy, " nats/token; gap ", report.valid_loss - task.valid_entropy));
   } else {
     print(o, message("valid loss ", report.valid_loss, " nats per target token"));
   }
   if (!task.test_pairs.empty()) {
     TranslationReport r;
     std::vector<std::vector<std::string>> references;
-    for (const SentencePair& p : task.test_pairs) r.hypotheses.push_back(translate_as_lm(model, p.source, task.vocab)), references.push_back(p.target);
+    for (const SentencePair& p : task.test_pairs)
+      r.hypotheses.push_back(translate_as_lm(model, p.source, task.vocab)), references.push_back(p.target);
     r.bleu = corpus_bleu(r.hypotheses, references);
     r.exact_match = exact_match_rate(r.hypotheses, references);
-    print(o, message("test: BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", task.test_pairs.size(), " sentences (greedy)"));
+    print(o, message("test: BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", task.test_pairs.size(),
+                     " sentences (greedy)"));
     report.test_translation = std::move(r);
   }
   return report;

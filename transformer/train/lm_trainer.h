@@ -54,7 +54,8 @@ double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches);
 /// "<s> source <sep> target </s>" with first_scored at the first target token.
 LmSequence translation_sequence(const std::vector<int64_t>& source, const std::vector<int64_t>& target, int64_t sep);
 /// Greedy translation with a decoder-only model: generate after "<s> source <sep>" until </s>.
-std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source, const Vocab& vocab);
+std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source,
+                                         const Vocab& vocab);
 
 struct LoadedDecoderOnly {
   CheckpointInfo info;

@@ -50,7 +50,8 @@ TEST_CASE("decoder-only: changing a later token leaves every earlier position's 
   CHECK(later_differs);
 }
 
-TEST_CASE("decoder-only: tied weights are one parameter whose gradient is the sum of the embedding's and the output's") {
+TEST_CASE(
+    "decoder-only: tied weights are one parameter whose gradient is the sum of the embedding's and the output's") {
   DecoderOnly tied(tiny_lm(NormPlacement::Pre, Positions::Sinusoidal, true), 7);
   CHECK(tied.output_projection->weight.impl() == tied.embed->weight.impl());
   std::map<std::string, Variable> named;
@@ -73,7 +74,8 @@ TEST_CASE("decoder-only: tied weights are one parameter whose gradient is the su
   }
   Variable loss2 = sum(untied.forward(ids, causal(4)) * Variable(test::rnd({1, 4, 7}, 3)));
   loss2.backward();
-  const std::vector<double> e = values(untied.embed->weight.grad()), o = values(untied.output_projection->weight.grad());
+  const std::vector<double> e = values(untied.embed->weight.grad()),
+                            o = values(untied.output_projection->weight.grad());
   REQUIRE(both.size() == e.size());
   for (size_t i = 0; i < both.size(); ++i) CHECK(std::abs(both[i] - (e[i] + o[i])) <= 1e-12);
 }
@@ -108,7 +110,7 @@ TEST_CASE("decoder-only: the parameter formula, term by term, against an instant
   CHECK(by_group["embed"] == V * d);
   CHECK(by_group["positional_encoding"] == 20 * d);
   CHECK(by_group["layers"] == 3 * ((4 * d * d + 4 * d) + (2 * d * ff + ff + d) + 4 * d));
-  CHECK(by_group["decoder"] == 2 * d);  // decoder.norm, pre-LN
+  CHECK(by_group["decoder"] == 2 * d);      // decoder.norm, pre-LN
   CHECK(by_group.count("generator") == 0);  // tied, no bias
   CHECK(model.parameter_count() == decoder_only_parameter_count(c));
   c.tie_embeddings = false, c.positions = Positions::Sinusoidal, c.norm = NormPlacement::Post;
@@ -126,7 +128,8 @@ TEST_CASE("GPT-2 small: the formula gives the released model's 124,439,808 param
 }
 
 TEST_CASE("sampling: temperature 0 is the argmax, top-k keeps k, top-p the fewest reaching p, each renormalised") {
-  const Tensor logits = from_vector(std::vector<double>{std::log(0.1), std::log(0.5), std::log(0.15), std::log(0.25)}, {4});
+  const Tensor logits =
+      from_vector(std::vector<double>{std::log(0.1), std::log(0.5), std::log(0.15), std::log(0.25)}, {4});
   auto dist = [&](SamplingOptions o) { return next_token_distribution(logits, o); };
   CHECK(dist({.temperature = 0}) == std::vector<double>{0, 1, 0, 0});
   const std::vector<double> t1 = dist({});
@@ -160,11 +163,16 @@ TEST_CASE("generate: the same seed gives the same tokens, the cache does not cha
     NoGradGuard no_grad;
     model.eval();
     const Tensor ids = from_vector(seq, {1, static_cast<int64_t>(seq.size())});
-    const std::vector<float> l = model.forward(ids, causal(ids.size(1))).value().select(0, 0).select(0, ids.size(1) - 1).contiguous().to_vector<float>();
+    const std::vector<float> l = model.forward(ids, causal(ids.size(1)))
+                                     .value()
+                                     .select(0, 0)
+                                     .select(0, ids.size(1) - 1)
+                                     .contiguous()
+                                     .to_vector<float>();
     const int64_t best = static_cast<int64_t>(std::max_element(l.begin(), l.end()) - l.begin());
     greedy.push_back(best), seq.push_back(best);
   }
   CHECK(run({.temperature = 0}, 1) == greedy);
   CHECK(run({.temperature = 0}, 2) == greedy);  // the seed does not matter
-  CHECK(run({}, 3) != run({}, 4));              // but it does when sampling (ten tokens of seven: a coincidence is unlikely)
+  CHECK(run({}, 3) != run({}, 4));  // but it does when sampling (ten tokens of seven: a coincidence is unlikely)
 }

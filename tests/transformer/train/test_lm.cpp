@@ -22,7 +22,9 @@ TransformerConfig tiny_lm() {
 
 }  // namespace
 
-TEST_CASE("make_lm_batch: inputs are the tokens but the last, targets the tokens but the first, padding and unscored positions <pad>") {
+TEST_CASE(
+    "make_lm_batch: inputs are the tokens but the last, targets the tokens but the first, padding and unscored "
+    "positions <pad>") {
   const std::vector<LmSequence> seqs{{{1, 4, 5, 6, 2}, 1}, {{1, 7, 2}, 1}, {{1, 4, 8, 5, 2}, 3}};
   const LmBatch b = make_lm_batch(seqs, {0, 1, 2});
   CHECK(b.inputs.shape() == Shape{3, 4});
@@ -34,7 +36,8 @@ TEST_CASE("make_lm_batch: inputs are the tokens but the last, targets the tokens
   CHECK(t.first_scored == 4);  // the loss starts at the first target token
 }
 
-TEST_CASE("lm_loss is the mean of -log softmax of the logits at the next token over the scored tokens, and gradient-checks") {
+TEST_CASE(
+    "lm_loss is the mean of -log softmax of the logits at the next token over the scored tokens, and gradient-checks") {
   DecoderOnly model(tiny_lm(), 3);
   const std::vector<LmSequence> seqs{{{1, 4, 5, 6, 2}, 1}, {{1, 7, 3, 8, 2}, 3}};
   const LmBatch b = make_lm_batch(seqs, {0, 1});
@@ -115,7 +118,8 @@ TEST_CASE("train: decoder-only toy-lm and toy-translation resumed from a checkpo
     const TrainReport resumed = train(second, part.checkpoint_path);
     CHECK(resumed.first_step == 4);
     CHECK(test::same_bits(resumed.losses, {full.losses.begin() + 3, full.losses.end()}));
-    const auto a = load_decoder_only_checkpoint(full.checkpoint_path), b = load_decoder_only_checkpoint(resumed.checkpoint_path);
+    const auto a = load_decoder_only_checkpoint(full.checkpoint_path),
+               b = load_decoder_only_checkpoint(resumed.checkpoint_path);
     const StateDict sa = a.model->state_dict(), sb = b.model->state_dict();
     for (const auto& [name, t] : sa) CHECK(test::bitwise_equal(t, sb.at(name)));
     CHECK(a.info.config.arch == Architecture::DecoderOnly);

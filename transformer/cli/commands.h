@@ -17,6 +17,7 @@ int translate_command(int argc, char** argv);
 int score_command(int argc, char** argv);
 int gradcheck_command(int argc, char** argv);
 int params_command(int argc, char** argv);
+int generate_command(int argc, char** argv);
 int classify_command(int argc, char** argv);
 /// train --arch encoder-only (its own flags; `task` is the --task given, if any).
 int encoder_only_train_command(int argc, char** argv, const std::string& task);

@@ -6,6 +6,7 @@
 //   gradformer score --checkpoint model.safetensors --data pairs.tsv
 //   gradformer gradcheck                   every op's and layer's gradient check, as a table
 //   gradformer params --preset base        parameter count and FLOPs per token
+//   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat' 
 //   gradformer train --arch encoder-only --task mlm     BERT-style pre-training (then --task classify)
 //   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
 // A mistake on the command line is one line on stderr and exit status 2; any other error
@@ -23,12 +24,12 @@ constexpr const char* kUsage =
     "usage: gradformer <command> [flags]\n"
     "\n"
     "commands:\n"
-    "  train       train a Transformer (--task copy | toy-translation, or --data TRAIN.tsv --valid VALID.tsv;\n"
-    "              --arch encoder-only --task mlm | classify)\n"
+    "  train       train a Transformer (--arch encoder-decoder | decoder-only | encoder-only, --task ...)\n"
     "  translate   translate sentences from stdin with a trained checkpoint\n"
     "  score       log-probability of each target given its source under a checkpoint\n"
     "  gradcheck   run the gradient check of every op and layer and print a table\n"
     "  params      parameter count and FLOPs per token of a model configuration\n"
+    "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
     "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     if (command == "score") return score_command(argc, argv);
     if (command == "gradcheck") return gradcheck_command(argc, argv);
     if (command == "params") return params_command(argc, argv);
+    if (command == "generate") return generate_command(argc, argv);
     if (command == "classify") return classify_command(argc, argv);
     std::cerr << "gradformer: unknown command '" << command << "'\n" << kUsage;
     return 2;

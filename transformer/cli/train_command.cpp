@@ -88,7 +88,7 @@ int train_command(int argc, char** argv) {
   f.add("--d-model", str(d.d_model), "model width");
   f.add("--layers", str(d.layers), "encoder and decoder layers (N)");
   f.add("--heads", str(d.heads), "attention heads (h)");
-  f.add("--d-ff", "", "feed-forward width (default 4 x d-model)");
+  f.add("--d-ff", "", message("feed-forward width (default ", d.d_ff, ", or 4 x d-model when --d-model is given)"));
   f.add("--dropout", str(d.dropout), "dropout probability");
   f.add("--norm", d.norm == NormPlacement::Pre ? "pre" : "post", "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
   f.add("--activation", d.activation == Activation::GELU ? "gelu" : "relu", "feed-forward nonlinearity: relu (the paper) or gelu (GPT, BERT)");
@@ -132,7 +132,7 @@ int train_command(int argc, char** argv) {
   if (o.task != "corpus" && f.has("--data")) throw UsageError(message("train: --data is for your own corpus, not --task ", o.task));
   o.data_path = f.text("--data"), o.valid_path = f.text("--valid"), o.test_path = f.text("--test");
   o.d_model = f.integer("--d-model"), o.layers = f.integer("--layers"), o.heads = f.integer("--heads");
-  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : 4 * o.d_model;
+  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : o.d_model == d.d_model ? d.d_ff : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   o.tie_embeddings = d.tie_embeddings ? f.choice("--tie-embeddings", {"true", "false"}) == "true" : f.on("--tie-embeddings");

@@ -39,15 +39,18 @@ DecoderOnly::DecoderOnly(const TransformerConfig& config, uint64_t seed, SkipIni
     : config_(config), dropout_gen_(std::make_shared<Generator>(seed, 1)) {
   config_.validate();
   if (config_.arch != Architecture::DecoderOnly)
-    throw ValueError(message("DecoderOnly: the configuration is ", architecture_name(config_.arch), ", not decoder-only"));
+    throw ValueError(
+        message("DecoderOnly: the configuration is ", architecture_name(config_.arch), ", not decoder-only"));
   const TransformerConfig& c = config_;
   embed = register_module("embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, skip_init, c.dtype));
-  positional_encoding = register_module("positional_encoding", std::make_shared<PositionalEncoding>(
-                                                                    c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
+  positional_encoding = register_module(
+      "positional_encoding",
+      std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
   decoder = register_module("decoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
-  output_projection = register_module(
-      "generator", std::make_shared<VocabProjection>(c.d_model, c.tgt_vocab, c.dtype,
-                                                     c.tie_embeddings ? embed->weight : Variable(), /*with_bias=*/false));
+  output_projection =
+      register_module("generator", std::make_shared<VocabProjection>(c.d_model, c.tgt_vocab, c.dtype,
+                                                                     c.tie_embeddings ? embed->weight : Variable(),
+                                                                     /*with_bias=*/false));
 }
 
 DecoderOnly::DecoderOnly(const TransformerConfig& config, uint64_t seed) : DecoderOnly(config, seed, skip_init) {

@@ -125,7 +125,8 @@ Variable EncoderOnly::embed(const Tensor& ids, const Tensor& types) const {
 
 Variable EncoderOnly::encode(const Tensor& ids, const Tensor& types) const {
   // Bidirectional: the padding mask [B, 1, S] only; every real position sees every other.
-  return encoder->forward(embed(ids, types), padding_mask(ids, /*pad=*/0));
+  const Variable x = embed(ids, types);  // first: it checks the ids
+  return encoder->forward(x, padding_mask(ids, /*pad=*/0));
 }
 
 Variable EncoderOnly::class_logits(const Variable& h) const {

@@ -364,6 +364,12 @@ void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder
   }
 }
 
+}  // namespace
+
+void validate_train_options(const TrainOptions& o) { validate(o); }
+
+namespace {
+
 // Every `every` steps (0: never), but not at the last one: the end of the run does it anyway.
 bool due(int64_t every, int64_t step, int64_t last_step) { return every > 0 && step % every == 0 && step != last_step; }
 

@@ -87,6 +87,7 @@ struct TrainReport {
   double tokens_per_second = 0;
   std::vector<double> losses;         // each step's training loss (label-smoothed if smoothing is on)
   double valid_loss = 0;
+  std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
   int64_t copy_exact_match = -1;      // of 100 fresh sequences (copy task)
   std::optional<TranslationReport> valid_translation, test_translation;
   std::string checkpoint_path;
@@ -114,6 +115,8 @@ TrainReport train(const TrainOptions& options, const std::string& resume_path = 
 
 /// The encoder-only (BERT-style) trainer: the hook its branch fills in (encoder_only_trainer.cpp).
 TrainReport train_encoder_only(const TrainOptions& options, const std::string& resume_path);
+/// A TrainOptionError for an option out of range (every architecture's trainer checks with it).
+void validate_train_options(const TrainOptions& options);
 /// The decoder-only (GPT-style) trainer (lm_trainer.cpp).
 TrainReport train_decoder_only(const TrainOptions& options, const std::string& resume_path);
 

@@ -17,16 +17,18 @@ TEST_CASE("gradcheck: the feed-forward network with GELU, against x Phi(x) by ha
   Generator gen(4);
   FeedForward ffn(8, 16, 0.0, gen, std::make_shared<Generator>(0), DType::Float64, Activation::GELU);
   Variable x(rnd({2, 3, 8}, 8), true);
-  CHECK_GRADCHECK([&] { return ffn.forward(x); }, [&] {
-    auto p = ffn.parameters();
-    p.push_back(x);
-    return p;
-  }());
+  CHECK_GRADCHECK([&] { return ffn.forward(x); },
+                  [&] {
+                    auto p = ffn.parameters();
+                    p.push_back(x);
+                    return p;
+                  }());
   // GELU(u) = u (1 + erf(u / sqrt 2)) / 2, elementwise, by hand
   const Tensor u = matmul(x.value(), ffn.linear1->weight.value().transpose(0, 1)) + ffn.linear1->bias.value();
   std::vector<double> g = values(u);
   for (double& v : g) v = v * 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
-  const Tensor expected = matmul(from_vector(g, u.shape()), ffn.linear2->weight.value().transpose(0, 1)) + ffn.linear2->bias.value();
+  const Tensor expected =
+      matmul(from_vector(g, u.shape()), ffn.linear2->weight.value().transpose(0, 1)) + ffn.linear2->bias.value();
   const std::vector<double> got = values(ffn.forward(x).value()), want = values(expected);
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-12);
@@ -70,7 +72,8 @@ TEST_CASE("encoder-decoder with GELU and learned positions: gradcheck through th
   EncoderDecoder model(c, 5);
   test::perturb_norms(model, 11);
   const Tensor src = test::ids({4, 5, 6, 2, 3, 2, 0, 0}, 2), tgt = test::ids({1, 4, 5, 1, 6, 0}, 2);
-  CHECK_GRADCHECK([&] { return model.forward(src, tgt, test::pad_mask(src), test::tgt_mask(tgt)); }, model.parameters());
+  CHECK_GRADCHECK([&] { return model.forward(src, tgt, test::pad_mask(src), test::tgt_mask(tgt)); },
+                  model.parameters());
   CHECK(model.parameter_count() == parameter_count(c));
   c.positions = Positions::Sinusoidal;
   CHECK(parameter_count(c) + 16 * 8 == model.parameter_count());  // max_len d

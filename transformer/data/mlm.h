@@ -62,7 +62,7 @@ MlmBatch mask_tokens(const Tensor& ids, int64_t vocab_size, Generator& gen, cons
 // ---- a labelled task: is the sentence negated? ----------------------------------------------------
 
 /// Label 1 when the French sentence is negated (it holds "pas": "il ne mange pas", "elle n' est pas
-/// heureuse"), else 0. The word that decides it sits at position 3 to 6 depending on the subject
+/// heureuse"), else 0. The word that decides it is word 3 to 6 (counting from 0) depending on the subject
 /// ("je", "le chat", "les chats noirs") and the elision, so no single position gives the answer.
 int64_t negation_label(const std::vector<std::string>& french);
 

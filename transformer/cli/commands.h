@@ -2,6 +2,8 @@
 // the process exit status; errors propagate as gradformer::Error and main() prints them.
 #pragma once
 
+#include <string>
+
 namespace gradformer {
 
 class Flags;
@@ -16,5 +18,11 @@ int score_command(int argc, char** argv);
 int gradcheck_command(int argc, char** argv);
 int params_command(int argc, char** argv);
 int trace_command(int argc, char** argv);
+int generate_command(int argc, char** argv);
+int classify_command(int argc, char** argv);
+/// train --arch encoder-only (its own flags; `task` is the --task given, if any).
+int encoder_only_train_command(int argc, char** argv, const std::string& task);
+/// params --preset bert-base.
+int bert_base_params();
 
 }  // namespace gradformer

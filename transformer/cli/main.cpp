@@ -6,6 +6,9 @@
 //   gradformer score --checkpoint model.safetensors --data pairs.tsv
 //   gradformer gradcheck                   every op's and layer's gradient check, as a table
 //   gradformer params --preset base        parameter count and FLOPs per token
+//   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat' 
+//   gradformer train --arch encoder-only --task mlm     BERT-style pre-training (then --task classify)
+//   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <cerrno>
@@ -24,12 +27,14 @@ constexpr const char* kUsage =
     "usage: gradformer <command> [flags]\n"
     "\n"
     "commands:\n"
-    "  train       train a Transformer (--task copy | toy-translation, or --data TRAIN.tsv --valid VALID.tsv)\n"
+    "  train       train a Transformer (--arch encoder-decoder | decoder-only | encoder-only, --task ...)\n"
     "  translate   translate sentences from stdin with a trained checkpoint\n"
     "  score       log-probability of each target given its source under a checkpoint\n"
     "  trace       one sentence through every stage of a trained model, as text and an HTML page\n"
     "  gradcheck   run the gradient check of every op and layer and print a table\n"
     "  params      parameter count and FLOPs per token of a model configuration\n"
+    "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
+    "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
@@ -69,6 +74,8 @@ int main(int argc, char** argv) {
     else if (command == "gradcheck") status = gradcheck_command(argc, argv);
     else if (command == "params") status = params_command(argc, argv);
     else if (command == "trace") status = trace_command(argc, argv);
+    else if (command == "generate") status = generate_command(argc, argv);
+    else if (command == "classify") status = classify_command(argc, argv);
     else {
       std::cerr << "gradformer: unknown command '" << command << "' (see gradformer --help)\n";  // the usage is --help's
       return 2;

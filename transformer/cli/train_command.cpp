@@ -7,18 +7,43 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/trainer.h"
 
 namespace gradformer {
 
-// The task decides the defaults the help shows, so find it before declaring the flags.
-static std::string task_in(int argc, char** argv) {
+// A flag's value before the flags are declared ("" if absent).
+static std::string early_value(int argc, char** argv, const std::string& flag) {
   for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--task") && i + 1 < argc) return argv[i + 1];
-    if (!std::strncmp(argv[i], "--task=", 7)) return argv[i] + 7;
-    if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return "corpus";
+    if (argv[i] == flag && i + 1 < argc) return argv[i + 1];
+    if (!std::strncmp(argv[i], (flag + "=").c_str(), flag.size() + 1)) return argv[i] + flag.size() + 1;
   }
-  return "copy";
+  return "";
+}
+
+// The architecture and the task decide the defaults the help shows, so find them before declaring the flags.
+static Architecture arch_in(int argc, char** argv) {
+  const std::string arch = early_value(argc, argv, "--arch");
+  try {
+    return arch.empty() ? Architecture::EncoderDecoder : parse_architecture(arch);
+  } catch (const ValueError&) {
+    throw UsageError(message("train: --arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+  }
+}
+
+static std::string task_in(int argc, char** argv, Architecture arch) {
+  const std::string task = early_value(argc, argv, "--task");
+  if (!task.empty()) return task;
+  for (int i = 2; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return "corpus";
+  const std::vector<std::string> tasks = architecture_tasks(arch);
+  return tasks.empty() ? "" : tasks.front();
+}
+
+static std::string joined(const std::vector<std::string>& words, const char* separator) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : separator) + w;
+  return out;
 }
 
 // The flag that sets a TrainOptions field: its name with dashes, but for the paths and the output directory.
@@ -34,23 +59,44 @@ static std::string flag_of(const std::string& field) {
 }
 
 int train_command(int argc, char** argv) {
-  const std::string task = task_in(argc, argv);
-  const TrainOptions d = default_train_options(task == "corpus" || task == "copy" || task == "toy-translation" ? task : "copy");
+  const Architecture arch = arch_in(argc, argv);
+  // The encoder-only runs have flags of their own (--steps, --init, --labelled): asked for by --arch,
+  // or by a checkpoint resumed without it.
+  const std::string resume_path = early_value(argc, argv, "--resume");
+  if (arch == Architecture::EncoderOnly ||
+      (early_value(argc, argv, "--arch").empty() && !resume_path.empty() &&
+       checkpoint_arch(load_safetensors(resume_path).metadata) == kEncoderOnlyArch))
+    return encoder_only_train_command(argc, argv, early_value(argc, argv, "--task"));
+  const std::vector<std::string> tasks = architecture_tasks(arch);
+  const std::string task = task_in(argc, argv, arch);
+  const bool known = std::find(tasks.begin(), tasks.end(), task) != tasks.end();
+  const TrainOptions d = tasks.empty() ? TrainOptions{} : default_train_options(known ? task : tasks.front(), arch);
   auto str = [](auto v) { return message(v); };
   Flags f("train",
-          "Train an encoder-decoder Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every\n"
-          "steps and at the end), OUT/loss.svg and OUT/attention/*.svg. Defaults shown are those of the task given.");
-  f.add("--task", task == "corpus" ? "" : task, "copy, toy-translation (or give --data for your own corpus)");
+          "Train a Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every steps and at the\n"
+          "end), OUT/loss.svg and (encoder-decoder) OUT/attention/*.svg. Defaults shown are those of the\n"
+          "architecture and task given.");
+  f.add("--arch", architecture_name(arch),
+        "encoder-decoder (tasks copy, toy-translation, corpus with --data), decoder-only (tasks toy-lm, "
+        "toy-translation as one sequence 'source <sep> target'), encoder-only (tasks: " +
+            (architecture_tasks(Architecture::EncoderOnly).empty() ? std::string("none in this build")
+                                                                    : joined(architecture_tasks(Architecture::EncoderOnly), ", ")) +
+            ")");
+  f.add("--task", task == "corpus" ? "" : task, joined(tasks, ", ") + (arch == Architecture::EncoderDecoder ? " (or give --data for your own corpus)" : ""));
   f.add("--data", "", "training pairs, source<TAB>target per line, whitespace tokens");
   f.add("--valid", "", "validation pairs (same format)");
   f.add("--test", "", "test pairs, translated and scored with BLEU at the end");
   f.add("--d-model", str(d.d_model), "model width");
   f.add("--layers", str(d.layers), "encoder and decoder layers (N)");
   f.add("--heads", str(d.heads), "attention heads (h)");
-  f.add("--d-ff", "", "feed-forward width (default 4 x d-model)");
+  f.add("--d-ff", "", message("feed-forward width (default ", d.d_ff, ", or 4 x d-model when --d-model is given)"));
   f.add("--dropout", str(d.dropout), "dropout probability");
-  f.add("--norm", "post", "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
-  f.add_switch("--tie-embeddings", "share the embeddings and the output projection (same vocabulary size needed)");
+  f.add("--norm", d.norm == NormPlacement::Pre ? "pre" : "post", "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
+  f.add("--activation", d.activation == Activation::GELU ? "gelu" : "relu", "feed-forward nonlinearity: relu (the paper) or gelu (GPT, BERT)");
+  f.add("--positions", d.positions == Positions::Learned ? "learned" : "sinusoidal",
+        "sinusoidal (the paper) or learned (GPT-2, BERT: a trained [max-len, d] matrix)");
+  if (d.tie_embeddings) f.add("--tie-embeddings", "true", "share the embedding and the output projection: true or false");
+  else f.add_switch("--tie-embeddings", "share the embeddings and the output projection (same vocabulary size needed)");
   f.add("--max-len", str(d.max_len), "longest sentence, in tokens, the model takes");
   f.add("--batch-size", str(d.batch_size), "sentences per batch");
   f.add("--max-tokens", str(d.max_tokens), "corpus: padded tokens per batch (0: no budget)");
@@ -76,6 +122,8 @@ int train_command(int argc, char** argv) {
     return 0;
   }
 
+  if (tasks.empty())
+    throw UsageError(message("train: --arch ", architecture_name(arch), " has no task in this build"));
   // A resumed run continues as it began: only the flags below may differ from the original run's;
   // any other is refused rather than silently ignored.
   const std::string resume = f.text("--resume");
@@ -89,17 +137,22 @@ int train_command(int argc, char** argv) {
   }
 
   TrainOptions o = d;
-  o.task = f.has("--data") && !f.given("--task") ? "corpus" : f.choice("--task", {"copy", "toy-translation", "corpus"});
+  o.arch = arch;
+  o.task = f.has("--data") && !f.given("--task") ? "corpus" : f.choice("--task", tasks);
+  if (arch != Architecture::EncoderDecoder && f.has("--data"))
+    throw UsageError(message("train: --data (your own corpus) is for --arch encoder-decoder, not ", architecture_name(arch)));
   if (o.task == "corpus" && !f.has("--data")) throw UsageError("train: --task corpus needs --data TRAIN.tsv");
   if (o.task != "corpus" && f.has("--data")) throw UsageError(message("train: --data is for your own corpus, not --task ", o.task));
   o.data_path = f.text("--data"), o.valid_path = f.text("--valid"), o.test_path = f.text("--test");
   o.d_model = f.integer("--d-model"), o.layers = f.integer("--layers"), o.heads = f.integer("--heads");
   // 4 x d_model only for a d_model in range: 4 x 2^62 would overflow before the check names --d-model.
   const bool sane_width = o.d_model > 0 && o.d_model <= TransformerConfig::max_d_model;
-  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : sane_width ? 4 * o.d_model : 1;
+  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : !sane_width ? 1 : o.d_model == d.d_model ? d.d_ff : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  o.tie_embeddings = f.on("--tie-embeddings");
+  o.tie_embeddings = d.tie_embeddings ? f.choice("--tie-embeddings", {"true", "false"}) == "true" : f.on("--tie-embeddings");
+  o.activation = f.choice("--activation", {"relu", "gelu"}) == "gelu" ? Activation::GELU : Activation::ReLU;
+  o.positions = f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
   o.max_len = f.integer("--max-len");
   o.batch_size = f.integer("--batch-size"), o.max_tokens = f.integer("--max-tokens");
   o.epochs = f.integer("--epochs"), o.batches_per_epoch = f.integer("--batches-per-epoch");
@@ -108,7 +161,7 @@ int train_command(int argc, char** argv) {
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
   // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
   const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
-  o.out_dir = f.has("--out") ? f.text("--out") : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir) : "runs/" + o.task;
+  o.out_dir = f.has("--out") ? f.text("--out") : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir) : default_train_options(o.task, arch).out_dir;
   if (!resume.empty() && f.given("--epochs")) {
     o.resume_epochs = f.integer("--epochs");
     if (o.resume_epochs < 1) throw UsageError(message("train: --epochs must be at least 1, got ", o.resume_epochs));

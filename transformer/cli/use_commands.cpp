@@ -8,6 +8,7 @@
 #include "transformer/train/checkpoint.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/model/decoder_only.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/trace.h"
 
@@ -103,14 +104,37 @@ int params_command(int argc, char** argv) {
   Flags f("params",
           "Parameter count and FLOPs per target token of a model configuration, from the formulas in\n"
           "transformer/model/encoder_decoder.h (the tests check them against instantiated models).");
-  f.add("--preset", "base", "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial");
+  f.add("--preset", "base",
+        "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial, or gpt2-small\n"
+        "(decoder-only: V 50257, n_ctx 1024, d 768, N 12, h 12, learned positions, pre-LN, tied output), or bert-base\n"
+        "(encoder-only: V 30522, 512 learned positions, 2 token types, d 768, N 12, h 12, post-LN, GELU)");
   f.add("--vocab", "37000", "vocabulary size, shared by source and target as in the paper");
   f.add("--length", "25", "sentence length in tokens, for the FLOPs (source and target)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
   }
-  const std::string preset = f.choice("--preset", {"base", "big", "tutorial"});
+  const std::string preset = f.choice("--preset", {"base", "big", "tutorial", "gpt2-small", "bert-base"});
+  if (preset == "gpt2-small") {
+    if (f.given("--vocab") || f.given("--length")) throw UsageError("params: gpt2-small has its own vocabulary and context (50257, 1024)");
+    const TransformerConfig c = gpt2_small_config();
+    const int64_t d = c.d_model, V = c.tgt_vocab;
+    std::printf("preset gpt2-small (decoder-only): d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld, context %lld\n",
+                static_cast<long long>(d), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),
+                static_cast<long long>(c.layers), static_cast<long long>(V), static_cast<long long>(c.max_len));
+    std::printf("  token embedding V d          %lld (tied: also the output projection)\n", static_cast<long long>(V * d));
+    std::printf("  learned positions n_ctx d    %lld\n", static_cast<long long>(c.max_len * d));
+    std::printf("  %lld layers x (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d) = %lld x %lld\n", static_cast<long long>(c.layers),
+                static_cast<long long>(c.layers), static_cast<long long>(4 * d * d + 4 * d + 2 * d * c.d_ff + c.d_ff + d + 4 * d));
+    std::printf("  final LayerNorm 2 d          %lld\n", static_cast<long long>(2 * d));
+    std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(decoder_only_parameter_count(c)),
+                static_cast<double>(decoder_only_parameter_count(c)) / 1e6);
+    return 0;
+  }
+  if (preset == "bert-base") {
+    if (f.given("--vocab") || f.given("--length")) throw UsageError("params: bert-base has its own vocabulary and length (30522, 512)");
+    return bert_base_params();
+  }
   const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
   if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
   if (length > TransformerConfig::max_max_len)

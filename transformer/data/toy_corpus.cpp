@@ -1,5 +1,6 @@
 #include "transformer/data/toy_corpus.h"
 
+#include <cmath>
 #include <filesystem>
 #include <unordered_map>
 #include <unordered_set>
@@ -190,7 +191,55 @@ std::vector<std::string> english(const Clause& clause) {
   return out;
 }
 
+// ---- the probability of a path -------------------------------------------------------------------
+
+// P(a noun phrase) under sample_noun_phrase: each draw's probability, multiplied. `forced_singular`:
+// the number was overwritten after drawing ("pas de souris"), so both draws lead here.
+double noun_phrase_probability(const NounPhrase& np, bool animate, bool forced_singular) {
+  const ToyLexicon& lex = toy_lexicon();
+  double nouns = 0, before = 0, after = 0;
+  for (const ToyNoun& n : lex.nouns) nouns += !animate || n.animate;
+  for (const ToyAdjective& a : lex.adjectives) (a.before_noun ? before : after) += 1;
+  double p = 1 / nouns;                                                    // the noun, uniform over the allowed ones
+  p *= forced_singular ? (np.plural ? 0.0 : 1.0) : np.plural ? 0.4 : 0.6;  // number
+  p *= np.definite ? 0.55 : 0.45;                                          // article
+  p *= np.before >= 0 ? 0.25 / before : 0.75;                              // adjective before the noun
+  p *= np.after >= 0 ? 0.4 / after : 0.6;                                  // adjective after the noun
+  return p;
+}
+
+// P(clause) under sample_clause, draw by draw.
+double clause_probability(const Clause& c) {
+  const ToyLexicon& lex = toy_lexicon();
+  double p = c.pronoun >= 0 ? 0.4 / static_cast<double>(lex.pronouns.size())
+                            : 0.6 * noun_phrase_probability(c.subject, /*animate=*/true, false);
+  p *= 0.5;                        // the speaker's gender, either way
+  p *= c.negated ? 0.35 : 0.65;
+  p *= c.copular ? 0.2 : 0.8;
+  if (c.copular) return p / static_cast<double>(lex.adjectives.size());
+  p /= static_cast<double>(lex.verbs.size());
+  const ToyNoun& object = lex.nouns[c.object.noun];
+  const bool forced = c.negated && !c.object.definite && object.fr_singular == object.fr_plural;
+  return p * noun_phrase_probability(c.object, /*animate=*/false, forced);
+}
+
 }  // namespace
+
+ScoredToyPair sample_scored_toy_pair(Generator& gen) {
+  const Clause drawn = sample_clause(gen);
+  const std::vector<std::string> sentence = french(drawn);
+  // p(s) = sum over the paths that differ from the drawn one only in invisible choices and spell s
+  double p = 0;
+  for (Gender speaker : {Gender::masculine, Gender::feminine})
+    for (bool object_plural : {false, true}) {
+      Clause c = drawn;
+      c.speaker = speaker;
+      if (!c.copular) c.object.plural = object_plural;
+      else if (object_plural) continue;  // a copular clause has no object
+      if (french(c) == sentence) p += clause_probability(c);
+    }
+  return {{sentence, english(drawn)}, std::log(p)};
+}
 
 SentencePair sample_toy_pair(Generator& gen) {
   const Clause clause = sample_clause(gen);

@@ -41,6 +41,19 @@ ToyCorpus make_toy_corpus(const ToyCorpusOptions& options = {});
 /// One random sentence pair of the grammar (French source, English target).
 SentencePair sample_toy_pair(Generator& gen);
 
+/// A pair drawn exactly as sample_toy_pair draws it (the same generator calls), with the exact
+/// probability the grammar gives its French sentence: p(s) = the sum of P(path) over every choice
+/// path that spells s. Most sentences have one path; two choices can be invisible in the French:
+/// the speaker's gender when nothing agrees with it ("je mange", "je suis rouge"), and the
+/// object's number that "pas de souris" forces to singular (both draws give the same sentence).
+/// Those two are summed over; every other choice is visible, because no two words of the lexicon
+/// are spelled alike (tests/transformer/data/test_toy_corpus.cpp checks it).
+struct ScoredToyPair {
+  SentencePair pair;
+  double source_log_prob = 0;  // natural log of p(French sentence)
+};
+ScoredToyPair sample_scored_toy_pair(Generator& gen);
+
 /// Writes toy-fr-en.train.tsv, toy-fr-en.valid.tsv and toy-fr-en.test.tsv into `directory`
 /// (created if missing) and returns their paths in that order. DataError if writing fails.
 std::vector<std::string> write_toy_corpus(const ToyCorpus& corpus, const std::string& directory);

@@ -5,7 +5,8 @@
 
 namespace gradformer {
 
-DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen) : norm_placement(c.norm) {
+DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen)
+    : norm_placement(c.norm), activation(c.activation) {
   self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
                                                                                          dropout_gen, c.dtype));
   multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
@@ -50,7 +51,7 @@ Variable DecoderLayer::layer(const Variable& x, SelfAttention self, CrossAttenti
     if (keep_attention) cross_attention = a.weights;
     return dropout2->forward(a.output);
   };
-  auto ffn = [&](const Variable& h) { return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout)); };
+  auto ffn = [&](const Variable& h) { return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout, activation)); };
   if (norm_placement == NormPlacement::Post) {
     // LayerNorm(x + Sublayer(x)), three times
     const Variable h1 = norm1->forward(x + self_block(x));

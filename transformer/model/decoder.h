@@ -59,6 +59,7 @@ class DecoderLayer : public Module {
   std::shared_ptr<LayerNorm> norm1, norm2, norm3;
   std::shared_ptr<Dropout> dropout, dropout1, dropout2, dropout3;
   NormPlacement norm_placement;
+  Activation activation;  // of the feed-forward network
   /// When true, forward keeps the attention weights [B, H, Tq, Tk] (for attention maps).
   bool keep_attention = false;
   mutable Tensor self_attention, cross_attention;

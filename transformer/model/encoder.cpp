@@ -5,7 +5,8 @@
 
 namespace gradformer {
 
-EncoderLayer::EncoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen) : norm_placement(c.norm) {
+EncoderLayer::EncoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen)
+    : norm_placement(c.norm), activation(c.activation) {
   self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
                                                                                          dropout_gen, c.dtype));
   linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
@@ -30,13 +31,14 @@ void EncoderLayer::reset_parameters(Generator& init_gen) {
   norm2->reset_parameters();
 }
 
-Variable EncoderLayer::forward(const Variable& x, const Tensor& src_mask) const {
+template <class SelfAttention>
+Variable EncoderLayer::layer(const Variable& x, SelfAttention self) const {
   auto self_attention = [&](const Variable& h) {
-    Attention a = self_attn->forward(h, h, h, src_mask);
+    Attention a = self(h);
     if (keep_attention) attention = a.weights;
     return dropout1->forward(a.output);
   };
-  auto ffn = [&](const Variable& h) { return dropout2->forward(feed_forward(h, *linear1, *linear2, *dropout)); };
+  auto ffn = [&](const Variable& h) { return dropout2->forward(feed_forward(h, *linear1, *linear2, *dropout, activation)); };
   if (norm_placement == NormPlacement::Post) {
     // LayerNorm(x + Sublayer(x))
     const Variable h = norm1->forward(x + self_attention(x));
@@ -45,6 +47,14 @@ Variable EncoderLayer::forward(const Variable& x, const Tensor& src_mask) const 
   // x + Sublayer(LayerNorm(x))
   const Variable h = x + self_attention(norm1->forward(x));
   return h + ffn(norm2->forward(h));
+}
+
+Variable EncoderLayer::forward(const Variable& x, const Tensor& src_mask) const {
+  return layer(x, [&](const Variable& h) { return self_attn->forward(h, h, h, src_mask); });
+}
+
+Variable EncoderLayer::forward_step(const Variable& x, KVCache& cache) const {
+  return layer(x, [&](const Variable& h) { return self_attn->forward_step(h, cache); });
 }
 
 Encoder::Encoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen) {
@@ -67,6 +77,14 @@ void Encoder::reset_parameters(Generator& init_gen) {
 Variable Encoder::forward(const Variable& x, const Tensor& src_mask) const {
   Variable h = x;
   for (const auto& layer : *layers) h = layer->forward(h, src_mask);
+  return norm ? norm->forward(h) : h;
+}
+
+Variable Encoder::forward_step(const Variable& x, std::vector<KVCache>& caches) const {
+  if (caches.size() != layers->size())
+    throw ValueError(message("Encoder::forward_step: ", caches.size(), " caches for ", layers->size(), " layers"));
+  Variable h = x;
+  for (size_t i = 0; i < caches.size(); ++i) h = (*layers)[i].forward_step(h, caches[i]);
   return norm ? norm->forward(h) : h;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "autograd/variable.h"
 #include "nn/init.h"
@@ -38,15 +39,26 @@ class EncoderLayer : public Module {
   ///   post-LN: x = norm1(x + dropout1(self_attn(x)));  x = norm2(x + dropout2(ffn(x)))
   ///   pre-LN:  x = x + dropout1(self_attn(norm1(x)));  x = x + dropout2(ffn(norm2(x)))
   Variable forward(const Variable& x, const Tensor& src_mask = {}) const;
+  /// Incremental decoding of a decoder-only model (this layer under a causal mask): the new
+  /// positions x [B, Tn, d] attend to the positions in `cache` and causally to each other; their
+  /// keys and values are appended to `cache`. -> [B, Tn, d], equal to the last Tn positions of
+  /// forward() over the whole prefix with a causal mask.
+  Variable forward_step(const Variable& x, KVCache& cache) const;
 
   std::shared_ptr<MultiheadAttention> self_attn;
   std::shared_ptr<Linear> linear1, linear2;
   std::shared_ptr<LayerNorm> norm1, norm2;
   std::shared_ptr<Dropout> dropout, dropout1, dropout2;
   NormPlacement norm_placement;
+  Activation activation;  // of the feed-forward network
   /// When true, forward keeps the self-attention weights [B, H, S, S] here (for attention maps).
   bool keep_attention = false;
   mutable Tensor attention;
+
+ private:
+  // The two sub-layers with their residuals and norms; `self` computes the self-attention.
+  template <class SelfAttention>
+  Variable layer(const Variable& x, SelfAttention self) const;
 };
 
 /// N (num_layers) encoder layers, then (pre-LN only) a final LayerNorm "norm".
@@ -59,6 +71,8 @@ class Encoder : public Module {
   void reset_parameters(Generator& init_gen);
   /// x: [B, S, d], src_mask: [B, 1, S] -> memory [B, S, d]
   Variable forward(const Variable& x, const Tensor& src_mask = {}) const;
+  /// x: [B, Tn, d] new positions, caches: one KVCache per layer (empty at first) -> [B, Tn, d]
+  Variable forward_step(const Variable& x, std::vector<KVCache>& caches) const;
 
   std::shared_ptr<ModuleList<EncoderLayer>> layers;
   std::shared_ptr<LayerNorm> norm;  // null with post-LN

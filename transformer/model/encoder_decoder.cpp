@@ -9,6 +9,21 @@ namespace gradformer {
 
 // ---- configuration ------------------------------------------------------------------------------------
 
+const char* architecture_name(Architecture arch) {
+  switch (arch) {
+    case Architecture::EncoderDecoder: return "encoder-decoder";
+    case Architecture::DecoderOnly: return "decoder-only";
+    case Architecture::EncoderOnly: return "encoder-only";
+  }
+  return "?";
+}
+
+Architecture parse_architecture(const std::string& name) {
+  for (Architecture a : {Architecture::EncoderDecoder, Architecture::DecoderOnly, Architecture::EncoderOnly})
+    if (name == architecture_name(a)) return a;
+  throw ValueError(message("architecture: expected encoder-decoder, decoder-only or encoder-only, got '", name, "'"));
+}
+
 TransformerConfig TransformerConfig::tutorial(int64_t src_vocab, int64_t tgt_vocab) {
   TransformerConfig c;
   c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
@@ -59,9 +74,12 @@ void TransformerConfig::validate() const {
                              ", layers ", layers, ", vocabularies ", src_vocab, " and ", tgt_vocab, ", max_len ", max_len, ")"));
   if (d_model % heads != 0)
     throw ValueError(message("TransformerConfig: d_model ", d_model, " is not divisible by heads ", heads));
-  if (d_model % 2 != 0)
+  if (d_model % 2 != 0 && positions == Positions::Sinusoidal)
     throw ValueError(message("TransformerConfig: d_model must be even (sine and cosine pairs), got ", d_model));
   if (!(dropout >= 0 && dropout < 1)) throw ValueError(message("TransformerConfig: dropout must be in [0, 1), got ", dropout));
+  if (arch != Architecture::EncoderDecoder && src_vocab != tgt_vocab)
+    throw ValueError(message("TransformerConfig: a ", architecture_name(arch),
+                             " model has one vocabulary, so src_vocab must equal tgt_vocab, got ", src_vocab, " and ", tgt_vocab));
   if (tie_embeddings && src_vocab != tgt_vocab)
     throw ValueError(message("TransformerConfig: tie_embeddings needs one shared vocabulary, got src_vocab ", src_vocab,
                              " and tgt_vocab ", tgt_vocab));
@@ -76,7 +94,8 @@ int64_t parameter_count(const TransformerConfig& c) {
   const int64_t output_projection = c.tie_embeddings ? c.tgt_vocab : d * c.tgt_vocab + c.tgt_vocab;
   const int64_t encoder_layer = attention + ffn + 2 * norm, decoder_layer = 2 * attention + ffn + 3 * norm;
   const int64_t final_norms = c.norm == NormPlacement::Pre ? 2 * norm : 0;
-  return embeddings + output_projection + c.layers * (encoder_layer + decoder_layer) + final_norms;
+  const int64_t positions = c.positions == Positions::Learned ? c.max_len * d : 0;
+  return embeddings + positions + output_projection + c.layers * (encoder_layer + decoder_layer) + final_norms;
 }
 
 FlopCount flop_count(const TransformerConfig& c, int64_t src_len, int64_t tgt_len) {
@@ -95,7 +114,7 @@ FlopCount flop_count(const TransformerConfig& c, int64_t src_len, int64_t tgt_le
 
 // ---- the output layer ---------------------------------------------------------------------------------
 
-VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight) {
+VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight, bool with_bias) {
   if (tied_weight.defined()) {
     if (tied_weight.shape() != Shape{vocab, d_model})
       throw ShapeError(message("VocabProjection: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
@@ -103,7 +122,7 @@ VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Va
   } else {
     weight = register_parameter("weight", zeros({vocab, d_model}, dtype));
   }
-  bias = register_parameter("bias", zeros({vocab}, dtype));
+  if (with_bias) bias = register_parameter("bias", zeros({vocab}, dtype));
 }
 
 // logits = x W^T + b   x: [..., d] -> [..., V]
@@ -114,13 +133,15 @@ Variable VocabProjection::forward(const Variable& x) const { return linear(x, we
 EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed, SkipInit)
     : config_(config), dropout_gen_(std::make_shared<Generator>(seed, 1)) {
   config_.validate();
+  if (config_.arch != Architecture::EncoderDecoder)
+    throw ValueError(message("EncoderDecoder: the configuration is ", architecture_name(config_.arch), ", not encoder-decoder"));
   const TransformerConfig& c = config_;
   src_embed = register_module("src_embed", std::make_shared<Embedding>(c.src_vocab, c.d_model, skip_init, c.dtype));
   tgt_embed = c.tie_embeddings
                   ? src_embed
                   : register_module("tgt_embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, skip_init, c.dtype));
   positional_encoding = register_module(
-      "positional_encoding", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype));
+      "positional_encoding", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
   encoder = register_module("encoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
   decoder = register_module("decoder", std::make_shared<Decoder>(c.layer(), c.layers, skip_init, dropout_gen_));
   output_projection = register_module(
@@ -137,7 +158,7 @@ void EncoderDecoder::reset_parameters(Generator& init_gen) {
   // "Xavier-uniform for every parameter with 2 or more dimensions", as the Annotated Transformer:
   // embeddings, W^Q W^K W^V (stacked, as one matrix), W^O, W_1, W_2 and the output projection.
   for (const auto& [name, p] : named_parameters())
-    if (p.dim() >= 2) xavier_uniform_(p, init_gen);
+    if (p.dim() >= 2 && name != "positional_encoding.weight") xavier_uniform_(p, init_gen);
   // The vectors keep what each layer's own PyTorch initialisation gives them.
   auto attention_biases = [](const MultiheadAttention& a) {
     fill_(a.in_proj_bias, 0.0);
@@ -161,6 +182,7 @@ void EncoderDecoder::reset_parameters(Generator& init_gen) {
   if (encoder->norm) encoder->norm->reset_parameters();
   if (decoder->norm) decoder->norm->reset_parameters();
   linear_default_(output_projection->bias, config_.d_model, init_gen);
+  positional_encoding->reset_parameters(init_gen);  // learned positions: N(0, 0.02), not Xavier
 }
 
 // Ids outside [0, vocab) are an IndexError of the embedding lookup.

@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "autograd/variable.h"
 #include "nn/init.h"
@@ -51,7 +52,21 @@
 
 namespace gradformer {
 
+/// The Transformer family, all built from the same blocks (the layers of encoder.h and decoder.h):
+///   EncoderDecoder  the paper's: an encoder (self-attention, padding mask) and a decoder (causal
+///                   self-attention and cross-attention to the encoder), trained to translate
+///   DecoderOnly     GPT: one stack of encoder layers under a causal mask, no cross-attention,
+///                   trained to predict the next token (transformer/model/decoder_only.h)
+///   EncoderOnly     BERT: one stack of encoder layers under the padding mask alone, trained to
+///                   classify or to fill in masked tokens
+enum class Architecture { EncoderDecoder, DecoderOnly, EncoderOnly };
+/// "encoder-decoder", "decoder-only", "encoder-only" (the checkpoint's config.arch, the program's --arch).
+const char* architecture_name(Architecture arch);
+/// The inverse; ValueError listing the three names for anything else.
+Architecture parse_architecture(const std::string& name);
+
 struct TransformerConfig {
+  Architecture arch = Architecture::EncoderDecoder;
   int64_t src_vocab = 0, tgt_vocab = 0;
   int64_t d_model = 512, d_ff = 2048, heads = 8, layers = 6;  // layers: N, in the encoder and in the decoder
   double dropout = 0.1;                                        // P_drop
@@ -59,6 +74,8 @@ struct TransformerConfig {
   int64_t max_len = 512;  // the longest sequence the positional encoding covers
   bool tie_embeddings = false;
   DType dtype = DType::Float32;
+  Activation activation = Activation::ReLU;  // of the feed-forward network
+  Positions positions = Positions::Sinusoidal;
 
   /// Small enough to train in seconds on a CPU: d 128, d_ff 512, h 8, N 2, dropout 0.1.
   static TransformerConfig tutorial(int64_t src_vocab, int64_t tgt_vocab);
@@ -81,7 +98,7 @@ struct TransformerConfig {
   /// embeddings with different vocabulary sizes; DTypeError for a non-floating dtype. Checked
   /// before anything is allocated.
   void validate() const;
-  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype}; }
+  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype, activation}; }
 };
 
 /// The number of parameters a model of this configuration has, from the formula:
@@ -91,7 +108,8 @@ struct TransformerConfig {
 ///   feed-forward 2 d d_ff + d_ff + d          (W_1, b_1, W_2, b_2)
 ///   LayerNorm    2 d                          (gain and bias)
 ///   encoder layer: attention + feed-forward + 2 LayerNorm;  decoder layer: 2 attention + feed-forward + 3 LayerNorm
-///   N of each, plus 2 final LayerNorms with pre-LN.
+///   N of each, plus 2 final LayerNorms with pre-LN;  learned positions add max_len d.
+/// A decoder-only configuration is counted by decoder_only_parameter_count (decoder_only.h).
 int64_t parameter_count(const TransformerConfig& config);
 
 /// FLOPs (a multiply-add is 2) of the matrix products of one forward pass over a sentence pair of
@@ -116,8 +134,8 @@ FlopCount flop_count(const TransformerConfig& config, int64_t src_len, int64_t t
 class VocabProjection : public Module {
  public:
   /// Allocated only: EncoderDecoder initialises it with the rest of the model. ShapeError unless a
-  /// tied weight is [vocab, d_model].
-  VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight = {});
+  /// tied weight is [vocab, d_model]. Without a bias (GPT-2's lm_head), `bias` stays undefined.
+  VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight = {}, bool with_bias = true);
   Variable forward(const Variable& x) const;  // linear(x, weight, bias)
   Variable weight, bias;
 };
@@ -125,6 +143,7 @@ class VocabProjection : public Module {
 class EncoderDecoder : public Module {
  public:
   /// Builds the model and initialises it from `seed` (reset_parameters with Generator(seed, 0)).
+  /// ValueError unless config.arch is EncoderDecoder.
   /// Dropout draws from a second generator (dropout_generator(), Generator(seed, 1)), so its state
   /// can be saved and restored.
   EncoderDecoder(const TransformerConfig& config, uint64_t seed);
@@ -133,7 +152,7 @@ class EncoderDecoder : public Module {
 
   /// The initialisation, in one pass, each parameter drawn once: every parameter of 2 or more
   /// dimensions Xavier-uniform (as the Annotated Transformer and the reference implementations),
-  /// LayerNorm gains 1 and biases 0, attention biases 0, the feed-forward and output biases
+  /// learned positions N(0, 0.02), LayerNorm gains 1 and biases 0, attention biases 0, the feed-forward and output biases
   /// PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
   void reset_parameters(Generator& init_gen);
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "autograd/all.h"
+#include "nn/init.h"
 
 namespace gradformer {
 
@@ -39,19 +40,33 @@ Tensor positional_rotation(int64_t k, int64_t d_model, DType dtype) {
 }
 
 PositionalEncoding::PositionalEncoding(int64_t d_model, int64_t max_len, double dropout_p,
-                                       std::shared_ptr<Generator> dropout_gen, DType dtype)
-    : table_(sinusoidal_encoding(max_len, d_model, dtype)) {
+                                       std::shared_ptr<Generator> dropout_gen, DType dtype, Positions positions)
+    : d_model_(d_model), max_len_(max_len) {
+  if (positions == Positions::Learned) {
+    if (max_len <= 0 || d_model <= 0)
+      throw ValueError(message("PositionalEncoding: max_len and d_model must be positive, got max_len ", max_len,
+                               ", d_model ", d_model));
+    weight = register_parameter("weight", zeros({max_len, d_model}, dtype));
+  } else {
+    table_ = sinusoidal_encoding(max_len, d_model, dtype);
+  }
   dropout_ = register_module("dropout", std::make_shared<Dropout>(dropout_p, std::move(dropout_gen)));
+}
+
+void PositionalEncoding::reset_parameters(Generator& init_gen) {
+  if (learned()) normal_(weight, 0.0, 0.02, init_gen);
 }
 
 // x: [B, T, d] + PE[start : start + T] (broadcast over the batch) -> dropout
 Variable PositionalEncoding::forward(const Variable& x, int64_t start) const {
-  if (x.dim() != 3 || x.size(2) != table_.size(1))
-    throw ShapeError(message("PositionalEncoding: input must be [B, T, ", table_.size(1), "], got ", x.shape()));
+  if (x.dim() != 3 || x.size(2) != d_model_)
+    throw ShapeError(message("PositionalEncoding: input must be [B, T, ", d_model_, "], got ", x.shape()));
   if (start < 0 || start + x.size(1) > max_len())
     throw ShapeError(message("PositionalEncoding: positions ", start, " to ", start + x.size(1) - 1,
                              " exceed the maximum length ", max_len(), " (input ", x.shape(), ")"));
-  return dropout_->forward(x + Variable(table_.narrow(0, start, x.size(1))));
+  // [T, d]: rows start .. start + T - 1 of the table, or of the learned matrix (its gradient flows back)
+  const Variable pe = learned() ? narrow(weight, 0, start, x.size(1)) : Variable(table_.narrow(0, start, x.size(1)));
+  return dropout_->forward(x + pe);
 }
 
 }  // namespace gradformer

@@ -13,6 +13,11 @@
 //
 //   "In the embedding layers, we multiply those weights by sqrt(d_model)." (section 3.4) ...
 //   "we apply dropout to the sums of the embeddings and the positional encodings" (section 5.4)
+//
+// Learned positions are the alternative the paper tried ("We also experimented with using learned
+// positional embeddings instead, and found that the two versions produced nearly identical
+// results", section 3.5) and the one GPT-2 and BERT use: a [max_len, d_model] parameter, one row per
+// position, initialised N(0, 0.02) ("initializer_range": 0.02 in both models' configurations).
 #pragma once
 
 #include <memory>
@@ -25,6 +30,9 @@
 
 namespace gradformer {
 
+/// Where a position's vector comes from: the fixed sinusoid table, or a trained [max_len, d] matrix.
+enum class Positions { Sinusoidal, Learned };
+
 /// The table PE [max_len, d_model] (d_model even). ValueError for non-positive or odd sizes.
 Tensor sinusoidal_encoding(int64_t max_len, int64_t d_model, DType dtype = DType::Float32);
 
@@ -33,19 +41,27 @@ Tensor sinusoidal_encoding(int64_t max_len, int64_t d_model, DType dtype = DType
 /// PE(pos + k) = R_k PE(pos) (PE as a column).
 Tensor positional_rotation(int64_t k, int64_t d_model, DType dtype = DType::Float64);
 
-/// x -> dropout(x + PE[start : start + T]). No parameters (the table is a constant, not trained).
+/// x -> dropout(x + PE[start : start + T]). Sinusoidal: no parameters (the table is a constant, not
+/// trained). Learned: the parameter "weight" [max_len, d_model] is PE, allocated as zeros until
+/// reset_parameters draws it.
 class PositionalEncoding : public Module {
  public:
   PositionalEncoding(int64_t d_model, int64_t max_len, double dropout_p, std::shared_ptr<Generator> dropout_gen,
-                     DType dtype = DType::Float32);
+                     DType dtype = DType::Float32, Positions positions = Positions::Sinusoidal);
+  /// Learned: weight ~ N(0, 0.02) (GPT-2, BERT). Sinusoidal: nothing to draw.
+  void reset_parameters(Generator& init_gen);
+  bool learned() const { return weight.defined(); }
+  Variable weight;  // learned only: [max_len, d_model]
   /// x: [B, T, d_model] -> [B, T, d_model]; positions start, start + 1, ... (start > 0 when decoding
   /// one token at a time). ShapeError naming max_len if the sequence is too long.
   Variable forward(const Variable& x, int64_t start = 0) const;
-  const Tensor& table() const { return table_; }
-  int64_t max_len() const { return table_.size(0); }
+  /// The sinusoid table, or the learned matrix's current values.
+  Tensor table() const { return learned() ? weight.value() : table_; }
+  int64_t max_len() const { return max_len_; }
 
  private:
-  Tensor table_;  // [max_len, d_model]
+  int64_t d_model_, max_len_;
+  Tensor table_;  // sinusoidal only: [max_len, d_model]
   std::shared_ptr<Dropout> dropout_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "autograd/anomaly.h"
 #include "tensor/saved_state.h"
+#include "transformer/train/encoder_only_checkpoint.h"
 
 namespace gradformer {
 namespace {
@@ -46,8 +47,22 @@ std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c
           {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
           {"config.max_len", std::to_string(c.max_len)},
           {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
-          {"config.dtype", std::string(name(c.dtype))}};
+          {"config.dtype", std::string(name(c.dtype))},
+          {"config.arch", architecture_name(c.arch)},
+          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
+          {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"}};
 }
+
+namespace {
+
+// An entry added after the first checkpoints were written: absent means the value those had.
+const std::string& optional_entry(const std::map<std::string, std::string>& m, const std::string& key,
+                                  const std::string& absent) {
+  const auto it = m.find(key);
+  return it == m.end() ? absent : it->second;
+}
+
+}  // namespace
 
 TransformerConfig config_from_metadata(const std::map<std::string, std::string>& m, const std::string& source) {
   TransformerConfig c;
@@ -71,6 +86,22 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
   if (dtype != "float32" && dtype != "float64")
     throw CheckpointError(message(source, ": config.dtype must be float32 or float64, got '", dtype, "'"));
   c.dtype = dtype == "float64" ? DType::Float64 : DType::Float32;
+  // Checkpoints from before the Transformer family: the paper's encoder-decoder, ReLU, sinusoids.
+  static const std::string encoder_decoder = "encoder-decoder", relu = "relu", sinusoidal = "sinusoidal";
+  const std::string& arch = optional_entry(m, "config.arch", encoder_decoder);
+  try {
+    c.arch = parse_architecture(arch);
+  } catch (const ValueError&) {
+    throw CheckpointError(message(source, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+  }
+  const std::string& activation = optional_entry(m, "config.activation", relu);
+  if (activation != "relu" && activation != "gelu")
+    throw CheckpointError(message(source, ": config.activation must be relu or gelu, got '", activation, "'"));
+  c.activation = activation == "gelu" ? Activation::GELU : Activation::ReLU;
+  const std::string& positions = optional_entry(m, "config.positions", sinusoidal);
+  if (positions != "sinusoidal" && positions != "learned")
+    throw CheckpointError(message(source, ": config.positions must be sinusoidal or learned, got '", positions, "'"));
+  c.positions = positions == "learned" ? Positions::Learned : Positions::Sinusoidal;
   try {
     c.validate();
   } catch (const Error& e) {
@@ -81,7 +112,7 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
 
 // The first parameter holding a NaN or an infinity, as "name holds value", or "" if none does.
 // A model like that predicts nothing (every translation empty), so it is neither written nor read.
-static std::string non_finite_parameter(const EncoderDecoder& model) {
+static std::string non_finite_parameter(const Module& model) {
   for (const auto& [name, p] : model.named_parameters()) {
     double value = 0;
     if (first_non_finite(p.value(), &value)) return message(name, " holds ", value);
@@ -89,13 +120,13 @@ static std::string non_finite_parameter(const EncoderDecoder& model) {
   return "";
 }
 
-void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
-                     const CheckpointInfo& info) {
+void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
+                     const StateDict& optimizer_state, const CheckpointInfo& info) {
   if (const std::string bad = non_finite_parameter(model); !bad.empty())
     throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
   StateDict tensors = model.state_dict();
   for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
-  std::map<std::string, std::string> metadata = config_to_metadata(model.config());
+  std::map<std::string, std::string> metadata = config_to_metadata(config);
   metadata["format"] = kFormat;
   metadata["vocab.source"] = info.source_vocab.to_text();
   metadata["vocab.target"] = info.target_vocab.to_text();
@@ -103,12 +134,20 @@ void save_checkpoint(const std::string& path, const EncoderDecoder& model, const
   save_safetensors(path, tensors, metadata);
 }
 
-LoadedCheckpoint load_checkpoint(const std::string& path) {
+void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
+                     const CheckpointInfo& info) {
+  save_checkpoint(path, model, model.config(), optimizer_state, info);
+}
+
+CheckpointContents read_checkpoint(const std::string& path) {
   SafetensorsFile file = load_safetensors(path);
   const auto& m = file.metadata;
   if (require(m, "format", path) != kFormat)
     throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")"));
-  LoadedCheckpoint out;
+  // An encoder-only checkpoint's configuration is its own (encoder_only_checkpoint.h): refused here by name.
+  if (const std::string arch = checkpoint_arch(m); arch == kEncoderOnlyArch)
+    throw CheckpointError(message(path, ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
+  CheckpointContents out;
   out.info.config = config_from_metadata(m, path);
   try {
     out.info.source_vocab = Vocab::from_text(require(m, "vocab.source", path), path + " (vocab.source)");
@@ -122,21 +161,36 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
                                   " and ", out.info.config.tgt_vocab));
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;
-
-  StateDict params;
   for (auto& [name, t] : file.tensors) {
     if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
-    else params.emplace(name, t);
-  }
-  // Built without initialising: every parameter is about to be overwritten by the stored tensors.
-  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
-  try {
-    out.model->load_state_dict(params);
-  } catch (const Error& e) {
-    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration: ", e.what()));
+    else out.parameters.emplace(name, t);
   }
   if (const std::string bad = non_finite_parameter(*out.model); !bad.empty())
     throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+  return out;
+}
+
+void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
+  if (info.config.arch != needed)
+    throw CheckpointError(message(path, ": a ", architecture_name(info.config.arch), " checkpoint (config.arch), but this needs an ",
+                                  architecture_name(needed), " one"));
+}
+
+void load_parameters(Module& model, const StateDict& parameters, const std::string& path) {
+  try {
+    model.load_state_dict(parameters);
+  } catch (const Error& e) {
+    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration: ", e.what()));
+  }
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+  CheckpointContents contents = read_checkpoint(path);
+  require_architecture(contents.info, Architecture::EncoderDecoder, path);
+  LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+  // Built without initialising: every parameter is about to be overwritten by the stored tensors.
+  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, contents.parameters, path);
   return out;
 }
 

@@ -26,7 +26,11 @@ struct CheckpointInfo {
   std::map<std::string, std::string> state;
 };
 
-/// Writes model parameters, optimizer state (may be empty) and info to `path`, atomically.
+/// Writes model parameters, optimizer state (may be empty) and info to `path`, atomically; the
+/// metadata's configuration is `config` (config.arch says which model the tensors belong to).
+void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
+                     const StateDict& optimizer_state, const CheckpointInfo& info);
+/// The same for the encoder-decoder, with its own configuration.
 void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
                      const CheckpointInfo& info);
 
@@ -36,9 +40,27 @@ struct LoadedCheckpoint {
   StateDict optimizer_state;              // names without the "optimizer." prefix
 };
 
-/// Reads a checkpoint written by save_checkpoint. CheckpointError naming the path for a file that
-/// is not one (missing metadata, a configuration that does not validate, a vocabulary whose size
-/// differs from the model's, tensors that do not fit the configuration).
+/// Any checkpoint, before a model is built: what it says and its tensors. info.config.arch tells
+/// which model to build (a program dispatches on it). CheckpointError naming the path for a file
+/// that is not one (missing metadata, a configuration that does not validate, a vocabulary whose
+/// size differs from the model's). Entries newer than the first checkpoints default to what those
+/// were: config.arch encoder-decoder, config.activation relu, config.positions sinusoidal.
+struct CheckpointContents {
+  CheckpointInfo info;
+  StateDict parameters;       // the model's tensors
+  StateDict optimizer_state;  // names without the "optimizer." prefix
+};
+CheckpointContents read_checkpoint(const std::string& path);
+
+/// CheckpointError "PATH: a decoder-only checkpoint (config.arch), but this needs an
+/// encoder-decoder one" unless info.config.arch is `needed`.
+void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path);
+/// model.load_state_dict(parameters), any mismatch a CheckpointError naming the path.
+void load_parameters(Module& model, const StateDict& parameters, const std::string& path);
+
+/// Reads an encoder-decoder checkpoint written by save_checkpoint: read_checkpoint, then
+/// require_architecture(EncoderDecoder), then the model built and its tensors loaded (CheckpointError
+/// for tensors that do not fit the configuration).
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
 /// The configuration as metadata entries ("config.d_model" -> "512", ...) and back.

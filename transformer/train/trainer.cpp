@@ -18,13 +18,36 @@
 #include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/train/checkpoint.h"
+#include "transformer/train/encoder_only_checkpoint.h"
+#include "transformer/train/encoder_only_trainer.h"
+#include "transformer/train/lm_trainer.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/svg.h"
 
 namespace gradformer {
 
-TrainOptions default_train_options(const std::string& task) {
+std::vector<std::string> architecture_tasks(Architecture arch) {
+  switch (arch) {
+    case Architecture::EncoderDecoder: return {"copy", "toy-translation", "corpus"};
+    case Architecture::DecoderOnly: return {"toy-lm", "toy-translation"};
+    case Architecture::EncoderOnly: return {"mlm", "classify"};  // encoder_only_trainer.h
+  }
+  return {};
+}
+
+TrainOptions default_train_options(const std::string& task, Architecture arch) {
+  if (arch == Architecture::DecoderOnly) return default_decoder_only_options(task);
+  if (arch == Architecture::EncoderOnly) {  // the encoder-only defaults, in the shared options' terms
+    const EncoderOnlyTrainOptions e = default_encoder_only_options(task);
+    TrainOptions o;
+    o.arch = arch, o.task = task, o.out_dir = e.out_dir;
+    o.d_model = e.d_model, o.d_ff = e.d_ff, o.heads = e.heads, o.layers = e.layers, o.dropout = e.dropout;
+    o.max_len = e.max_len, o.activation = e.activation, o.positions = e.positions, o.tie_embeddings = e.tie_embeddings;
+    o.batch_size = e.batch_size, o.lr = e.lr, o.warmup = e.warmup, o.clip = e.clip, o.log_every = e.log_every;
+    return o;
+  }
   TrainOptions o;
+  o.arch = arch;
   o.task = task;
   o.out_dir = "runs/" + task;
   if (task == "copy") return o;  // the struct's defaults are the copy task's
@@ -54,7 +77,8 @@ static std::string exact(double v) {
 
 std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
   auto num = [](auto v) { return message(v); };
-  return {{"options.task", o.task},
+  return {{"options.arch", architecture_name(o.arch)},
+          {"options.task", o.task},
           {"options.data_path", o.data_path},
           {"options.valid_path", o.valid_path},
           {"options.test_path", o.test_path},
@@ -77,7 +101,9 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
   auto get = [&](const std::string& key) -> const std::string& { return saved.text("options." + key); };
   auto integer = [&](const std::string& key) { return saved.integer("options." + key); };
   auto number = [&](const std::string& key) { return saved.number("options." + key); };
-  TrainOptions o = default_train_options(get("task"));
+  // Runs saved before the family had architectures were encoder-decoder runs.
+  const auto arch = s.find("options.arch");
+  TrainOptions o = default_train_options(get("task"), arch == s.end() ? Architecture::EncoderDecoder : parse_architecture(arch->second));
   o.data_path = get("data_path"), o.valid_path = get("valid_path"), o.test_path = get("test_path");
   o.batch_size = integer("batch_size"), o.max_tokens = integer("max_tokens"), o.epochs = integer("epochs");
   o.batches_per_epoch = integer("batches_per_epoch"), o.warmup = integer("warmup");
@@ -252,7 +278,7 @@ std::unique_ptr<EncoderDecoder> new_model(const TrainOptions& o, const TaskData&
   TransformerConfig config{.src_vocab = task.source_vocab.size(), .tgt_vocab = task.target_vocab.size(),
                            .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
                            .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len,
-                           .tie_embeddings = o.tie_embeddings};
+                           .tie_embeddings = o.tie_embeddings, .activation = o.activation, .positions = o.positions};
   config.validate();
   return std::make_unique<EncoderDecoder>(config, o.seed);
 }
@@ -400,6 +426,12 @@ void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder
   }
 }
 
+}  // namespace
+
+void validate_train_options(const TrainOptions& o) { validate(o); }
+
+namespace {
+
 // The step that diverged, run again (same parameters, same batch) under anomaly mode, which names
 // the first op whose output or gradient was not finite. Only after a divergence: anomaly mode
 // checks every result, too slow for every step.
@@ -423,6 +455,11 @@ bool due(int64_t every, int64_t step, int64_t last_step) { return every > 0 && s
 // ---- training --------------------------------------------------------------------------------------
 
 TrainReport train(const TrainOptions& requested, const std::string& resume_path) {
+  // The architecture from the metadata alone: an encoder-only configuration is not a TransformerConfig.
+  const Architecture arch =
+      resume_path.empty() ? requested.arch : parse_architecture(checkpoint_arch(load_safetensors(resume_path).metadata));
+  if (arch == Architecture::DecoderOnly) return train_decoder_only(requested, resume_path);
+  if (arch == Architecture::EncoderOnly) return train_encoder_only(requested, resume_path);
   std::optional<LoadedCheckpoint> resumed;
   if (!resume_path.empty()) resumed = load_checkpoint(resume_path);
   const TrainOptions o = run_options(requested, resumed ? &*resumed : nullptr, resume_path);

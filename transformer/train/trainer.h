@@ -17,7 +17,11 @@
 namespace gradformer {
 
 struct TrainOptions {
-  std::string task = "copy";  // "copy", "toy-translation", or "corpus" (pairs from data_path, valid_path, test_path)
+  /// Which member of the family: encoder-decoder (tasks copy, toy-translation, corpus), decoder-only
+  /// (tasks toy-lm, toy-translation as one sequence; lm_trainer.h), encoder-only (its own tasks;
+  /// train_encoder_only). Ignored when resuming: the checkpoint's config.arch wins.
+  Architecture arch = Architecture::EncoderDecoder;
+  std::string task = "copy";  // "copy", "toy-translation", "toy-lm", or "corpus" (pairs from data_path, valid_path, test_path)
   std::string data_path, valid_path, test_path;  // TSV files, source<TAB>target per line
 
   // The model (ignored when resuming: the checkpoint's configuration wins).
@@ -26,6 +30,8 @@ struct TrainOptions {
   NormPlacement norm = NormPlacement::Post;
   bool tie_embeddings = false;
   int64_t max_len = 128;
+  Activation activation = Activation::ReLU;  // of the feed-forward network
+  Positions positions = Positions::Sinusoidal;
 
   // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
   int64_t batch_size = 80;         // sequences per batch (copy task), at most this many sentences (corpus)
@@ -75,7 +81,11 @@ struct NonFiniteError : Error {
 /// batch 80, 20 batches an epoch, lr 0.5, no label smoothing) at d_model 128, with 30 epochs and
 /// warmup 200 rather than 20 and 400 (see TrainOptions::epochs); toy
 /// translation with label smoothing 0.1. ValueError for an unknown task.
-TrainOptions default_train_options(const std::string& task);
+TrainOptions default_train_options(const std::string& task, Architecture arch = Architecture::EncoderDecoder);
+
+/// The tasks an architecture trains on, the first its default: encoder-decoder {copy, toy-translation,
+/// corpus}, decoder-only {toy-lm, toy-translation}, encoder-only (filled in by its trainer).
+std::vector<std::string> architecture_tasks(Architecture arch);
 
 struct TrainReport {
   int64_t first_step = 1, steps = 0;  // steps run in this call: first_step .. first_step + steps - 1
@@ -84,6 +94,7 @@ struct TrainReport {
   double tokens_per_second = 0;
   std::vector<double> losses;         // each step's training loss (label-smoothed if smoothing is on)
   double valid_loss = 0;
+  std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
   int64_t copy_exact_match = -1;      // of 100 fresh sequences (copy task)
   std::optional<TranslationReport> valid_translation, test_translation;
   std::string checkpoint_path;
@@ -109,7 +120,16 @@ double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const S
 /// run (a TrainOptionError for "epochs" if the checkpoint is already past it). A TrainOptionError
 /// for an option out of range, or for a model option (d_model, ..., max_len) too small for the
 /// task's data (max_len below its longest sentence), before any training.
+/// Dispatches on the architecture (options.arch, or the resumed checkpoint's config.arch):
+/// decoder-only to train_decoder_only (lm_trainer.h), encoder-only to train_encoder_only.
 TrainReport train(const TrainOptions& options, const std::string& resume_path = "");
+
+/// The encoder-only (BERT-style) trainer: the hook its branch fills in (encoder_only_trainer.cpp).
+TrainReport train_encoder_only(const TrainOptions& options, const std::string& resume_path);
+/// A TrainOptionError for an option out of range (every architecture's trainer checks with it).
+void validate_train_options(const TrainOptions& options);
+/// The decoder-only (GPT-style) trainer (lm_trainer.cpp).
+TrainReport train_decoder_only(const TrainOptions& options, const std::string& resume_path);
 
 /// TrainOptions as checkpoint state entries ("options.lr", ...) and back.
 std::map<std::string, std::string> options_to_state(const TrainOptions& options);

@@ -579,3 +579,52 @@ TEST_CASE("checkpoint: the configuration round trips as metadata") {
   CHECK((d.layers == c.layers && d.max_len == c.max_len && d.norm == NormPlacement::Pre && d.dtype == DType::Float64));
   CHECK(d.dropout == c.dropout);
 }
+
+TEST_CASE("checkpoint: the family's fields round trip, and a checkpoint without them is the paper's model") {
+  TransformerConfig c = TransformerConfig::tutorial(30, 30);
+  c.arch = Architecture::DecoderOnly, c.activation = Activation::GELU, c.positions = Positions::Learned;
+  const auto m = config_to_metadata(c);
+  CHECK(m.at("config.arch") == "decoder-only");
+  CHECK(m.at("config.activation") == "gelu");
+  CHECK(m.at("config.positions") == "learned");
+  const TransformerConfig d = config_from_metadata(m, "x");
+  CHECK((d.arch == Architecture::DecoderOnly && d.activation == Activation::GELU && d.positions == Positions::Learned));
+  // Written before the family: no config.arch, config.activation or config.positions.
+  auto old = config_to_metadata(TransformerConfig::tutorial(30, 40));
+  old.erase("config.arch"), old.erase("config.activation"), old.erase("config.positions");
+  const TransformerConfig e = config_from_metadata(old, "old.safetensors");
+  CHECK((e.arch == Architecture::EncoderDecoder && e.activation == Activation::ReLU && e.positions == Positions::Sinusoidal));
+  auto bad = m;
+  bad["config.activation"] = "tanh";
+  CHECK(test::error_message<CheckpointError>([&] { config_from_metadata(bad, "b.safetensors"); }) ==
+        "b.safetensors: config.activation must be relu or gelu, got 'tanh'");
+  bad = m, bad["config.arch"] = "gpt";
+  CHECK_THROWS_AS(config_from_metadata(bad, "b.safetensors"), CheckpointError);
+}
+
+TEST_CASE("checkpoint: an encoder-decoder saved with GELU and learned positions loads to the same outputs, and "
+          "load_checkpoint refuses a checkpoint of another architecture, naming both") {
+  TempDir dir("family");
+  TransformerConfig c = TransformerConfig::tutorial(9, 9);
+  c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 1, c.max_len = 12, c.dropout = 0;
+  c.activation = Activation::GELU, c.positions = Positions::Learned;
+  EncoderDecoder model(c, 3);
+  model.eval();
+  const Vocab vocab = Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\nw4\nw5\nw6\nw7\nw8\n", "test");
+  const std::string path = dir / "gelu.safetensors";
+  save_checkpoint(path, model, {}, {c, vocab, vocab, {}});
+  LoadedCheckpoint loaded = load_checkpoint(path);
+  loaded.model->eval();
+  CHECK((loaded.info.config.activation == Activation::GELU && loaded.info.config.positions == Positions::Learned));
+  const Tensor src = from_vector(std::vector<int64_t>{4, 5, 6, 2}, {1, 4}), tgt = from_vector(std::vector<int64_t>{1, 7, 8}, {1, 3});
+  const Tensor a = model.forward(src, tgt, {}, {}).value(), b = loaded.model->forward(src, tgt, {}, {}).value();
+  CHECK(a.to_vector<float>() == b.to_vector<float>());
+  // The same tensors labelled decoder-only: read_checkpoint tells the kind, load_checkpoint refuses it.
+  TransformerConfig other = c;
+  other.arch = Architecture::DecoderOnly;
+  const std::string lm = dir / "lm.safetensors";
+  save_checkpoint(lm, model, other, {}, {other, vocab, vocab, {}});
+  CHECK(read_checkpoint(lm).info.config.arch == Architecture::DecoderOnly);
+  CHECK(test::error_message<CheckpointError>([&] { load_checkpoint(lm); }) ==
+        lm + ": a decoder-only checkpoint (config.arch), but this needs an encoder-decoder one");
+}

@@ -1,0 +1,106 @@
+// Encoder-only training (transformer/train/encoder_only_trainer.h) and its checkpoints: an
+// interrupted MLM or classification run resumed from its checkpoint continues bit for bit, a
+// fine-tuning run starts from the pre-trained body, and a checkpoint of the wrong kind is refused.
+#include "catch.h"
+#include "training_helpers.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/encoder_only_checkpoint.h"
+#include "transformer/train/encoder_only_trainer.h"
+#include "transformer/train/trainer.h"
+
+using namespace gradformer;
+using test::TempDir;
+
+namespace {
+
+// d 16, 1 layer, 8 sentences a batch, 6 steps; dropout and clipping on, so their state must survive.
+EncoderOnlyTrainOptions tiny(const std::string& task, const TempDir& dir, const std::string& name) {
+  EncoderOnlyTrainOptions o = default_encoder_only_options(task);
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.dropout = 0.1, o.clip = 1.0;
+  o.steps = 6, o.batch_size = 8, o.warmup = 3, o.seed = 5, o.quiet = true;
+  o.out_dir = dir / name;
+  return o;
+}
+
+std::vector<double> tail(const std::vector<double>& v, size_t from) { return {v.begin() + static_cast<long>(from), v.end()}; }
+
+}  // namespace
+
+TEST_CASE("train_encoder_only: MLM and classification runs resumed from a checkpoint continue bit for bit") {
+  TempDir dir("resume-encoder-only");
+  const EncoderOnlyReport pre = train_encoder_only(tiny("mlm", dir, "pre"));
+  for (const std::string task : {"mlm", "classify"})
+    for (const bool from_pretrained : {false, true}) {
+      if (task == "mlm" && from_pretrained) continue;
+      INFO(task << (from_pretrained ? " from the pre-trained checkpoint" : ""));
+      EncoderOnlyTrainOptions o = tiny(task, dir, task + "-full");
+      if (from_pretrained) o.init_path = pre.checkpoint_path;
+      const EncoderOnlyReport full = train_encoder_only(o);
+      REQUIRE(full.losses.size() == 6);
+      o.out_dir = dir / (task + "-part"), o.stop_after = 2;
+      const EncoderOnlyReport part = train_encoder_only(o);
+      REQUIRE(part.steps == 2);
+      CHECK(test::same_bits(part.losses, {full.losses[0], full.losses[1]}));
+      EncoderOnlyTrainOptions again = tiny(task, dir, task + "-resumed");
+      const EncoderOnlyReport resumed = train_encoder_only(again, part.checkpoint_path);
+      CHECK(resumed.first_step == 3);
+      CHECK(test::same_bits(resumed.losses, tail(full.losses, 2)));
+      CHECK(resumed.valid_accuracy == full.valid_accuracy);
+      const LoadedEncoderOnly a = load_encoder_only_checkpoint(full.checkpoint_path),
+                              b = load_encoder_only_checkpoint(resumed.checkpoint_path);
+      for (const auto& [name, t] : a.model->state_dict()) CHECK(test::bitwise_equal(t, b.model->state_dict().at(name)));
+    }
+}
+
+TEST_CASE("train_encoder_only: fine-tuning starts from the pre-trained body, with the classifier drawn from its own seed") {
+  TempDir dir("init-encoder-only");
+  const EncoderOnlyReport pre = train_encoder_only(tiny("mlm", dir, "pre"));
+  EncoderOnlyTrainOptions o = tiny("classify", dir, "fine");
+  o.init_path = pre.checkpoint_path, o.steps = 1, o.stop_after = 0;
+  // lr tiny: one step leaves the body within 1e-3 of the pre-trained one, which a fresh draw is not.
+  o.lr = 1e-9;
+  const EncoderOnlyReport fine = train_encoder_only(o);
+  const LoadedEncoderOnly p = load_encoder_only_checkpoint(pre.checkpoint_path), f = load_encoder_only_checkpoint(fine.checkpoint_path);
+  const Tensor a = p.model->tok_embed->weight.value(), b = f.model->tok_embed->weight.value();
+  CHECK(max(maximum(sub(a, b), sub(b, a))).item() < 1e-3);
+  CHECK(f.info.vocab == p.info.vocab);
+  CHECK(f.info.labels == negation_labels());
+}
+
+TEST_CASE("checkpoints: each loader refuses the other architecture by name") {
+  TempDir dir("arch-encoder-only");
+  const EncoderOnlyReport enc = train_encoder_only(tiny("mlm", dir, "enc"));
+  CHECK_THROWS_MSG(load_checkpoint(enc.checkpoint_path), CheckpointError,
+                   "model.safetensors: an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one");
+  TrainOptions copy = default_train_options("copy");
+  copy.d_model = 16, copy.d_ff = 32, copy.heads = 2, copy.layers = 1, copy.epochs = 1, copy.batches_per_epoch = 1;
+  copy.quiet = true, copy.out_dir = dir / "copy";
+  const TrainReport ed = train(copy);
+  CHECK_THROWS_MSG(load_encoder_only_checkpoint(ed.checkpoint_path, "classify"), CheckpointError,
+                   "model.safetensors: an encoder-decoder checkpoint (config.arch), but classify needs an encoder-only one");
+}
+
+TEST_CASE("train_encoder_only: options out of range are TrainOptionErrors naming the field") {
+  TempDir dir("options-encoder-only");
+  EncoderOnlyTrainOptions o = tiny("classify", dir, "x");
+  o.labelled = 0;
+  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: labelled must be in [1, 10000] (the toy corpus's train split), got 0");
+  o = tiny("mlm", dir, "x"), o.init_path = "a.safetensors";
+  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: init_path is for --task classify");
+  o = tiny("mlm", dir, "x"), o.steps = 0;
+  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: steps must be at least 1, got 0");
+}
+
+TEST_CASE("train: the shared options with arch encoder-only reach the encoder-only trainer, and so does a resume") {
+  TempDir dir("dispatch-encoder-only");
+  TrainOptions o = default_train_options("mlm", Architecture::EncoderOnly);
+  o.task = "mlm", o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.batch_size = 8, o.warmup = 3;
+  o.quiet = true, o.out_dir = dir / "run", o.stop_after = 2;
+  const TrainReport part = train(o);
+  CHECK(part.steps == 2);
+  CHECK(load_encoder_only_checkpoint(part.checkpoint_path).info.state.at("options.task") == "mlm");
+  o.stop_after = 3, o.out_dir = dir / "resumed";
+  const TrainReport resumed = train(o, part.checkpoint_path);  // the architecture comes from the checkpoint
+  CHECK(resumed.first_step == 3);
+  CHECK(resumed.steps == 1);
+}

@@ -1,0 +1,105 @@
+#include "transformer/model/decoder_only.h"
+
+#include <cmath>
+
+#include "autograd/all.h"
+#include "nn/functional.h"
+
+namespace gradformer {
+
+TransformerConfig decoder_only_config(int64_t vocab) {
+  TransformerConfig c = TransformerConfig::tutorial(vocab, vocab);
+  c.arch = Architecture::DecoderOnly;
+  c.norm = NormPlacement::Pre;
+  return c;
+}
+
+TransformerConfig gpt2_small_config() {
+  TransformerConfig c = decoder_only_config(50257);
+  c.max_len = 1024, c.d_model = 768, c.layers = 12, c.heads = 12, c.d_ff = 4 * 768;
+  c.positions = Positions::Learned, c.activation = Activation::GELU, c.tie_embeddings = true;
+  return c;
+}
+
+int64_t decoder_only_parameter_count(const TransformerConfig& c) {
+  c.validate();
+  if (c.arch != Architecture::DecoderOnly)
+    throw ValueError(message("decoder_only_parameter_count: the configuration is ", architecture_name(c.arch)));
+  const int64_t d = c.d_model, V = c.tgt_vocab;
+  const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d, norm = 2 * d;
+  const int64_t embedding = V * d;
+  const int64_t positions = c.positions == Positions::Learned ? c.max_len * d : 0;
+  const int64_t layers = c.layers * (attention + ffn + 2 * norm);
+  const int64_t final_norm = c.norm == NormPlacement::Pre ? norm : 0;
+  const int64_t output = c.tie_embeddings ? 0 : V * d;
+  return embedding + positions + layers + final_norm + output;
+}
+
+DecoderOnly::DecoderOnly(const TransformerConfig& config, uint64_t seed, SkipInit)
+    : config_(config), dropout_gen_(std::make_shared<Generator>(seed, 1)) {
+  config_.validate();
+  if (config_.arch != Architecture::DecoderOnly)
+    throw ValueError(
+        message("DecoderOnly: the configuration is ", architecture_name(config_.arch), ", not decoder-only"));
+  const TransformerConfig& c = config_;
+  embed = register_module("embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, skip_init, c.dtype));
+  positional_encoding = register_module(
+      "positional_encoding",
+      std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
+  decoder = register_module("decoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
+  output_projection =
+      register_module("generator", std::make_shared<VocabProjection>(c.d_model, c.tgt_vocab, c.dtype,
+                                                                     c.tie_embeddings ? embed->weight : Variable(),
+                                                                     /*with_bias=*/false));
+}
+
+DecoderOnly::DecoderOnly(const TransformerConfig& config, uint64_t seed) : DecoderOnly(config, seed, skip_init) {
+  Generator init(seed, 0);
+  reset_parameters(init);
+}
+
+void DecoderOnly::reset_parameters(Generator& init_gen) {
+  for (const auto& [name, p] : named_parameters())
+    if (p.dim() >= 2 && name != "positional_encoding.weight") xavier_uniform_(p, init_gen);
+  for (const auto& layer : *decoder->layers) {
+    fill_(layer->self_attn->in_proj_bias, 0.0);
+    fill_(layer->self_attn->out_proj->bias, 0.0);
+    linear_default_(layer->linear1->bias, layer->linear1->weight.size(1), init_gen);  // fan_in d
+    linear_default_(layer->linear2->bias, layer->linear2->weight.size(1), init_gen);  // fan_in d_ff
+    layer->norm1->reset_parameters(), layer->norm2->reset_parameters();
+  }
+  if (decoder->norm) decoder->norm->reset_parameters();
+  positional_encoding->reset_parameters(init_gen);  // learned: N(0, 0.02)
+}
+
+void DecoderOnly::check_ids(const Tensor& ids) const {
+  if (ids.dtype() != DType::Int64 || ids.dim() != 2)
+    throw ShapeError(message("DecoderOnly: ids must be [B, T] int64 token ids, got ", ids.shape(), " ", ids.dtype()));
+}
+
+// h_0 = U W_e + W_p   (with the paper's sqrt(d_model) on the embedding)
+Variable DecoderOnly::embed_tokens(const Tensor& ids, int64_t start) const {
+  check_ids(ids);
+  return positional_encoding->forward(embed->forward(ids) * std::sqrt(static_cast<double>(config_.d_model)), start);
+}
+
+// h_l = transformer_block(h_{l-1});  logits = h_n W_e^T (tied) or h_n W_out^T
+Variable DecoderOnly::forward(const Tensor& ids, const Tensor& mask) const {
+  check_ids(ids);
+  const int64_t B = ids.size(0), T = ids.size(1);
+  if (!mask.defined() || mask.dtype() != DType::Bool || mask.dim() != 3 || (mask.size(0) != B && mask.size(0) != 1) ||
+      mask.size(1) != T || mask.size(2) != T)
+    throw ShapeError(message("DecoderOnly: mask must be [", B, " or 1, ", T, ", ", T, "] bool (causal), got ",
+                             mask.defined() ? message(mask.shape(), " ", mask.dtype()) : std::string("none")));
+  return output_projection->forward(decoder->forward(embed_tokens(ids), mask));  // [B, T, V]
+}
+
+DecoderOnlyCache DecoderOnly::start_cache() const { return {std::vector<KVCache>(decoder->layers->size()), 0}; }
+
+Variable DecoderOnly::forward_step(const Tensor& ids, DecoderOnlyCache& cache) const {
+  const Variable h = decoder->forward_step(embed_tokens(ids, cache.length), cache.layers);  // [B, Tn, d]
+  cache.length += ids.size(1);
+  return output_projection->forward(h);  // [B, Tn, V]
+}
+
+}  // namespace gradformer

@@ -1,0 +1,104 @@
+// The decoder-only Transformer (GPT: Radford et al., 2018, section 3.1):
+//
+//   "In our experiments, we use a multi-layer Transformer decoder for the language model, which is a
+//    variant of the transformer. This model applies a multi-headed self-attention operation over
+//    the input context tokens followed by position-wise feedforward layers to produce an output
+//    distribution over target tokens:
+//        h_0 = U W_e + W_p
+//        h_l = transformer_block(h_{l-1})  for all l in [1, n]
+//        P(u) = softmax(h_n W_e^T)"
+//
+// A block is an encoder layer (self-attention, then the feed-forward network) under the decoder's
+// causal mask: no cross-attention, since there is no encoder to attend to. So the model is built
+// from EncoderLayer, as torch.nn.TransformerEncoder with a causal mask is GPT in PyTorch:
+//
+//   ids [B, T] -> embed * sqrt(d) + PE -> N encoder layers (causal mask) -> [B, T, d]
+//              -> output projection -> logits [B, T, V]
+//
+// The embedding is scaled by sqrt(d) as in the encoder-decoder (GPT-2 does not scale): the three
+// architectures differ only in their masks, in cross-attention, and in what they are trained to do.
+//
+// Parameter names (the checkpoint's):
+//   embed.weight [V, d]                            the token embedding (GPT's W_e)
+//   positional_encoding.weight [max_len, d]        learned positions only (GPT's W_p)
+//   decoder.layers.{i}.self_attn.* linear1.* linear2.* norm1.* norm2.*   (torch TransformerEncoderLayer's)
+//   decoder.norm.*                                 pre-LN only (GPT-2's final ln_f)
+//   generator.weight [V, d]                        untied only; no bias, as GPT-2's lm_head
+// With tied embeddings (GPT's softmax(h_n W_e^T)) generator.weight is embed.weight, stored once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "autograd/variable.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/module.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+#include "transformer/model/encoder.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/positional_encoding.h"
+
+namespace gradformer {
+
+/// A decoder-only configuration: one vocabulary of `vocab` tokens (src_vocab = tgt_vocab = vocab),
+/// arch DecoderOnly; the rest as TransformerConfig::tutorial, pre-LN.
+TransformerConfig decoder_only_config(int64_t vocab);
+/// GPT-2 small (Radford et al., 2019, table 2, and the released model): V 50257, n_ctx 1024, d 768,
+/// N 12, h 12, d_ff 3072, learned positions, pre-LN, GELU, output tied to the embedding.
+TransformerConfig gpt2_small_config();
+
+/// The number of parameters of a decoder-only model, from the formula:
+///   embedding        V d
+///   positions        max_len d                    (learned only)
+///   per layer        attention 4 d^2 + 4 d  +  feed-forward 2 d d_ff + d_ff + d  +  2 LayerNorms 4 d
+///   final LayerNorm  2 d                          (pre-LN only)
+///   output           V d                          (untied only; no bias)
+int64_t decoder_only_parameter_count(const TransformerConfig& config);
+
+/// One KVCache per layer: the keys and values of every position generated so far.
+struct DecoderOnlyCache {
+  std::vector<KVCache> layers;
+  int64_t length = 0;
+};
+
+class DecoderOnly : public Module {
+ public:
+  /// Builds the model and initialises it from `seed` (Generator(seed, 0)); dropout draws from
+  /// Generator(seed, 1). ValueError unless config.arch is DecoderOnly (and config validates).
+  DecoderOnly(const TransformerConfig& config, uint64_t seed);
+  /// Allocated but not drawn (see nn/init.h), for loading a checkpoint.
+  DecoderOnly(const TransformerConfig& config, uint64_t seed, SkipInit);
+  /// As EncoderDecoder::reset_parameters: matrices Xavier-uniform, learned positions N(0, 0.02),
+  /// attention biases 0, feed-forward biases PyTorch's Linear default, LayerNorms 1 and 0.
+  void reset_parameters(Generator& init_gen);
+
+  /// ids [B, T] int64 -> [B, T, d]: dropout(embed(ids) * sqrt(d) + PE[start : start + T])
+  Variable embed_tokens(const Tensor& ids, int64_t start = 0) const;
+  /// ids [B, T] int64, mask [B, T, T] bool (causal_mask, or target_mask for padded batches)
+  ///   -> logits [B, T, V]: position t's scores for token t + 1
+  Variable forward(const Tensor& ids, const Tensor& mask) const;
+
+  // ---- incremental decoding (generation) -----------------------------------------------------------
+  DecoderOnlyCache start_cache() const;
+  /// The next tokens ids [B, Tn] (positions cache.length, ...) -> logits [B, Tn, V], equal to the
+  /// last Tn positions of forward() over the whole prefix with a causal mask; the cache grows by Tn.
+  Variable forward_step(const Tensor& ids, DecoderOnlyCache& cache) const;
+
+  const TransformerConfig& config() const { return config_; }
+  const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
+
+  std::shared_ptr<Embedding> embed;
+  std::shared_ptr<PositionalEncoding> positional_encoding;
+  std::shared_ptr<Encoder> decoder;                    // encoder layers, used under a causal mask
+  std::shared_ptr<VocabProjection> output_projection;  // registered as "generator"
+
+ private:
+  void check_ids(const Tensor& ids) const;
+  TransformerConfig config_;
+  std::shared_ptr<Generator> dropout_gen_;
+};
+
+}  // namespace gradformer

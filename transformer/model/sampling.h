@@ -1,0 +1,47 @@
+// Generating text with a decoder-only model: at each step the model gives a distribution over the
+// next token, reshaped by three knobs, and one token is drawn from it.
+//
+//   temperature T:  p_i = exp(z_i / T) / sum_j exp(z_j / T)       (T -> 0: greedy, the argmax)
+//   top-k (Fan et al., 2018): keep the k most likely tokens, renormalise.
+//   top-p (Holtzman et al., 2020): "we select the highest probability tokens whose cumulative
+//     probability mass exceeds the pre-chosen threshold p" — the smallest such set, renormalised.
+//
+// Generation runs incrementally: a key/value cache holds every earlier position's keys and values
+// (DecoderOnly::forward_step), so each new token costs one position's work.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+#include "transformer/model/decoder_only.h"
+
+namespace gradformer {
+
+struct SamplingOptions {
+  int64_t max_tokens = 64;  // generated at most, </s> included
+  double temperature = 1;   // 0: greedy
+  int64_t top_k = 0;        // 0: all tokens
+  double top_p = 1;         // 1: all tokens
+  int64_t eos = 2;          // stops generation (Vocab::eos); -1: never
+  bool use_cache = true;    // false: recompute the whole sequence at every step (for comparison)
+  /// ValueError naming the field: max_tokens < 1, temperature < 0, top_k < 0, top_p outside (0, 1].
+  void validate() const;
+};
+
+/// logits [V] -> the distribution a token is drawn from, after temperature, top-k and top-p
+/// (probabilities in double, zero outside the kept set; one-hot on the argmax when temperature is 0).
+std::vector<double> next_token_distribution(const Tensor& logits, const SamplingOptions& options);
+
+/// Draws an index from `probabilities` with one uniform number of `gen` (inverse CDF).
+int64_t sample_index(const std::vector<double>& probabilities, Generator& gen);
+
+/// prompt (ids, at least one: usually <s> first) -> the generated ids after it, ending in eos if it
+/// was generated. In eval mode without a graph (the model's mode is restored). The same gen state
+/// gives the same tokens; use_cache does not change them. ValueError for an empty prompt, a
+/// ShapeError if prompt + max_tokens exceeds the model's max_len.
+std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& options,
+                              Generator& gen);
+
+}  // namespace gradformer

@@ -165,8 +165,11 @@ CheckpointContents read_checkpoint(const std::string& path) {
     if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
     else out.parameters.emplace(name, t);
   }
-  if (const std::string bad = non_finite_parameter(*out.model); !bad.empty())
-    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+  for (const auto& [name, t] : out.parameters) {
+    double value = 0;
+    if (is_floating(t.dtype()) && first_non_finite(t, &value))
+      throw CheckpointError(message(path, ": a non-finite parameter (", name, " holds ", value, "): the model is unusable"));
+  }
   return out;
 }
 

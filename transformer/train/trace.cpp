@@ -54,8 +54,10 @@ Variable trace_encoder_layer(const EncoderLayer& layer, const Variable& x, const
                             : stage("add (residual)", "h = x + attention", h.value()));
   const Variable ffn_in = post ? h : layer.norm2->forward(h);
   if (!post) out.stages.push_back(stage("LayerNorm (norm2)", "norm2(h)", ffn_in.value()));
-  const Variable f = feed_forward(ffn_in, *layer.linear1, *layer.linear2, *layer.dropout);
-  out.stages.push_back(stage("feed-forward", "FFN(h) = max(0, h W1 + b1) W2 + b2", f.value()));
+  const Variable f = feed_forward(ffn_in, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
+  out.stages.push_back(stage("feed-forward", layer.activation == Activation::GELU ? "FFN(h) = GELU(h W1 + b1) W2 + b2"
+                                                                                 : "FFN(h) = max(0, h W1 + b1) W2 + b2",
+                             f.value()));
   const Variable y = post ? layer.norm2->forward(h + f) : h + f;
   out.stages.push_back(post ? stage("add & norm (norm2)", "out = LayerNorm(h + FFN(h))", y.value())
                             : stage("add (residual)", "out = h + FFN(norm2(h))", y.value()));

@@ -52,10 +52,29 @@ void heads_one_at_a_time() {
   claim(max_abs_diff(by_hand.value(), fast.output.value()) < 1e-12, "the stacked projection computes every head");
 }
 
+// The paper's table 1, evaluated: per layer, for n tokens of width d (kernel width k for convolutions)
+void attention_against_recurrence() {
+  section("attention against recurrence");
+  const double d = 512, k = 3;
+  std::printf("%5s  %-26s %-26s %-26s\n", "n", "self-attention", "recurrent", "convolution (k 3)");
+  std::printf("%5s  %-26s %-26s %-26s\n", "", "ops / seq. steps / path", "ops / seq. steps / path", "ops / seq. steps / path");
+  for (double n : {10.0, 100.0, 1000.0}) {
+    const double attention_ops = n * n * d, recurrent_ops = n * d * d, conv_ops = k * n * d * d;
+    const double conv_path = std::ceil(std::log(n) / std::log(k));
+    char a[40], r[40], c[40];
+    std::snprintf(a, sizeof a, "%.1e / %d / %d", attention_ops, 1, 1);
+    std::snprintf(r, sizeof r, "%.1e / %.0f / %.0f", recurrent_ops, n, n - 1);
+    std::snprintf(c, sizeof c, "%.1e / %d / %.0f", conv_ops, 1, conv_path);
+    std::printf("%5.0f  %-26s %-26s %-26s\n", n, a, r, c);
+    if (n < d) claim(attention_ops < recurrent_ops, "for n < d self-attention does fewer operations than a recurrence");
+  }
+}
+
 }  // namespace
 
 int main() {
   names_and_shapes();
   heads_one_at_a_time();
+  attention_against_recurrence();
   return failures == 0 ? 0 : 1;
 }

@@ -22,7 +22,7 @@ namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const Tensor d = a - b;
-  return max(maximum(d, -d)).item();
+  return std::abs(max(maximum(d, -d)).item());
 }
 
 // Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, from autograd ops

@@ -56,7 +56,7 @@ void heads_one_at_a_time() {
 void attention_against_recurrence() {
   section("attention against recurrence");
   const double d = 512, k = 3;
-  std::printf("%5s  %-26s %-26s %-26s\n", "n", "self-attention", "recurrent", "convolution (k 3)");
+  std::printf("%5s  %-26s %-26s %-26s\n", "n", "self-attention", "recurrent", "dilated conv. (k 3)");
   std::printf("%5s  %-26s %-26s %-26s\n", "", "ops / seq. steps / path", "ops / seq. steps / path", "ops / seq. steps / path");
   for (double n : {10.0, 100.0, 1000.0}) {
     const double attention_ops = n * n * d, recurrent_ops = n * d * d, conv_ops = k * n * d * d;

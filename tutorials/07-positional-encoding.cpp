@@ -32,7 +32,7 @@ void shuffle_the_input() {
   section("shuffle the input");
   Generator gen(0);
   const int64_t T = 6, d = 32;
-  const EncoderLayer layer({d, 4, 4 * d, 0.0, NormPlacement::Post, DType::Float64}, gen, nullptr);
+  const EncoderLayer layer({d, 4, 4 * d, 0.0, NormPlacement::Post, DType::Float64}, gen, std::make_shared<Generator>(1));
   const Tensor x = randn({1, T, d}, gen, DType::Float64);                 // six token embeddings
   const Tensor order = from_vector(std::vector<int64_t>{3, 0, 5, 1, 4, 2}, {T});  // a shuffle
   const Tensor pe = sinusoidal_encoding(T, d, DType::Float64).unsqueeze(0);
@@ -60,27 +60,27 @@ Tensor encoding_with_base(int64_t max_len, int64_t d, double base) {
   return from_vector(pe, {max_len, d});
 }
 
-// The base sets the slowest pair's wavelength, 2 pi base^((d-2)/d): positions much farther apart than
-// that have no slow coordinate left to tell them apart, and their encodings come close again.
+// The base sets the slowest pair's wavelength, 2 pi base^((d-2)/d). The similarity of two encodings,
+// PE(0).PE(k) / |PE|^2, says how well a dot product can tell offset k from other offsets.
 void why_10000() {
   section("why 10000");
-  const int64_t d = 64, n = 1000;
+  const int64_t d = 64, n = 1001;
+  const std::vector<int64_t> offsets{1, 10, 100, 300, 1000};
+  double far[3] = {0, 0, 0};
+  int which = 0;
   for (double base : {10.0, 100.0, 10000.0}) {
     const Tensor pe = encoding_with_base(n, d, base);
     const double longest = 2 * std::numbers::pi * std::pow(base, static_cast<double>(d - 2) / static_cast<double>(d));
-    // The closest two different positions come, among 0..n-1 (at least 50 apart), against neighbours' distance.
-    double closest = std::numeric_limits<double>::infinity();
-    const Tensor sq = sum(pe * pe, {-1});
-    const Tensor dist2 = sq.unsqueeze(1) + sq.unsqueeze(0) - 2.0 * matmul(pe, pe.transpose(0, 1));  // [n, n]
-    const std::vector<double> all = dist2.to_vector<double>();
-    for (int64_t p = 0; p < n; ++p)
-      for (int64_t q = p + 50; q < n; ++q) closest = std::min(closest, all[static_cast<size_t>(p * n + q)]);
-    const double neighbours = std::sqrt(sum((pe.select(0, 1) - pe.select(0, 0)) * (pe.select(0, 1) - pe.select(0, 0))).item());
-    std::printf("base %7.0f: longest wavelength %8.0f positions; closest pair 50+ apart: distance %.3f (neighbours: %.3f)\n",
-                base, longest, std::sqrt(std::max(closest, 0.0)), neighbours);
-    if (base == 10000.0) claim(std::sqrt(closest) > neighbours, "with 10000, positions 50+ apart are farther apart than neighbours");
-    if (base == 10.0) claim(std::sqrt(std::max(closest, 0.0)) < neighbours, "with 10, far positions come closer than neighbours");
+    std::printf("base %5.0f: longest wavelength %6.0f; PE(0).PE(k)/|PE|^2 for k =", base, longest);
+    for (int64_t k : offsets) {
+      const double similarity = sum(pe.select(0, 0) * pe.select(0, k)).item() / (static_cast<double>(d) / 2);
+      std::printf(" %lld: %5.2f", static_cast<long long>(k), similarity);
+      if (k == 300) far[which] = similarity;
+    }
+    std::printf("\n");
+    ++which;
   }
+  claim(far[2] > 0.2 && far[2] > 3 * std::abs(far[0]), "with 10000, offset 300 is still similar; with 10, it is near 0");
 }
 
 // (e_i + p_i) . (e_j + p_j) = e_i.e_j + e_i.p_j + p_i.e_j + p_i.p_j, for the tutorial model's embedding

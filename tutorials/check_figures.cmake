@@ -1,4 +1,4 @@
-# cmake -DPROGRAM=<chapter program> -DDIR=<run dir> -DFIGURES=<a.svg;b.svg> -DSOURCE=<tutorials/figures>
+# cmake -DPROGRAM=<chapter program> -DDIR=<run dir> -DFIGURES=<a.svg,b.svg> -DSOURCE=<tutorials/figures>
 #       [-DUPDATE=ON] -P check_figures.cmake
 # A chapter's figures are drawn by its program, like its text blocks are printed by it: this runs
 # the program in DIR, where it writes its figures, and checks each against the committed copy in
@@ -7,6 +7,7 @@ execute_process(COMMAND ${PROGRAM} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE code
 if(NOT code EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} failed (${code})")
 endif()
+string(REPLACE "," ";" FIGURES "${FIGURES}")
 foreach(figure IN LISTS FIGURES)
   if(UPDATE)
     file(COPY_FILE ${DIR}/${figure} ${SOURCE}/${figure})

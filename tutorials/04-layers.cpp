@@ -1,6 +1,7 @@
 // Chapter 4: layers and training. The companion program of tutorials/04-layers.md: every listing of
 // the chapter is a piece of this file, and every output the chapter shows is what this program
 // prints. It exits with a non-zero status if a claim the chapter makes does not hold.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -185,12 +186,102 @@ void checkpoint() {
   std::filesystem::remove(path);
 }
 
+
+// ---- 6. the hand-written backward passes, derived and checked --------------------------------------
+
+// The largest |a - b| over two tensors of one shape.
+double max_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to(DType::Float64).to_vector<double>(), y = b.to(DType::Float64).to_vector<double>();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
+}
+
+// dL/dx[row, col] of L(x) = sum(f(x) * g), by central difference (float64, eps 1e-6).
+template <class F>
+double central_difference(F f, const Tensor& x, const Tensor& g, int64_t row, int64_t col) {
+  const double eps = 1e-6;
+  Tensor plus = x.clone(), minus = x.clone();
+  plus.data<double>()[row * x.size(-1) + col] += eps;
+  minus.data<double>()[row * x.size(-1) + col] -= eps;
+  return (sum(f(plus) * g).item() - sum(f(minus) * g).item()) / (2 * eps);
+}
+
+Tensor one_hot(const Tensor& target, int64_t classes) {
+  Tensor q = zeros({target.numel(), classes}, DType::Float64);
+  for (int64_t n = 0; n < target.numel(); ++n) q.data<double>()[n * classes + target.data<int64_t>()[n]] = 1;
+  return q;
+}
+
+void softmax_backward_derived() {
+  section("softmax's backward, derived");
+  Generator gen(6);
+  const Tensor S = randn({2, 5}, gen, DType::Float64), dP = randn({2, 5}, gen, DType::Float64);
+  Variable s(S, true);
+  softmax(s).backward(dP);
+  const Tensor P = softmax(Variable(S)).value();
+  // dS = P * (dP - rowsum(dP * P)): the Jacobian applied to dP, without ever forming the Jacobian
+  const Tensor dS = P * (dP - sum(dP * P, {1}, /*keepdim=*/true));
+  const double numeric = central_difference([](const Tensor& x) { return softmax(Variable(x)).value(); }, S, dP, 1, 3);
+  std::printf("|engine - formula| = %.1e, dS[1, 3]: formula %.9f, central difference %.9f\n",
+              max_difference(s.grad(), dS), dS.at({1, 3}), numeric);
+  claim(max_difference(s.grad(), dS) < 1e-14, "softmax's backward is P * (dP - rowsum(dP * P))");
+  claim(std::abs(dS.at({1, 3}) - numeric) < 1e-8, "and agrees with the central difference");
+}
+
+void cross_entropy_backward_derived() {
+  section("cross-entropy's gradient, derived");
+  Generator gen(7);
+  const int64_t N = 4, C = 5;
+  const Tensor Z = randn({N, C}, gen, DType::Float64);
+  const Tensor target = from_vector(std::vector<int64_t>{3, 0, 4, 1}, {N});
+  const Tensor P = softmax(Variable(Z)).value();
+  for (double eps : {0.0, 0.1}) {
+    Variable z(Z, true);
+    cross_entropy(z, target, {.label_smoothing = eps}).backward();
+    const Tensor q = one_hot(target, C) * (1 - eps) + eps / static_cast<double>(C);  // the (smoothed) target
+    const Tensor dZ = (P - q) / static_cast<double>(N);  // the loss is the mean over N rows
+    std::printf("label smoothing %.1f: |engine - (softmax - q) / N| = %.1e\n", eps, max_difference(z.grad(), dZ));
+    claim(max_difference(z.grad(), dZ) < 1e-15, "cross-entropy's gradient is (softmax - target) / N");
+  }
+}
+
+void layer_norm_backward_derived() {
+  section("LayerNorm's backward, derived");
+  Generator gen(8);
+  const int64_t D = 6;
+  const Tensor X = randn({3, D}, gen, DType::Float64), W = randn({D}, gen, DType::Float64),
+               Bias = randn({D}, gen, DType::Float64), G = randn({3, D}, gen, DType::Float64);
+  Variable x(X, true), w(W, true), b(Bias, true);
+  layer_norm(x, w, b, 1e-5).backward(G);
+  const Tensor mu = mean(X, {1}, true), rstd = rsqrt(var(X, {1}, true, 0) + 1e-5);
+  const Tensor xhat = (X - mu) * rstd, gx = G * W;  // gx: the gradient reaching xhat
+  const Tensor dX = rstd * (gx - mean(gx, {1}, true) - xhat * mean(gx * xhat, {1}, true));
+  const Tensor dW = sum(G * xhat, {0}), dB = sum(G, {0});
+  const double numeric = central_difference(
+      [&](const Tensor& v) { return layer_norm(Variable(v), Variable(W), Variable(Bias), 1e-5).value(); }, X, G, 2, 4);
+  std::printf("|engine - formula|: dx %.1e, dw %.1e, db %.1e; dx[2, 4]: formula %.9f, central difference %.9f\n",
+              max_difference(x.grad(), dX), max_difference(w.grad(), dW), max_difference(b.grad(), dB), dX.at({2, 4}),
+              numeric);
+  claim(max_difference(x.grad(), dX) < 1e-12 && max_difference(w.grad(), dW) < 1e-12 &&
+            max_difference(b.grad(), dB) < 1e-12,
+        "LayerNorm's backward is the derived formula");
+  claim(std::abs(dX.at({2, 4}) - numeric) < 1e-7, "and agrees with the central difference");
+}
+
 }  // namespace
 
 int main() {
+  const AdamOptions defaults;
+  std::printf("AdamOptions{}: lr %g, beta1 %g, beta2 %g, eps %g\n", defaults.lr, defaults.beta1, defaults.beta2,
+              defaults.eps);
+  claim(defaults.beta1 == 0.9 && defaults.beta2 == 0.98 && defaults.eps == 1e-9, "Adam's defaults are the paper's");
   linear_and_relu();
   softmax_and_cross_entropy();
   layer_norm_dropout_embedding();
+  softmax_backward_derived();
+  cross_entropy_backward_derived();
+  layer_norm_backward_derived();
   first_model();
   checkpoint();
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -43,6 +44,8 @@ void linear_and_relu() {
 
 // ---- 2. softmax, cross-entropy and label smoothing ---------------------------------------------
 
+void draw_label_smoothing(int64_t C, int64_t target, double eps, const std::string& path);  // below
+
 void softmax_and_cross_entropy() {
   section("softmax and cross-entropy");
   Variable logits(tensor({2.0, 1.0, 0.1}, {1, 3}));
@@ -63,6 +66,7 @@ void softmax_and_cross_entropy() {
     if (smoothed < best_smoothed) best_smoothed = smoothed, best_margin = margin;
   }
   claim(best_margin > 1.0 && best_margin < 12.0, "with label smoothing, over-confidence costs loss");
+  draw_label_smoothing(/*C=*/5, /*target=*/1, /*eps=*/0.1, "04-label-smoothing.svg");
 }
 
 // ---- 3. LayerNorm, Dropout, Embedding -----------------------------------------------------------
@@ -129,6 +133,87 @@ class MLP : public Module {
   std::shared_ptr<Linear> fc1, fc2;
 };
 
+// ---- figures: plain SVG written by hand, one element per line ----------------------------------
+
+const char* const class_colour[] = {"#1f77b4", "#d62728", "#2ca02c"};       // points
+const char* const region_colour[] = {"#d6e6f4", "#f6d5d5", "#d7eed7"};      // the regions they are classified into
+
+// The spiral and the regions the trained model gives each class: the model is evaluated on a
+// 120 x 120 grid over [-1.2, 1.2]^2, and each run of same-class cells along a row is one rectangle.
+void draw_decision_boundary(const MLP& model, const Tensor& points, const Tensor& labels, const std::string& path) {
+  const int cells = 120, size = 480;
+  const double lo = -1.2, hi = 1.2, cell = (hi - lo) / cells;
+  std::vector<float> grid;
+  for (int row = 0; row < cells; ++row)
+    for (int col = 0; col < cells; ++col) {
+      grid.push_back(static_cast<float>(lo + (col + 0.5) * cell));  // x to the right
+      grid.push_back(static_cast<float>(hi - (row + 0.5) * cell));  // y upwards
+    }
+  Tensor predicted;
+  {
+    NoGradGuard no_grad;
+    predicted = argmax(model.forward(Variable(from_vector(grid, {cells * cells, 2}))).value(), 1);
+  }
+  const int64_t* cls = predicted.data<int64_t>();
+  const double px = static_cast<double>(size) / cells;
+  std::ofstream svg(path);
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << size << "' height='" << size << "' viewBox='0 0 " << size
+      << " " << size << "'>\n<rect width='" << size << "' height='" << size << "' fill='#fff'/>\n";
+  char buf[160];
+  for (int row = 0; row < cells; ++row)
+    for (int col = 0; col < cells;) {
+      int end = col;
+      while (end < cells && cls[row * cells + end] == cls[row * cells + col]) ++end;
+      std::snprintf(buf, sizeof buf, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'/>\n", col * px,
+                    row * px, (end - col) * px, px, region_colour[cls[row * cells + col]]);
+      svg << buf;
+      col = end;
+    }
+  const float* xy = points.data<float>();
+  const int64_t* y = labels.data<int64_t>();
+  for (int64_t i = 0; i < labels.numel(); ++i) {
+    std::snprintf(buf, sizeof buf, "<circle cx='%.1f' cy='%.1f' r='3.2' fill='%s' stroke='#fff' stroke-width='0.6'/>\n",
+                  (xy[2 * i] - lo) / (hi - lo) * size, (hi - xy[2 * i + 1]) / (hi - lo) * size, class_colour[y[i]]);
+    svg << buf;
+  }
+  svg << "</svg>\n";
+}
+
+// The one-hot target and the label-smoothed one, q = (1 - eps) onehot + eps / C, as bars.
+void draw_label_smoothing(int64_t C, int64_t target, double eps, const std::string& path) {
+  const int width = 560, height = 260, left = 50, base = 210, bar_height = 170;
+  const double slot = static_cast<double>(width - left - 20) / static_cast<double>(C);
+  std::ofstream svg(path);
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 " << width
+      << " " << height << "' font-family='Helvetica, Arial, sans-serif' font-size='12'>\n<rect width='" << width
+      << "' height='" << height << "' fill='#fff'/>\n";
+  char buf[240];
+  for (double tick : {0.0, 0.5, 1.0}) {
+    const double ty = base - tick * bar_height;
+    std::snprintf(buf, sizeof buf,
+                  "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#ddd'/>\n<text x='%d' y='%.1f' text-anchor='end'>%.1f</text>\n",
+                  left, ty, width - 20, ty, left - 6, ty + 4, tick);
+    svg << buf;
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    const double one_hot = c == target ? 1.0 : 0.0, q = (1 - eps) * one_hot + eps / static_cast<double>(C);
+    const double x = left + static_cast<double>(c) * slot;
+    std::snprintf(buf, sizeof buf,
+                  "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='#555' stroke-dasharray='4 3'/>\n"
+                  "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='#1f77b4'/>\n",
+                  x + slot * 0.15, base - one_hot * bar_height, slot * 0.7, one_hot * bar_height, x + slot * 0.25,
+                  base - q * bar_height, slot * 0.5, q * bar_height);
+    svg << buf;
+    std::snprintf(buf, sizeof buf, "<text x='%.1f' y='%.1f' text-anchor='middle'>%.4f</text>\n<text x='%.1f' y='%d' text-anchor='middle'>class %lld</text>\n",
+                  x + slot / 2, base - q * bar_height - 6, q, x + slot / 2, base + 18, static_cast<long long>(c));
+    svg << buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "<text x='%d' y='20'>dashed: one-hot target (class %lld); blue: smoothed, eps = %.1f, C = %lld</text>\n",
+                left, static_cast<long long>(target), eps, static_cast<long long>(C));
+  svg << buf << "</svg>\n";
+}
+
 double accuracy(const MLP& model, const Tensor& points, const Tensor& labels) {
   NoGradGuard no_grad;
   const Tensor predicted = argmax(model.forward(points).value(), 1);
@@ -153,6 +238,7 @@ double train(const std::string& name, const Tensor& points, const Tensor& labels
     if (step == 1 || step % 100 == 0) std::printf("%-5s step %3d  loss %.4f\n", name.c_str(), step, loss_value);
   }
   std::printf("%-5s accuracy %.1f%%\n", name.c_str(), 100 * accuracy(model, points, labels));
+  if (name == "Adam") draw_decision_boundary(model, points, labels, "04-spiral.svg");
   return loss_value;
 }
 

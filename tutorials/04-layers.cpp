@@ -66,6 +66,16 @@ void softmax_and_cross_entropy() {
     if (smoothed < best_smoothed) best_smoothed = smoothed, best_margin = margin;
   }
   claim(best_margin > 1.0 && best_margin < 12.0, "with label smoothing, over-confidence costs loss");
+  const double q_target = 1 - 0.1 + 0.1 / 3, q_other = 0.1 / 3, best = std::log(q_target / q_other);
+  Variable at_best(tensor({best, 0.0, 0.0}, {1, 3}));
+  const Tensor p_best = softmax(at_best).value();
+  const double ce_best = cross_entropy(at_best, target, {.label_smoothing = 0.1}).item();
+  std::printf("smallest smoothed loss at m = ln(%.0f) = %.4f: softmax (%.4f, %.4f, %.4f), smoothed CE %.5f\n",
+              q_target / q_other, best, p_best.at({0, 0}), p_best.at({0, 1}), p_best.at({0, 2}), ce_best);
+  for (double nearby : {best - 0.01, best + 0.01}) {
+    Variable other(tensor({nearby, 0.0, 0.0}, {1, 3}));
+    claim(cross_entropy(other, target, {.label_smoothing = 0.1}).item() > ce_best, "the smoothed loss is smallest there");
+  }
   draw_label_smoothing(/*C=*/5, /*target=*/1, /*eps=*/0.1, "04-label-smoothing.svg");
 }
 

@@ -65,6 +65,9 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   });
 
   return record(op, loss, {logits}, [x, t, lse, count, rows, C, eps, ignore = options.ignore_index](const Tensor& g, Grads& dx) {
+    // forward:  row_loss[r] = row_lse - (1 - eps) * xr[pt[r]] - eps / C * total   (total = sum_c xr[c])
+    // d row_lse / d x_c = exp(x_c - lse) = softmax_c, d x_t / d x_c = onehot_c, d total / d x_c = 1, so
+    // d row_loss / d x_c = softmax_c - (1 - eps) onehot_c - eps / C = softmax_c - q_c; then times g / count.
     Tensor grad = Tensor::empty(x.shape(), x.dtype());
     // g: [] -> dx: [rows, C]
     dispatch_floating(x.dtype(), "cross_entropy_backward", [&]<class T>() {

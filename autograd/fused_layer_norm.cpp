@@ -49,6 +49,10 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
   });
 
   return record(op, y, {x, weight, bias}, [xc, w, mean, rstd, rows, D](const Tensor& g, Grads& dx) {
+    // forward:  const T xhat = (xr[j] - m) * s;
+    //           yr[j] = (pw ? xhat * pw[j] : xhat) + (pb ? pb[j] : T(0));
+    // so dL/dxhat = g w, dL/dw = sum over rows of g xhat, dL/db = sum over rows of g, and through
+    // xhat's dependence on x (directly, through m and through s): the formula at the top of the file.
     const Tensor gc = g.contiguous();
     dispatch_floating(xc.dtype(), "layer_norm_backward", [&]<class T>() {
       const T *px = xc.data<T>(), *pg = gc.data<T>(), *pm = mean.data<T>(), *ps = rstd.data<T>();

@@ -33,6 +33,8 @@ Variable softmax(const Variable& x, int64_t dim) {
       });
     });
     return record("softmax", y, {xl}, [y, rows, C](const Tensor& g, Grads& dx) {
+      // forward:  yr[j] = exp(xr[j] - m) * inv   (inv = 1 / s), so dy_i/dx_j = y_i (delta_ij - y_j) and
+      // dL/dx_j = sum_i g_i y_i (delta_ij - y_j) = y_j (g_j - sum_i g_i y_i): one dot product per row.
       const Tensor gc = g.contiguous();
       Tensor grad = Tensor::empty(y.shape(), y.dtype());
       // g, y: [rows, C] -> dx: [rows, C]
@@ -74,6 +76,8 @@ Variable log_softmax(const Variable& x, int64_t dim) {
       });
     });
     return record("log_softmax", y, {xl}, [y, rows, C](const Tensor& g, Grads& dx) {
+      // forward:  py[r * C + j] = xr[j] - shift   (shift = m + log(s)), so dy_i/dx_j = delta_ij - softmax_j
+      // and dL/dx_j = g_j - softmax_j sum_i g_i, with softmax_j = exp(y_j).
       const Tensor gc = g.contiguous();
       Tensor grad = Tensor::empty(y.shape(), y.dtype());
       // g, y: [rows, C] -> dx: [rows, C]

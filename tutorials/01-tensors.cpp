@@ -221,7 +221,7 @@ void seeded_generator() {
   Generator gen(42);
   Tensor first = randn({2, 3}, gen);
   std::cout << first << "\n";
-  Generator again(42);  // the same seed gives the same numbers, on every machine
+  Generator again(42);  // the same seed gives the same numbers again
   std::cout << "same numbers again: " << (randn({2, 3}, again).to_vector<float>() == first.to_vector<float>()) << "\n";
   std::cout << randint({8}, 0, 10, gen) << "\n";  // the generator moves on: new numbers
 }

@@ -130,6 +130,57 @@ inline const Step kSteps[] = {
 
 namespace {
 
+// Chapter 2's figure, 02-blocking.svg: C += A B cut by the five loops of `blocked` (step 4), each
+// block drawn where it lies in its matrix and labelled with the cache it is sized for. The sizes are
+// not to scale; the names are the constants of `blocked` and the micro-kernel's MR x NR tile.
+void draw_blocking(const char* path) {
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) return;
+  auto rect = [&](int x, int y, int w, int h, const char* fill, const char* stroke) {
+    std::fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s' stroke='%s'/>\n", x, y, w, h, fill, stroke);
+  };
+  auto text = [&](int x, int y, const char* anchor, const char* words) {
+    std::fprintf(f, "<text x='%d' y='%d' text-anchor='%s'>%s</text>\n", x, y, anchor, words);
+  };
+  auto line = [&](int x1, int y1, int x2, int y2) {
+    std::fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#555' stroke-dasharray='3 3'/>\n", x1, y1, x2, y2);
+  };
+  std::fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='940' height='530' viewBox='0 0 940 530' "
+                  "font-family='Helvetica, Arial, sans-serif' font-size='13'>\n<rect width='940' height='530' fill='#fff'/>\n");
+  // The three matrices: A [M, K] left of C [M, N], B [K, N] above C.
+  rect(80, 220, 160, 200, "#f7f7f7", "#333"), text(160, 445, "middle", "A  [M, K]");
+  rect(280, 40, 400, 160, "#f7f7f7", "#333"), text(480, 30, "middle", "B  [K, N]");
+  rect(280, 220, 400, 200, "#f7f7f7", "#333"), text(480, 445, "middle", "C  [M, N]");
+  // loop 5: NC columns of B and C
+  rect(400, 40, 200, 160, "#e8eef7", "#7a9cc6"), rect(400, 220, 200, 200, "#e8eef7", "#7a9cc6");
+  // loop 4: KC rows of that slab of B (the KC x NC block, L3), KC columns of A
+  rect(400, 80, 200, 60, "#c5d6ee", "#3b6ea8"), rect(120, 220, 60, 200, "#eadff2", "#8a63a8");
+  // loop 3: MC rows of A's KC columns (the MC x KC block, L2), and the MC x NC block of C it updates
+  rect(120, 280, 60, 80, "#c9b3dc", "#6a3d8f"), rect(400, 280, 200, 80, "#dde8f5", "#3b6ea8");
+  // loop 2: a KC x NR sliver of B (L1); loop 1: an MR x KC sliver of A; the MR x NR tile of C (registers)
+  rect(440, 80, 16, 60, "#2f5f9e", "#1d3d66"), rect(120, 300, 60, 10, "#6a3d8f", "#3f2156");
+  rect(440, 300, 16, 10, "#d62728", "#7f1414");
+  line(456, 140, 456, 300), line(180, 305, 440, 305);
+  // Labels, on the right, for each block from the outside in.
+  const int lx = 700;
+  text(lx, 60, "start", "loop 5: jc steps by NC = 4080 columns");
+  text(lx, 100, "start", "loop 4: pc steps by KC = 256;");
+  text(lx, 116, "start", "B[pc:+KC, jc:+NC] stays in L3");
+  text(lx, 156, "start", "loop 2: jr steps by NR;");
+  text(lx, 172, "start", "B[pc:+KC, jr:+NR] stays in L1");
+  text(lx, 300, "start", "micro-kernel: the MR x NR tile");
+  text(lx, 316, "start", "of C stays in registers");
+  std::fprintf(f, "<line x1='600' y1='56' x2='%d' y2='56' stroke='#7a9cc6'/>\n", lx - 4);
+  std::fprintf(f, "<line x1='600' y1='104' x2='%d' y2='104' stroke='#3b6ea8'/>\n", lx - 4);
+  std::fprintf(f, "<line x1='456' y1='120' x2='%d' y2='160' stroke='#1d3d66'/>\n", lx - 4);
+  std::fprintf(f, "<line x1='456' y1='305' x2='%d' y2='305' stroke='#7f1414'/>\n", lx - 4);
+  // A's two blocks, keyed by colour below the matrices.
+  rect(80, 470, 14, 14, "#c9b3dc", "#6a3d8f"), text(102, 482, "start", "loop 3: ic steps by MC = 144; A[ic:+MC, pc:+KC] stays in L2");
+  rect(80, 496, 14, 14, "#6a3d8f", "#3f2156"), text(102, 508, "start", "loop 1: ir steps by MR; A[ir:+MR, pc:+KC] streams from L2");
+  std::fprintf(f, "</svg>\n");
+  std::fclose(f);
+}
+
 // Seconds taken by fn(). One-thread work is timed by the CPU time it uses, so that other programs
 // on a shared machine do not count against it; work on several threads by the wall clock.
 template <class F>
@@ -154,6 +205,7 @@ double measure(const ladder::Step& step, const std::vector<float>& a, const std:
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  draw_blocking("02-blocking.svg");  // the figure of step 4, in every mode
   const int threads = gradformer::num_threads();
   std::printf("kernel: %s, threads: %d\n", gradformer::matmul_kernel() == gradformer::MatmulKernel::Avx2 ? "avx2" : "portable", threads);
 

@@ -1,6 +1,7 @@
 // Chapter 3: autograd. The companion program of tutorials/03-autograd.md: every listing of the
 // chapter is a piece of this file, and every output the chapter shows is what this program prints.
 // It exits with a non-zero status if a claim the chapter makes does not hold.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -146,6 +147,42 @@ void broken_backward() {
   claim(std::abs(bad.analytic * 2 - bad.numeric) < 1e-6, "off by exactly the forgotten factor 2");
 }
 
+
+// ---- 7. matmul's backward, derived ----------------------------------------------------------
+
+// The largest |a - b| over two matrices of one shape.
+double max_difference(const Tensor& a, const Tensor& b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.shape()[0]; ++i)
+    for (int64_t j = 0; j < a.shape()[1]; ++j) worst = std::max(worst, std::abs(a.at({i, j}) - b.at({i, j})));
+  return worst;
+}
+
+void matmul_backward() {
+  section("matmul's backward, derived and checked");
+  Generator gen(2);
+  const Tensor A = randn({2, 3}, gen, DType::Float64), B = randn({3, 4}, gen, DType::Float64);
+  const Tensor dC = randn({2, 4}, gen, DType::Float64);  // the gradient arriving from above, dL/dC
+  Variable a(A, true), b(B, true);
+  matmul(a, b).backward(dC);
+  const Tensor dA = matmul(dC, B.transpose(0, 1)), dB = matmul(A.transpose(0, 1), dC);
+  std::printf("|engine - dC B^T| = %.1e   |engine - A^T dC| = %.1e\n", max_difference(a.grad(), dA),
+              max_difference(b.grad(), dB));
+  claim(max_difference(a.grad(), dA) < 1e-14 && max_difference(b.grad(), dB) < 1e-14, "dA = dC B^T, dB = A^T dC");
+
+  // The derivation element by element, against the definition: L(A) = sum(dC * (A B)), nudge A[1, 2].
+  auto L = [&](const Tensor& x) { return sum(mul(matmul(x, B), dC)).item(); };
+  const double eps = 1e-6;
+  Tensor plus = A.clone(), minus = A.clone();
+  plus.data<double>()[1 * 3 + 2] += eps;
+  minus.data<double>()[1 * 3 + 2] -= eps;
+  const double numeric = (L(plus) - L(minus)) / (2 * eps);
+  double formula = 0;  // dL/dA[1, 2] = sum over j of dC[1, j] * B[2, j]
+  for (int64_t j = 0; j < 4; ++j) formula += dC.at({1, j}) * B.at({2, j});
+  std::printf("dL/dA[1, 2]: formula %.9f, central difference %.9f\n", formula, numeric);
+  claim(std::abs(formula - numeric) < 1e-8, "the formula agrees with the central difference");
+}
+
 }  // namespace
 
 int main() {
@@ -156,6 +193,7 @@ int main() {
   why_float64();
   gradient_check();
   broken_backward();
+  matmul_backward();
   if (failures) std::cout << "\n" << failures << " claim(s) failed\n";
   return failures == 0 ? 0 : 1;
 }

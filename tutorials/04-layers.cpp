@@ -1,9 +1,11 @@
 // Chapter 4: layers and training. The companion program of tutorials/04-layers.md: every listing of
 // the chapter is a piece of this file, and every output the chapter shows is what this program
 // prints. It exits with a non-zero status if a claim the chapter makes does not hold.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -42,6 +44,8 @@ void linear_and_relu() {
 
 // ---- 2. softmax, cross-entropy and label smoothing ---------------------------------------------
 
+void draw_label_smoothing(int64_t C, int64_t target, double eps, const std::string& path);  // below
+
 void softmax_and_cross_entropy() {
   section("softmax and cross-entropy");
   Variable logits(tensor({2.0, 1.0, 0.1}, {1, 3}));
@@ -62,6 +66,17 @@ void softmax_and_cross_entropy() {
     if (smoothed < best_smoothed) best_smoothed = smoothed, best_margin = margin;
   }
   claim(best_margin > 1.0 && best_margin < 12.0, "with label smoothing, over-confidence costs loss");
+  const double q_target = 1 - 0.1 + 0.1 / 3, q_other = 0.1 / 3, best = std::log(q_target / q_other);
+  Variable at_best(tensor({best, 0.0, 0.0}, {1, 3}));
+  const Tensor p_best = softmax(at_best).value();
+  const double ce_best = cross_entropy(at_best, target, {.label_smoothing = 0.1}).item();
+  std::printf("smallest smoothed loss at m = ln(%.0f) = %.4f: softmax (%.4f, %.4f, %.4f), smoothed CE %.5f\n",
+              q_target / q_other, best, p_best.at({0, 0}), p_best.at({0, 1}), p_best.at({0, 2}), ce_best);
+  for (double nearby : {best - 0.01, best + 0.01}) {
+    Variable other(tensor({nearby, 0.0, 0.0}, {1, 3}));
+    claim(cross_entropy(other, target, {.label_smoothing = 0.1}).item() > ce_best, "the smoothed loss is smallest there");
+  }
+  draw_label_smoothing(/*C=*/5, /*target=*/1, /*eps=*/0.1, "04-label-smoothing.svg");
 }
 
 // ---- 3. LayerNorm, Dropout, Embedding -----------------------------------------------------------
@@ -128,6 +143,87 @@ class MLP : public Module {
   std::shared_ptr<Linear> fc1, fc2;
 };
 
+// ---- figures: plain SVG written by hand, one element per line ----------------------------------
+
+const char* const class_colour[] = {"#1f77b4", "#d62728", "#2ca02c"};       // points
+const char* const region_colour[] = {"#d6e6f4", "#f6d5d5", "#d7eed7"};      // the regions they are classified into
+
+// The spiral and the regions the trained model gives each class: the model is evaluated on a
+// 120 x 120 grid over [-1.2, 1.2]^2, and each run of same-class cells along a row is one rectangle.
+void draw_decision_boundary(const MLP& model, const Tensor& points, const Tensor& labels, const std::string& path) {
+  const int cells = 120, size = 480;
+  const double lo = -1.2, hi = 1.2, cell = (hi - lo) / cells;
+  std::vector<float> grid;
+  for (int row = 0; row < cells; ++row)
+    for (int col = 0; col < cells; ++col) {
+      grid.push_back(static_cast<float>(lo + (col + 0.5) * cell));  // x to the right
+      grid.push_back(static_cast<float>(hi - (row + 0.5) * cell));  // y upwards
+    }
+  Tensor predicted;
+  {
+    NoGradGuard no_grad;
+    predicted = argmax(model.forward(Variable(from_vector(grid, {cells * cells, 2}))).value(), 1);
+  }
+  const int64_t* cls = predicted.data<int64_t>();
+  const double px = static_cast<double>(size) / cells;
+  std::ofstream svg(path);
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << size << "' height='" << size << "' viewBox='0 0 " << size
+      << " " << size << "'>\n<rect width='" << size << "' height='" << size << "' fill='#fff'/>\n";
+  char buf[160];
+  for (int row = 0; row < cells; ++row)
+    for (int col = 0; col < cells;) {
+      int end = col;
+      while (end < cells && cls[row * cells + end] == cls[row * cells + col]) ++end;
+      std::snprintf(buf, sizeof buf, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'/>\n", col * px,
+                    row * px, (end - col) * px, px, region_colour[cls[row * cells + col]]);
+      svg << buf;
+      col = end;
+    }
+  const float* xy = points.data<float>();
+  const int64_t* y = labels.data<int64_t>();
+  for (int64_t i = 0; i < labels.numel(); ++i) {
+    std::snprintf(buf, sizeof buf, "<circle cx='%.1f' cy='%.1f' r='3.2' fill='%s' stroke='#fff' stroke-width='0.6'/>\n",
+                  (xy[2 * i] - lo) / (hi - lo) * size, (hi - xy[2 * i + 1]) / (hi - lo) * size, class_colour[y[i]]);
+    svg << buf;
+  }
+  svg << "</svg>\n";
+}
+
+// The one-hot target and the label-smoothed one, q = (1 - eps) onehot + eps / C, as bars.
+void draw_label_smoothing(int64_t C, int64_t target, double eps, const std::string& path) {
+  const int width = 560, height = 260, left = 50, base = 210, bar_height = 170;
+  const double slot = static_cast<double>(width - left - 20) / static_cast<double>(C);
+  std::ofstream svg(path);
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 " << width
+      << " " << height << "' font-family='Helvetica, Arial, sans-serif' font-size='12'>\n<rect width='" << width
+      << "' height='" << height << "' fill='#fff'/>\n";
+  char buf[240];
+  for (double tick : {0.0, 0.5, 1.0}) {
+    const double ty = base - tick * bar_height;
+    std::snprintf(buf, sizeof buf,
+                  "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#ddd'/>\n<text x='%d' y='%.1f' text-anchor='end'>%.1f</text>\n",
+                  left, ty, width - 20, ty, left - 6, ty + 4, tick);
+    svg << buf;
+  }
+  for (int64_t c = 0; c < C; ++c) {
+    const double one_hot = c == target ? 1.0 : 0.0, q = (1 - eps) * one_hot + eps / static_cast<double>(C);
+    const double x = left + static_cast<double>(c) * slot;
+    std::snprintf(buf, sizeof buf,
+                  "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='#555' stroke-dasharray='4 3'/>\n"
+                  "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='#1f77b4'/>\n",
+                  x + slot * 0.15, base - one_hot * bar_height, slot * 0.7, one_hot * bar_height, x + slot * 0.25,
+                  base - q * bar_height, slot * 0.5, q * bar_height);
+    svg << buf;
+    std::snprintf(buf, sizeof buf, "<text x='%.1f' y='%.1f' text-anchor='middle'>%.4f</text>\n<text x='%.1f' y='%d' text-anchor='middle'>class %lld</text>\n",
+                  x + slot / 2, base - q * bar_height - 6, q, x + slot / 2, base + 18, static_cast<long long>(c));
+    svg << buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "<text x='%d' y='20'>dashed: one-hot target (class %lld); blue: smoothed, eps = %.1f, C = %lld</text>\n",
+                left, static_cast<long long>(target), eps, static_cast<long long>(C));
+  svg << buf << "</svg>\n";
+}
+
 double accuracy(const MLP& model, const Tensor& points, const Tensor& labels) {
   NoGradGuard no_grad;
   const Tensor predicted = argmax(model.forward(points).value(), 1);
@@ -152,6 +248,7 @@ double train(const std::string& name, const Tensor& points, const Tensor& labels
     if (step == 1 || step % 100 == 0) std::printf("%-5s step %3d  loss %.4f\n", name.c_str(), step, loss_value);
   }
   std::printf("%-5s accuracy %.1f%%\n", name.c_str(), 100 * accuracy(model, points, labels));
+  if (name == "Adam") draw_decision_boundary(model, points, labels, "04-spiral.svg");
   return loss_value;
 }
 
@@ -185,12 +282,102 @@ void checkpoint() {
   std::filesystem::remove(path);
 }
 
+
+// ---- 6. the hand-written backward passes, derived and checked --------------------------------------
+
+// The largest |a - b| over two tensors of one shape.
+double max_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to(DType::Float64).to_vector<double>(), y = b.to(DType::Float64).to_vector<double>();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
+}
+
+// dL/dx[row, col] of L(x) = sum(f(x) * g), by central difference (float64, eps 1e-6).
+template <class F>
+double central_difference(F f, const Tensor& x, const Tensor& g, int64_t row, int64_t col) {
+  const double eps = 1e-6;
+  Tensor plus = x.clone(), minus = x.clone();
+  plus.data<double>()[row * x.size(-1) + col] += eps;
+  minus.data<double>()[row * x.size(-1) + col] -= eps;
+  return (sum(f(plus) * g).item() - sum(f(minus) * g).item()) / (2 * eps);
+}
+
+Tensor one_hot(const Tensor& target, int64_t classes) {
+  Tensor q = zeros({target.numel(), classes}, DType::Float64);
+  for (int64_t n = 0; n < target.numel(); ++n) q.data<double>()[n * classes + target.data<int64_t>()[n]] = 1;
+  return q;
+}
+
+void softmax_backward_derived() {
+  section("softmax's backward, derived");
+  Generator gen(6);
+  const Tensor S = randn({2, 5}, gen, DType::Float64), dP = randn({2, 5}, gen, DType::Float64);
+  Variable s(S, true);
+  softmax(s).backward(dP);
+  const Tensor P = softmax(Variable(S)).value();
+  // dS = P * (dP - rowsum(dP * P)): the Jacobian applied to dP, without ever forming the Jacobian
+  const Tensor dS = P * (dP - sum(dP * P, {1}, /*keepdim=*/true));
+  const double numeric = central_difference([](const Tensor& x) { return softmax(Variable(x)).value(); }, S, dP, 1, 3);
+  std::printf("|engine - formula| = %.1e, dS[1, 3]: formula %.9f, central difference %.9f\n",
+              max_difference(s.grad(), dS), dS.at({1, 3}), numeric);
+  claim(max_difference(s.grad(), dS) < 1e-14, "softmax's backward is P * (dP - rowsum(dP * P))");
+  claim(std::abs(dS.at({1, 3}) - numeric) < 1e-8, "and agrees with the central difference");
+}
+
+void cross_entropy_backward_derived() {
+  section("cross-entropy's gradient, derived");
+  Generator gen(7);
+  const int64_t N = 4, C = 5;
+  const Tensor Z = randn({N, C}, gen, DType::Float64);
+  const Tensor target = from_vector(std::vector<int64_t>{3, 0, 4, 1}, {N});
+  const Tensor P = softmax(Variable(Z)).value();
+  for (double eps : {0.0, 0.1}) {
+    Variable z(Z, true);
+    cross_entropy(z, target, {.label_smoothing = eps}).backward();
+    const Tensor q = one_hot(target, C) * (1 - eps) + eps / static_cast<double>(C);  // the (smoothed) target
+    const Tensor dZ = (P - q) / static_cast<double>(N);  // the loss is the mean over N rows
+    std::printf("label smoothing %.1f: |engine - (softmax - q) / N| = %.1e\n", eps, max_difference(z.grad(), dZ));
+    claim(max_difference(z.grad(), dZ) < 1e-15, "cross-entropy's gradient is (softmax - target) / N");
+  }
+}
+
+void layer_norm_backward_derived() {
+  section("LayerNorm's backward, derived");
+  Generator gen(8);
+  const int64_t D = 6;
+  const Tensor X = randn({3, D}, gen, DType::Float64), W = randn({D}, gen, DType::Float64),
+               Bias = randn({D}, gen, DType::Float64), G = randn({3, D}, gen, DType::Float64);
+  Variable x(X, true), w(W, true), b(Bias, true);
+  layer_norm(x, w, b, 1e-5).backward(G);
+  const Tensor mu = mean(X, {1}, true), rstd = rsqrt(var(X, {1}, true, 0) + 1e-5);
+  const Tensor xhat = (X - mu) * rstd, gx = G * W;  // gx: the gradient reaching xhat
+  const Tensor dX = rstd * (gx - mean(gx, {1}, true) - xhat * mean(gx * xhat, {1}, true));
+  const Tensor dW = sum(G * xhat, {0}), dB = sum(G, {0});
+  const double numeric = central_difference(
+      [&](const Tensor& v) { return layer_norm(Variable(v), Variable(W), Variable(Bias), 1e-5).value(); }, X, G, 2, 4);
+  std::printf("|engine - formula|: dx %.1e, dw %.1e, db %.1e; dx[2, 4]: formula %.9f, central difference %.9f\n",
+              max_difference(x.grad(), dX), max_difference(w.grad(), dW), max_difference(b.grad(), dB), dX.at({2, 4}),
+              numeric);
+  claim(max_difference(x.grad(), dX) < 1e-12 && max_difference(w.grad(), dW) < 1e-12 &&
+            max_difference(b.grad(), dB) < 1e-12,
+        "LayerNorm's backward is the derived formula");
+  claim(std::abs(dX.at({2, 4}) - numeric) < 1e-7, "and agrees with the central difference");
+}
+
 }  // namespace
 
 int main() {
+  const AdamOptions defaults;
+  std::printf("AdamOptions{}: lr %g, beta1 %g, beta2 %g, eps %g\n", defaults.lr, defaults.beta1, defaults.beta2,
+              defaults.eps);
+  claim(defaults.beta1 == 0.9 && defaults.beta2 == 0.98 && defaults.eps == 1e-9, "Adam's defaults are the paper's");
   linear_and_relu();
   softmax_and_cross_entropy();
   layer_norm_dropout_embedding();
+  softmax_backward_derived();
+  cross_entropy_backward_derived();
+  layer_norm_backward_derived();
   first_model();
   checkpoint();
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";

@@ -1,14 +1,18 @@
 // Chapter 5: scaled dot-product attention and masks. The companion program of
 // tutorials/05-attention.md: every listing of the chapter is a piece of this file, and every output
 // the chapter shows is what this program prints. It exits non-zero if a claim does not hold.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "autograd/all.h"
 #include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
+#include "transformer/train/svg.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -18,7 +22,7 @@ namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const Tensor d = a - b;
-  return max(maximum(d, -d)).item();
+  return std::abs(max(maximum(d, -d)).item());
 }
 
 // Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, from autograd ops
@@ -71,6 +75,14 @@ void masks() {
   std::cout << "decoder weights, sentence 1 (causal):\n" << dec.weights.select(0, 0).select(0, 0) << "\n";
   claim(sum(enc.weights.select(0, 1).narrow(-1, 3, 1)).item() == 0.0, "no query attends to the padding");
   claim(dec.weights.at({0, 0, 0, 0}) == 1.0f, "the first position can only attend to itself");
+  // Pictures: the mask of sentence 2 (causal and padding), and the causal weights of sentence 1
+  const std::vector<std::string> tokens{"5", "6", "7", "pad"}, tokens1{"5", "6", "7", "8"};
+  write_svg("05-mask.svg", heatmap_svg({"target_mask, sentence 2: 1 = allowed", tokens, tokens,
+                                        causal.select(0, 1).to(DType::Float64).to_vector<double>(), "query", "key",
+                                        std::make_pair(0.0, 1.0)}));
+  write_svg("05-causal-weights.svg", heatmap_svg({"causal attention weights, sentence 1", tokens1, tokens1,
+                                                  dec.weights.select(0, 0).select(0, 0).to(DType::Float64).to_vector<double>(),
+                                                  "query", "key", std::make_pair(0.0, 1.0)}));
   const Tensor by_hand = attention_by_hand(x, x, x, causal.unsqueeze(1)).value();
   claim(max_abs_diff(by_hand, dec.output.value()) < 1e-5, "the listing and the library agree");
 }
@@ -97,11 +109,63 @@ void fused_vs_unfused() {
   claim(max_abs_diff(grads[0], grads[1]) < 1e-4, "fused and unfused gradients agree");
 }
 
+// L = sum(O * dO) for O = Attention(q, k, v): its gradients are what backward computes for upstream dO
+double loss(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dO) {
+  return sum(scaled_dot_product_attention(Variable(q), Variable(k), Variable(v)).output.value() * dO).item();
+}
+
+// The largest difference between grad and central differences of loss() in the argument `which`
+double finite_difference_error(Tensor args[3], int which, const Tensor& dO, const Tensor& grad) {
+  const double eps = 1e-6;
+  std::vector<double> x = args[which].to_vector<double>(), g = grad.to_vector<double>();
+  const Shape shape = args[which].shape();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    Tensor moved[3] = {args[0], args[1], args[2]};
+    std::vector<double> plus = x, minus = x;
+    plus[i] += eps, minus[i] -= eps;
+    moved[which] = from_vector(plus, shape);
+    const double up = loss(moved[0], moved[1], moved[2], dO);
+    moved[which] = from_vector(minus, shape);
+    const double down = loss(moved[0], moved[1], moved[2], dO);
+    worst = std::max(worst, std::abs((up - down) / (2 * eps) - g[i]));
+  }
+  return worst;
+}
+
+void backward_by_hand() {
+  section("the backward, derived and checked");
+  Generator gen(3);
+  const int64_t Tq = 3, Tk = 4, d_k = 5, d_v = 2;
+  Tensor args[3] = {randn({Tq, d_k}, gen, DType::Float64), randn({Tk, d_k}, gen, DType::Float64),
+                    randn({Tk, d_v}, gen, DType::Float64)};
+  const Tensor dO = randn({Tq, d_v}, gen, DType::Float64);
+  Variable q(args[0], true), k(args[1], true), v(args[2], true);
+  const Attention a = scaled_dot_product_attention(q, k, v);
+  sum(a.output * Variable(dO)).backward();  // the library's backward, with upstream gradient dO
+  const double scale = 1 / std::sqrt(static_cast<double>(d_k));
+  const Tensor& P = a.weights;
+  const Tensor dV = matmul(P.transpose(0, 1), dO);                       // dV = P^T dO
+  const Tensor dP = matmul(dO, v.value().transpose(0, 1));               // dP = dO V^T
+  const Tensor dS = scale * P * (dP - sum(dP * P, {-1}, /*keepdim=*/true));  // dS = scale P (dP - rowsum(dP P))
+  const Tensor dQ = matmul(dS, k.value());                               // dQ = dS K
+  const Tensor dK = matmul(dS.transpose(0, 1), q.value());               // dK = dS^T Q
+  const double formulas = std::max({max_abs_diff(dQ, q.grad()), max_abs_diff(dK, k.grad()), max_abs_diff(dV, v.grad())});
+  double numeric = 0;
+  const Tensor grads[3] = {dQ, dK, dV};
+  for (int which = 0; which < 3; ++which) numeric = std::max(numeric, finite_difference_error(args, which, dO, grads[which]));
+  std::printf("formulas vs the library's backward: max difference %.1e\n", formulas);
+  std::printf("formulas vs central differences (eps 1e-6): max difference %.1e\n", numeric);
+  claim(formulas < 1e-14, "the five formulas are the library's backward");
+  claim(numeric < 1e-8, "the five formulas are the derivative");
+}
+
 }  // namespace
 
 int main() {
   why_scale();
   masks();
   fused_vs_unfused();
+  backward_by_hand();
   return failures == 0 ? 0 : 1;
 }

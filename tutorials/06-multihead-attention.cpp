@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "nn/all.h"
 #include "transformer/model/multihead_attention.h"
+#include "transformer/train/svg.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -50,6 +53,33 @@ void heads_one_at_a_time() {
   std::printf("max difference %.2g; weights %s\n", max_abs_diff(by_hand.value(), fast.output.value()),
               to_string(fast.weights.shape()).c_str());
   claim(max_abs_diff(by_hand.value(), fast.output.value()) < 1e-12, "the stacked projection computes every head");
+  // The picture: sentence 1's weights, the h heads side by side ([T, h, T] -> [T, h*T])
+  const Tensor side_by_side = fast.weights.select(0, 0).transpose(0, 1).reshape({5, h * 5});
+  std::vector<std::string> queries, keys;
+  for (int64_t t = 0; t < 5; ++t) queries.push_back(std::to_string(t));
+  for (int64_t i = 0; i < h; ++i)
+    for (int64_t t = 0; t < 5; ++t) keys.push_back("h" + std::to_string(i + 1) + " " + std::to_string(t));
+  write_svg("06-heads.svg", heatmap_svg({"4 heads, one sentence of 5 positions (untrained)", queries, keys,
+                                         side_by_side.to_vector<double>(), "query", "head, key", std::make_pair(0.0, 1.0)}));
+  claim(side_by_side.at({0, 0}) != side_by_side.at({0, 5}), "two heads weigh the same keys differently");
+}
+
+// The paper's table 1, evaluated: per layer, for n tokens of width d (kernel width k for convolutions)
+void attention_against_recurrence() {
+  section("attention against recurrence");
+  const double d = 512, k = 3;
+  std::printf("%5s  %-26s %-26s %-26s\n", "n", "self-attention", "recurrent", "dilated conv. (k 3)");
+  std::printf("%5s  %-26s %-26s %-26s\n", "", "ops / seq. steps / path", "ops / seq. steps / path", "ops / seq. steps / path");
+  for (double n : {10.0, 100.0, 1000.0}) {
+    const double attention_ops = n * n * d, recurrent_ops = n * d * d, conv_ops = k * n * d * d;
+    const double conv_path = std::ceil(std::log(n) / std::log(k));
+    char a[40], r[40], c[40];
+    std::snprintf(a, sizeof a, "%.1e / %d / %d", attention_ops, 1, 1);
+    std::snprintf(r, sizeof r, "%.1e / %.0f / %.0f", recurrent_ops, n, n - 1);
+    std::snprintf(c, sizeof c, "%.1e / %d / %.0f", conv_ops, 1, conv_path);
+    std::printf("%5.0f  %-26s %-26s %-26s\n", n, a, r, c);
+    if (n < d) claim(attention_ops < recurrent_ops, "for n < d self-attention does fewer operations than a recurrence");
+  }
 }
 
 }  // namespace
@@ -57,5 +87,6 @@ void heads_one_at_a_time() {
 int main() {
   names_and_shapes();
   heads_one_at_a_time();
+  attention_against_recurrence();
   return failures == 0 ? 0 : 1;
 }

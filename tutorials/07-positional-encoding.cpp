@@ -4,9 +4,16 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
+#include <numbers>
+#include <string>
+#include <vector>
 
 #include "nn/all.h"
+#include "transformer/model/encoder.h"
+#include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
+#include "transformer/train/svg.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -19,9 +26,90 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return std::abs(max(maximum(d, -d)).item());
 }
 
+// Without positions an encoder layer is permutation-equivariant: shuffle the tokens and the outputs
+// shuffle the same way. With the positional encoding added first, they do not.
+void shuffle_the_input() {
+  section("shuffle the input");
+  Generator gen(0);
+  const int64_t T = 6, d = 32;
+  const EncoderLayer layer({d, 4, 4 * d, 0.0, NormPlacement::Post, DType::Float64}, gen, std::make_shared<Generator>(1));
+  const Tensor x = randn({1, T, d}, gen, DType::Float64);                 // six token embeddings
+  const Tensor order = from_vector(std::vector<int64_t>{3, 0, 5, 1, 4, 2}, {T});  // a shuffle
+  const Tensor pe = sinusoidal_encoding(T, d, DType::Float64).unsqueeze(0);
+  for (bool positions : {false, true}) {
+    const Tensor in = positions ? x + pe : x;
+    const Tensor shuffled_in = positions ? index_select(x, 1, order) + pe : index_select(x, 1, order);
+    const Tensor out = layer.forward(Variable(in)).value();
+    const Tensor out_of_shuffled = layer.forward(Variable(shuffled_in)).value();
+    const double moved = max_abs_diff(out_of_shuffled, index_select(out, 1, order));
+    std::printf("%-16s max |layer(shuffled x) - shuffled layer(x)| = %.3g\n", positions ? "with positions:" : "no positions:", moved);
+    if (positions) claim(moved > 0.1, "with positions, shuffling the input changes what each token gets");
+    else claim(moved < 1e-12, "without positions, the outputs shuffle with the input (to rounding)");
+  }
+}
+
+// The paper's table with another base than 10000: PE(pos, 2i) = sin(pos / base^(2i/d)), ...
+Tensor encoding_with_base(int64_t max_len, int64_t d, double base) {
+  std::vector<double> pe(static_cast<size_t>(max_len * d));
+  for (int64_t pos = 0; pos < max_len; ++pos)
+    for (int64_t i = 0; 2 * i < d; ++i) {
+      const double angle = static_cast<double>(pos) / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(d));
+      pe[static_cast<size_t>(pos * d + 2 * i)] = std::sin(angle);
+      pe[static_cast<size_t>(pos * d + 2 * i + 1)] = std::cos(angle);
+    }
+  return from_vector(pe, {max_len, d});
+}
+
+// The base sets the slowest pair's wavelength, 2 pi base^((d-2)/d). The similarity of two encodings,
+// PE(0).PE(k) / |PE|^2, says how well a dot product can tell offset k from other offsets.
+void why_10000() {
+  section("why 10000");
+  const int64_t d = 64, n = 1001;
+  const std::vector<int64_t> offsets{1, 10, 100, 300, 1000};
+  double far[3] = {0, 0, 0};
+  int which = 0;
+  for (double base : {10.0, 100.0, 10000.0}) {
+    const Tensor pe = encoding_with_base(n, d, base);
+    const double longest = 2 * std::numbers::pi * std::pow(base, static_cast<double>(d - 2) / static_cast<double>(d));
+    std::printf("base %5.0f: longest wavelength %6.0f; PE(0).PE(k)/|PE|^2 for k =", base, longest);
+    for (int64_t k : offsets) {
+      const double similarity = sum(pe.select(0, 0) * pe.select(0, k)).item() / (static_cast<double>(d) / 2);
+      std::printf(" %lld: %5.2f", static_cast<long long>(k), similarity);
+      if (k == 300) far[which] = similarity;
+    }
+    std::printf("\n");
+    ++which;
+  }
+  claim(far[2] > 0.2 && far[2] > 3 * std::abs(far[0]), "with 10000, offset 300 is still similar; with 10, it is near 0");
+}
+
+// (e_i + p_i) . (e_j + p_j) = e_i.e_j + e_i.p_j + p_i.e_j + p_i.p_j, for the tutorial model's embedding
+void four_terms() {
+  section("the four terms of a score");
+  const TransformerConfig config = TransformerConfig::tutorial(11, 11);
+  const EncoderDecoder model(config, /*seed=*/0);
+  const int64_t T = 6, d = config.d_model;
+  const Tensor ids = from_vector(std::vector<int64_t>{1, 4, 7, 2, 9, 3}, {T});
+  const Tensor e = index_select(model.src_embed->weight.value(), 0, ids) * std::sqrt(static_cast<double>(d));  // [T, d]
+  const Tensor p = sinusoidal_encoding(T, d, e.dtype());
+  auto mean_abs = [](const Tensor& t) { return mean(maximum(t, -t)).item(); };
+  const Tensor ee = matmul(e, e.transpose(0, 1)), ep = matmul(e, p.transpose(0, 1)), pe = matmul(p, e.transpose(0, 1)),
+               pp = matmul(p, p.transpose(0, 1));
+  const Tensor x = e + p;
+  const double total = max_abs_diff(matmul(x, x.transpose(0, 1)), ee + ep + pe + pp);
+  std::printf("mean |term| over 6x6 pairs: token.token %.2f  token.position %.2f  position.token %.2f  position.position %.2f\n",
+              mean_abs(ee), mean_abs(ep), mean_abs(pe), mean_abs(pp));
+  std::printf("|x x^T - (sum of the four)| = %.1e\n", total);
+  claim(total < 1e-3, "the four terms add up to the dot products of the inputs");
+}
+
 }  // namespace
 
 int main() {
+  shuffle_the_input();
+  why_10000();
+  four_terms();
+  section("relative positions are a rotation");
   const int64_t d = 64, max_len = 200;
   const Tensor pe = sinusoidal_encoding(max_len, d, DType::Float64);  // [max_len, d]
   std::printf("PE(1, 0..3) = %.4f %.4f %.4f %.4f\n", pe.at({1, 0}), pe.at({1, 1}), pe.at({1, 2}), pe.at({1, 3}));
@@ -37,5 +125,12 @@ int main() {
   const double a = sum(pe.select(0, 3) * pe.select(0, 8)).item(), b = sum(pe.select(0, 120) * pe.select(0, 125)).item();
   std::printf("PE(3) . PE(8) = %.6f   PE(120) . PE(125) = %.6f\n", a, b);
   claim(std::abs(a - b) < 1e-9, "the dot product depends only on the offset");
+  // The picture: 40 positions x 32 dimensions
+  const Tensor small = sinusoidal_encoding(40, 32, DType::Float64);
+  std::vector<std::string> rows, columns;
+  for (int64_t pos = 0; pos < 40; ++pos) rows.push_back(pos % 5 == 0 ? std::to_string(pos) : "");
+  for (int64_t j = 0; j < 32; ++j) columns.push_back(j % 4 == 0 ? std::to_string(j) : "");
+  Heatmap map{"PE(pos, j), d_model 32", rows, columns, small.to_vector<double>(), "position", "dimension", std::make_pair(-1.0, 1.0)};
+  write_svg("07-positional-encoding.svg", heatmap_svg(map));
   return failures == 0 ? 0 : 1;
 }

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "nn/all.h"
 #include "transformer/model/encoder.h"
+#include "transformer/model/feed_forward.h"
 #include "claims.h"
 
 using namespace gradformer;
@@ -17,9 +19,49 @@ namespace {
 
 double rms(const Tensor& t) { return std::sqrt(mean(t * t).item()); }
 
+// One post-LN layer, with its two residual connections or without them
+Variable block(const EncoderLayer& layer, const Variable& x, bool residual) {
+  const Variable a = layer.self_attn->forward(x, x, x).output;
+  const Variable h = layer.norm1->forward(residual ? x + a : a);
+  const Variable f = feed_forward(h, *layer.linear1, *layer.linear2, *layer.dropout);
+  return layer.norm2->forward(residual ? h + f : f);
+}
+
+// The gradient that reaches each layer of a 12-layer stack, with and without the residual connections
+void without_residuals() {
+  section("without the residual connections");
+  const int64_t depth = 12;
+  Generator data(2), gen(0);
+  const Tensor x0 = randn({4, 16, 64}, data, DType::Float64), upstream = randn({4, 16, 64}, data, DType::Float64);
+  Encoder encoder({64, 4, 256, 0.0, NormPlacement::Post, DType::Float64}, depth, gen, std::make_shared<Generator>(0));
+  double first_over_last[2] = {0, 0}, input_grad[2] = {0, 0};
+  for (bool residual : {true, false}) {
+    encoder.zero_grad();
+    const Variable x(x0, /*requires_grad=*/true);
+    Variable h = x;
+    for (const auto& layer : *encoder.layers) h = block(*layer, h, residual);
+    h.backward(upstream);
+    input_grad[residual ? 0 : 1] = std::sqrt(sum(x.grad() * x.grad()).item());
+    std::printf("%-9s |dL/d linear1.weight|, layer 1..12:", residual ? "residual" : "none");
+    std::vector<double> g;
+    for (const auto& layer : *encoder.layers) {
+      g.push_back(std::sqrt(sum(layer->linear1->weight.grad() * layer->linear1->weight.grad()).item()));
+      std::printf(" %.3g", g.back());
+    }
+    first_over_last[residual ? 0 : 1] = g.front() / g.back();
+    std::printf("\n");
+  }
+  std::printf("layer 1 / layer 12: with residuals %.3g, without %.3g\n", first_over_last[0], first_over_last[1]);
+  std::printf("|dL/d input|: with residuals %.3g, without %.3g\n", input_grad[0], input_grad[1]);
+  claim(std::abs(std::log(first_over_last[1])) > 3 * std::abs(std::log(first_over_last[0])),
+        "without residuals the gradient changes far more between the first and the last layer");
+}
+
 }  // namespace
 
 int main() {
+  without_residuals();
+  section("post-LN and pre-LN");
   const int64_t layers = 6;
   Generator data(1);
   const Tensor x0 = randn({4, 16, 64}, data, DType::Float64);

@@ -51,10 +51,39 @@ void paper_models() {
   claim(parameter_count(big) == 214'282'376, "big has 214,282,376 parameters");
 }
 
+void where_the_parameters_are() {
+  section("where base's parameters are");
+  const TransformerConfig base = TransformerConfig::base();
+  const int64_t d = base.d_model, d_ff = base.d_ff, N = base.layers, V = base.src_vocab;
+  std::printf("d_ff / d_model = %lld; default tie_embeddings %s, base() ties %s\n", static_cast<long long>(d_ff / d),
+              TransformerConfig{}.tie_embeddings ? "true" : "false", base.tie_embeddings ? "true" : "false");
+  const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d, norm = 2 * d;
+  struct Part { const char* name; int64_t count; };
+  const Part parts[] = {{"embedding (shared)", V * d},
+                        {"attention, 3N of them", 3 * N * attention},
+                        {"feed-forward, 2N of them", 2 * N * ffn},
+                        {"LayerNorm, 5N of them", 5 * N * norm},
+                        {"output bias", V}};
+  int64_t total = 0;
+  for (const Part& p : parts) {
+    std::printf("  %-26s %10lld  %5.1f%%\n", p.name, static_cast<long long>(p.count),
+                100.0 * static_cast<double>(p.count) / static_cast<double>(parameter_count(base)));
+    total += p.count;
+  }
+  claim(total == parameter_count(base), "the five parts add up to base's count");
+  std::printf("one layer: attention %lld, feed-forward %lld (%.2f times as many)\n", static_cast<long long>(attention),
+              static_cast<long long>(ffn), static_cast<double>(ffn) / static_cast<double>(attention));
+  claim(ffn > attention, "a feed-forward network has more parameters than an attention");
+  const int64_t per_1000 = parameter_count(TransformerConfig::base(38000, 38000)) - parameter_count(base);
+  std::printf("1,000 more vocabulary tokens: %+lld parameters (tied)\n", static_cast<long long>(per_1000));
+  claim(per_1000 == 1000 * (d + 1), "each vocabulary token costs d + 1 parameters when tied");
+}
+
 }  // namespace
 
 int main() {
   one_forward_pass();
   paper_models();
+  where_the_parameters_are();
   return failures == 0 ? 0 : 1;
 }

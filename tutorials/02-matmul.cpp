@@ -84,9 +84,9 @@ void micro_kernel(const float* a, const float* b, float* c, int64_t n) {
 
 // ---- step 4: cache blocking -----------------------------------------------------------------
 // Five loops around the same micro-kernel; each loop cuts out a block sized for one cache level.
+constexpr int64_t KC = 256, MC = 144, NC = 4080;  // the block sizes (figures/02-blocking.svg draws them)
 void blocked(const float* a, const float* b, float* c, int64_t n) {
   const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
-  const int64_t KC = 256, MC = 144, NC = 4080;
   for (int64_t jc = 0; jc < n; jc += NC)      // loop 5: NC columns of B and C
     for (int64_t pc = 0; pc < n; pc += KC)    // loop 4: B[pc:pc+KC, jc:jc+NC], KC x NC -> L3
       for (int64_t ic = 0; ic < n; ic += MC)  // loop 3: A[ic:ic+MC, pc:pc+KC], MC x KC -> L2
@@ -163,8 +163,11 @@ void draw_blocking(const char* path) {
   line(456, 140, 456, 300), line(180, 305, 440, 305);
   // Labels, on the right, for each block from the outside in.
   const int lx = 700;
-  text(lx, 60, "start", "loop 5: jc steps by NC = 4080 columns");
-  text(lx, 100, "start", "loop 4: pc steps by KC = 256;");
+  char words[2][96];
+  std::snprintf(words[0], sizeof words[0], "loop 5: jc steps by NC = %lld columns", static_cast<long long>(ladder::NC));
+  std::snprintf(words[1], sizeof words[1], "loop 4: pc steps by KC = %lld;", static_cast<long long>(ladder::KC));
+  text(lx, 60, "start", words[0]);
+  text(lx, 100, "start", words[1]);
   text(lx, 116, "start", "B[pc:+KC, jc:+NC] stays in L3");
   text(lx, 156, "start", "loop 2: jr steps by NR;");
   text(lx, 172, "start", "B[pc:+KC, jr:+NR] stays in L1");
@@ -175,7 +178,9 @@ void draw_blocking(const char* path) {
   std::fprintf(f, "<line x1='456' y1='120' x2='%d' y2='160' stroke='#1d3d66'/>\n", lx - 4);
   std::fprintf(f, "<line x1='456' y1='305' x2='%d' y2='305' stroke='#7f1414'/>\n", lx - 4);
   // A's two blocks, keyed by colour below the matrices.
-  rect(80, 470, 14, 14, "#c9b3dc", "#6a3d8f"), text(102, 482, "start", "loop 3: ic steps by MC = 144; A[ic:+MC, pc:+KC] stays in L2");
+  std::snprintf(words[0], sizeof words[0], "loop 3: ic steps by MC = %lld; A[ic:+MC, pc:+KC] stays in L2",
+                static_cast<long long>(ladder::MC));
+  rect(80, 470, 14, 14, "#c9b3dc", "#6a3d8f"), text(102, 482, "start", words[0]);
   rect(80, 496, 14, 14, "#6a3d8f", "#3f2156"), text(102, 508, "start", "loop 1: ir steps by MR; A[ir:+MR, pc:+KC] streams from L2");
   std::fprintf(f, "</svg>\n");
   std::fclose(f);

@@ -22,9 +22,8 @@ static double max_difference(const Tensor& a, const Tensor& b) {
 // softmax along the last dimension, with the reader's backward.
 Variable my_softmax(const Variable& s) {
   const Tensor P = softmax(Variable(s.value())).value();
-  return record("exercise_softmax", P, {s}, [P](const Tensor& g, Grads& dx) {
-    dx[0] = exercises::softmax_backward(P, g.contiguous());
-  });
+  return record("exercise_softmax", P, {s},
+                [P](const Tensor& g, Grads& dx) { dx[0] = exercises::softmax_backward(P, g.contiguous()); });
 }
 
 int main() {
@@ -44,6 +43,7 @@ int main() {
     std::printf("  agrees with the library's softmax backward: %s\n", close ? "yes" : "NO");
     if (!close) ++failed;
   }
-  std::printf(failed == 0 ? "softmax's backward: all checks pass\n" : "softmax's backward: %d check(s) FAILED\n", failed);
+  std::printf(failed == 0 ? "softmax's backward: all checks pass\n" : "softmax's backward: %d check(s) FAILED\n",
+              failed);
   return failed == 0 ? 0 : 1;
 }

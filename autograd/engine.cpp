@@ -9,15 +9,16 @@
 //      complete; its backward function turns it into gradients for its inputs, which are added
 //      (+=, never =) into their slots: a value used twice receives both contributions.
 //   3. Free: unless retain_graph, each node drops its inputs and saved tensors once it is done.
+#include "autograd/engine.h"
+
 #include <algorithm>
 #include <atomic>
 
-#include "autograd/engine.h"
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
 #include "tensor/parallel.h"
-#include "tensor/strided_loop.h"
 #include "tensor/reduce.h"
+#include "tensor/strided_loop.h"
 
 namespace gradformer {
 

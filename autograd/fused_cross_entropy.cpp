@@ -17,13 +17,15 @@ namespace gradformer {
 //   dL/dx_c = g / count * (softmax(x)_c - q_c) on non-ignored rows, 0 on ignored ones
 Variable cross_entropy(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options) {
   const char* op = "cross_entropy";
-  if (logits.dim() < 1) throw ShapeError(message(op, ": logits need at least one dimension, got shape ", logits.shape()));
+  if (logits.dim() < 1)
+    throw ShapeError(message(op, ": logits need at least one dimension, got shape ", logits.shape()));
   const int64_t C = logits.size(-1), rows = logits.numel() / std::max<int64_t>(C, 1);
   if (target.dtype() != DType::Int64) throw DTypeError(message(op, ": target must be int64, got ", target.dtype()));
   Shape expected = logits.shape();
   expected.erase(expected.rank() - 1);
   if (target.shape() != expected)
-    throw ShapeError(message(op, ": logits ", logits.shape(), " need a target of shape [...] matching all but the last dimension, got ",
+    throw ShapeError(message(op, ": logits ", logits.shape(),
+                             " need a target of shape [...] matching all but the last dimension, got ",
                              target.shape()));
   const double eps = options.label_smoothing;
   if (!(eps >= 0 && eps <= 1)) throw ValueError(message(op, ": label_smoothing must be in [0, 1], got ", eps));
@@ -33,8 +35,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
   for (int64_t r = 0; r < rows; ++r) {
     if (pt[r] == options.ignore_index) continue;
     if (pt[r] < 0 || pt[r] >= C)
-      throw IndexError(message(op, ": target ", pt[r], " at position ", r, " is outside [0, ", C, ") and is not ignore_index ",
-                               options.ignore_index));
+      throw IndexError(message(op, ": target ", pt[r], " at position ", r, " is outside [0, ", C,
+                               ") and is not ignore_index ", options.ignore_index));
     ++count;
   }
 
@@ -64,31 +66,33 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
     return scalar(count == 0 ? 0.0 : sum / static_cast<double>(count), x.dtype());
   });
 
-  return record(op, loss, {logits}, [x, t, lse, count, rows, C, eps, ignore = options.ignore_index](const Tensor& g, Grads& dx) {
-    // forward:  row_loss[r] = row_lse - (1 - eps) * xr[pt[r]] - eps / C * total   (total = sum_c xr[c])
-    // d row_lse / d x_c = exp(x_c - lse) = softmax_c, d x_t / d x_c = onehot_c, d total / d x_c = 1, so
-    // d row_loss / d x_c = softmax_c - (1 - eps) onehot_c - eps / C = softmax_c - q_c; then times g / count.
-    Tensor grad = Tensor::empty(x.shape(), x.dtype());
-    // g: [] -> dx: [rows, C]
-    dispatch_floating(x.dtype(), "cross_entropy_backward", [&]<class T>() {
-      const T *px = x.data<T>(), *pl = lse.data<T>();
-      const int64_t* pt = t.data<int64_t>();
-      T* pd = grad.data<T>();
-      const T scale = count == 0 ? T(0) : static_cast<T>(g.item() / static_cast<double>(count));
-      const T uniform = static_cast<T>(eps / static_cast<double>(C)), one_hot = static_cast<T>(1 - eps);
-      rowwise::for_each(rows, C, [&](int64_t r) {
-        T* dr = pd + r * C;
-        if (pt[r] == ignore) {
-          std::fill(dr, dr + C, T(0));
-          return;
-        }
-        const T* xr = px + r * C;
-        for (int64_t c = 0; c < C; ++c) dr[c] = scale * (std::exp(xr[c] - pl[r]) - uniform);
-        dr[pt[r]] -= scale * one_hot;
-      });
-    });
-    dx[0] = grad;
-  });
+  return record(op, loss, {logits},
+                [x, t, lse, count, rows, C, eps, ignore = options.ignore_index](const Tensor& g, Grads& dx) {
+                  // forward:  row_loss[r] = row_lse - (1 - eps) * xr[pt[r]] - eps / C * total   (total = sum_c xr[c])
+                  // d row_lse / d x_c = exp(x_c - lse) = softmax_c, d x_t / d x_c = onehot_c, d total / d x_c = 1, so
+                  // d row_loss / d x_c = softmax_c - (1 - eps) onehot_c - eps / C = softmax_c - q_c; then times g /
+                  // count.
+                  Tensor grad = Tensor::empty(x.shape(), x.dtype());
+                  // g: [] -> dx: [rows, C]
+                  dispatch_floating(x.dtype(), "cross_entropy_backward", [&]<class T>() {
+                    const T *px = x.data<T>(), *pl = lse.data<T>();
+                    const int64_t* pt = t.data<int64_t>();
+                    T* pd = grad.data<T>();
+                    const T scale = count == 0 ? T(0) : static_cast<T>(g.item() / static_cast<double>(count));
+                    const T uniform = static_cast<T>(eps / static_cast<double>(C)), one_hot = static_cast<T>(1 - eps);
+                    rowwise::for_each(rows, C, [&](int64_t r) {
+                      T* dr = pd + r * C;
+                      if (pt[r] == ignore) {
+                        std::fill(dr, dr + C, T(0));
+                        return;
+                      }
+                      const T* xr = px + r * C;
+                      for (int64_t c = 0; c < C; ++c) dr[c] = scale * (std::exp(xr[c] - pl[r]) - uniform);
+                      dr[pt[r]] -= scale * one_hot;
+                    });
+                  });
+                  dx[0] = grad;
+                });
 }
 
 }  // namespace gradformer

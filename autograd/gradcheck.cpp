@@ -42,9 +42,11 @@ std::string index_string(const std::vector<int64_t>& index) {
 
 }  // namespace
 
-static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vector<Variable>& xs, const GradcheckOptions& options);
+static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vector<Variable>& xs,
+                                    const GradcheckOptions& options);
 
-GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
+GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options) {
   std::vector<Variable> xs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
@@ -67,15 +69,15 @@ GradcheckResult gradcheck(const std::function<Variable()>& f, const std::vector<
     if (!leaf.is_leaf() || !leaf.requires_grad() || leaf.dtype() != DType::Float64)
       throw ValueError(message("gradcheck: leaf ", i, " (", leaf.name(), ", shape ", leaf.shape(),
                                ") must be a float64 leaf that requires grad"));
-    if (has_overlap(leaf.value()))
-      throw ValueError(message("gradcheck: leaf ", i, " has overlapping elements"));
+    if (has_overlap(leaf.value())) throw ValueError(message("gradcheck: leaf ", i, " has overlapping elements"));
     leaf.zero_grad();
   }
   return check_leaves([&](const std::vector<Variable>&) { return f(); }, leaves, options);
 }
 
 // The check itself, on leaves xs: the floating ones that require grad are perturbed in place.
-static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vector<Variable>& xs, const GradcheckOptions& options) {
+static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vector<Variable>& xs,
+                                    const GradcheckOptions& options) {
   // Analytic gradients, twice: the second backward must add the same amount again.
   const Variable out = f(xs);
   if (out.dtype() != DType::Float64)
@@ -84,7 +86,9 @@ static GradcheckResult check_leaves(const GradcheckFunction& f, const std::vecto
   const Tensor u = randn(out.shape(), gen, DType::Float64);
   out.backward(u, /*retain_graph=*/options.check_accumulation);
   std::vector<Tensor> first(xs.size()), second(xs.size());
-  auto grad_or_zeros = [](const Variable& x) { return x.grad().defined() ? x.grad().contiguous().clone() : zeros_like(x.value()); };
+  auto grad_or_zeros = [](const Variable& x) {
+    return x.grad().defined() ? x.grad().contiguous().clone() : zeros_like(x.value());
+  };
   for (size_t i = 0; i < xs.size(); ++i)
     if (xs[i].requires_grad()) first[i] = grad_or_zeros(xs[i]);
   if (options.check_accumulation) {

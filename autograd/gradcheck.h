@@ -22,8 +22,8 @@ struct GradcheckOptions {
   double eps = 1e-6;
   double atol = 1e-5;
   double rtol = 1e-3;
-  uint64_t seed = 0;              // of the random upstream gradient
-  bool check_accumulation = true; // run backward twice and expect twice the gradient
+  uint64_t seed = 0;               // of the random upstream gradient
+  bool check_accumulation = true;  // run backward twice and expect twice the gradient
 };
 
 struct GradcheckResult {
@@ -43,7 +43,8 @@ using GradcheckFunction = std::function<Variable(const std::vector<Variable>&)>;
 /// like indices, are passed through as constants). Inputs may be non-contiguous views; a float64
 /// input is perturbed in place and restored. ValueError for an input whose elements overlap
 /// (an expanded view), DTypeError if f does not return float64.
-GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>& inputs, const GradcheckOptions& options = {});
+GradcheckResult gradcheck(const GradcheckFunction& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& options = {});
 
 /// The same check for leaves that already exist, such as a module's parameters: f() computes the
 /// output from them (through the module), and the gradients of every leaf are checked. Each leaf

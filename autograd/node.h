@@ -52,8 +52,10 @@ class Node {
  public:
   Node(const char* op, std::span<const Variable> inputs, const Tensor& output)
       : op_(op), input_count_(inputs.size()), shape_(output.shape()), dtype_(output.dtype()) {
-    if (inputs.size() > kInlineInputs) spilled_.assign(inputs.begin(), inputs.end());
-    else std::copy(inputs.begin(), inputs.end(), inline_.begin());
+    if (inputs.size() > kInlineInputs)
+      spilled_.assign(inputs.begin(), inputs.end());
+    else
+      std::copy(inputs.begin(), inputs.end(), inline_.begin());
   }
   /// Unlinks the graph behind this node iteratively, so a 100,000-op chain is not destroyed by
   /// 100,000 nested destructor calls (which would overflow the stack).
@@ -87,7 +89,8 @@ class Node {
   // Most ops have at most three inputs: keep them inside the node (no second allocation).
   static constexpr size_t kInlineInputs = 3;
   std::span<Variable> inputs_span() {
-    return input_count_ > kInlineInputs ? std::span<Variable>(spilled_) : std::span<Variable>(inline_.data(), input_count_);
+    return input_count_ > kInlineInputs ? std::span<Variable>(spilled_)
+                                        : std::span<Variable>(inline_.data(), input_count_);
   }
   std::span<const Variable> inputs_span() const { return const_cast<Node*>(this)->inputs_span(); }
   void release_inputs() {
@@ -146,8 +149,8 @@ Variable record(const char* op, Tensor output, std::initializer_list<Variable> i
   if (grad_enabled())
     for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
   if (!any) return detail::make_constant(std::move(output));
-  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::span<const Variable>(inputs.begin(), inputs.size()),
-                                                            output, std::forward<F>(backward));
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(
+      op, std::span<const Variable>(inputs.begin(), inputs.size()), output, std::forward<F>(backward));
   return detail::make_result(std::move(output), std::move(node));
 }
 
@@ -159,7 +162,8 @@ Variable record(const char* op, Tensor output, const std::vector<Variable>& inpu
   if (grad_enabled())
     for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
   if (!any) return detail::make_constant(std::move(output));
-  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::span<const Variable>(inputs), output, std::forward<F>(backward));
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::span<const Variable>(inputs), output,
+                                                            std::forward<F>(backward));
   return detail::make_result(std::move(output), std::move(node));
 }
 

@@ -30,10 +30,12 @@ void add_arithmetic(Checks& c, const Inputs& in) {
   c.push_back({"mul (broadcast)", [](const V& v) { return v[0] * v[1]; }, {in.x, in.bias}});
   c.push_back({"mul (broadcast column)", [](const V& v) { return v[0] * v[1]; }, {in.x, in.column}});
   c.push_back({"mul (rank 0, one input twice)", [](const V& v) { return v[0] * v[0]; }, {random({}, 23)}});
-  c.push_back({"mul (non-contiguous inputs)", [](const V& v) { return v[0] * v[1] + exp(v[0]); }, {in.transposed, in.strided}});
+  c.push_back(
+      {"mul (non-contiguous inputs)", [](const V& v) { return v[0] * v[1] + exp(v[0]); }, {in.transposed, in.strided}});
   c.push_back({"div", [](const V& v) { return v[0] / v[1]; }, {in.x, in.positive}});
   c.push_back({"div (broadcast numerator)", [](const V& v) { return v[0] / v[1]; }, {in.bias, in.positive}});
-  c.push_back({"div (with scalars: -a * 2 + 1 - 3 / b)", [](const V& v) { return -v[0] * 2.0 + 1.0 - 3.0 / v[1]; },
+  c.push_back({"div (with scalars: -a * 2 + 1 - 3 / b)",
+               [](const V& v) { return -v[0] * 2.0 + 1.0 - 3.0 / v[1]; },
                {in.x, in.positive}});
   c.push_back({"neg", [](const V& v) { return -v[0]; }, {in.x}});
 }
@@ -44,12 +46,17 @@ void add_matmul(Checks& c, const Inputs& in) {
   c.push_back({"matmul (batched)", mm, {random({2, 3, 4}, 24), random({2, 4, 5}, 25)}});
   c.push_back({"matmul (batched, broadcast)", mm, {random({2, 3, 4}, 8), random({4, 5}, 9)}});
   c.push_back({"matmul (both operands broadcast)", mm, {random({1, 3, 4}, 26), random({2, 1, 4, 2}, 27)}});
-  c.push_back({"matmul (transposed operands)", mm, {random({4, 3}, 10).transpose(0, 1), random({2, 4}, 11).transpose(0, 1)}});
-  c.push_back({"matmul (a^T b)", [](const V& v) { return matmul(transpose(v[0], -2, -1), v[1]); }, {random({4, 3}, 28), random({4, 2}, 29)}});
+  c.push_back(
+      {"matmul (transposed operands)", mm, {random({4, 3}, 10).transpose(0, 1), random({2, 4}, 11).transpose(0, 1)}});
+  c.push_back({"matmul (a^T b)",
+               [](const V& v) { return matmul(transpose(v[0], -2, -1), v[1]); },
+               {random({4, 3}, 28), random({4, 2}, 29)}});
   // as attention computes q k^T
-  c.push_back({"matmul (a b^T)", [](const V& v) { return matmul(v[0], transpose(v[1], -2, -1)); },
+  c.push_back({"matmul (a b^T)",
+               [](const V& v) { return matmul(v[0], transpose(v[1], -2, -1)); },
                {random({2, 3, 4}, 30), random({2, 5, 4}, 31)}});
-  c.push_back({"matmul (non-contiguous inputs)", [](const V& v) { return matmul(v[0], contiguous(transpose(v[1], 0, 1))); },
+  c.push_back({"matmul (non-contiguous inputs)",
+               [](const V& v) { return matmul(v[0], contiguous(transpose(v[1], 0, 1))); },
                {in.transposed, in.strided}});
 }
 
@@ -67,18 +74,27 @@ void add_pointwise(Checks& c, const Inputs& in) {
   c.push_back({"gelu", [](const V& v) { return gelu(v[0]); }, {random({2, 3}, 12, -3, 3)}});
   const Tensor mask = tensor({0, 1, 0, 1, 0, 0}, {2, 3}).to(DType::Bool), row = tensor({1, 0, 1}, {3}).to(DType::Bool);
   c.push_back({"where", [mask](const V& v) { return where(mask, v[0], v[1]); }, {in.x, in.bias}});
-  c.push_back({"where (condition and b broadcast)", [row](const V& v) { return where(row, v[0], v[1]); }, {in.x, random({1}, 32)}});
+  c.push_back({"where (condition and b broadcast)",
+               [row](const V& v) { return where(row, v[0], v[1]); },
+               {in.x, random({1}, 32)}});
   // (a fill value like -1e9 would make L = sum(out * u) so large that its rounding swamps the differences)
   c.push_back({"masked_fill", [mask](const V& v) { return masked_fill(v[0], mask, 2.0); }, {in.x}});
   // the generator is made afresh in every call, so every evaluation draws the same mask
-  c.push_back({"dropout", [](const V& v) { Generator g(3); return dropout(v[0], 0.5, g); }, {random({4, 4}, 33)}});
+  c.push_back({"dropout",
+               [](const V& v) {
+                 Generator g(3);
+                 return dropout(v[0], 0.5, g);
+               },
+               {random({4, 4}, 33)}});
 }
 
 void add_views(Checks& c, const Inputs& in) {
   const Tensor& cube = in.cube;
   c.push_back({"view", [](const V& v) { return view(v[0], {4, 6}); }, {cube}});
   c.push_back({"reshape", [](const V& v) { return reshape(v[0], {6, -1}); }, {cube}});
-  c.push_back({"reshape (of a transposed view: copies)", [](const V& v) { return reshape(transpose(v[0], 0, 2), {-1}); }, {cube}});
+  c.push_back({"reshape (of a transposed view: copies)",
+               [](const V& v) { return reshape(transpose(v[0], 0, 2), {-1}); },
+               {cube}});
   c.push_back({"transpose", [](const V& v) { return transpose(v[0], 0, 2); }, {cube}});
   c.push_back({"permute", [](const V& v) { return permute(v[0], {2, 0, 1}); }, {cube}});
   c.push_back({"slice", [](const V& v) { return slice(v[0], 2, 1, 4, 2); }, {cube}});
@@ -88,7 +104,11 @@ void add_views(Checks& c, const Inputs& in) {
   c.push_back({"unsqueeze", [](const V& v) { return unsqueeze(v[0], 0); }, {random({3, 2}, 34)}});
   c.push_back({"expand", [](const V& v) { return expand(v[0], {2, 3, 4}); }, {random({3, 1}, 13)}});
   c.push_back({"contiguous", [](const V& v) { return contiguous(transpose(v[0], 0, 1)); }, {cube}});
-  c.push_back({"concat (one input twice)", [](const V& v) { return concat({v[0], v[1], v[0]}, 1); }, {in.x, random({2, 1}, 15)}});
+  c.push_back({"concat (one input twice)",
+               [](const V& v) {
+                 return concat({v[0], v[1], v[0]}, 1);
+               },
+               {in.x, random({2, 1}, 15)}});
   c.push_back({"stack", [](const V& v) { return stack({v[0], v[1]}, 0); }, {in.x, in.y}});
   c.push_back({"stack (new last dimension)", [](const V& v) { return stack({v[0], v[1]}, -1); }, {in.x, in.y}});
 }
@@ -113,9 +133,12 @@ void add_reductions(Checks& c, const Inputs& in) {
 void add_indexing(Checks& c, const Inputs& in) {
   const Tensor ids = tensor({2, 0, 2}, {3}, DType::Int64), grid = tensor({0, 2, 2, 1, 0, 2}, {2, 3}, DType::Int64);
   const Tensor picks = tensor({1, 1, 0, 2}, {2, 2}, DType::Int64);
-  c.push_back({"index_select (repeated rows)", [ids](const V& v) { return index_select(v[0], 0, ids); }, {random({3, 4}, 16)}});
-  c.push_back({"index_select (2-D index)", [grid](const V& v) { return index_select(v[0], 0, grid); }, {random({3, 4}, 35)}});
-  c.push_back({"index_select (dim 1)", [grid](const V& v) { return index_select(v[0], 1, grid); }, {random({2, 3, 2}, 36)}});
+  c.push_back(
+      {"index_select (repeated rows)", [ids](const V& v) { return index_select(v[0], 0, ids); }, {random({3, 4}, 16)}});
+  c.push_back(
+      {"index_select (2-D index)", [grid](const V& v) { return index_select(v[0], 0, grid); }, {random({3, 4}, 35)}});
+  c.push_back(
+      {"index_select (dim 1)", [grid](const V& v) { return index_select(v[0], 1, grid); }, {random({2, 3, 2}, 36)}});
   c.push_back({"gather", [picks](const V& v) { return gather(v[0], 1, picks); }, {in.x}});
 }
 
@@ -123,21 +146,33 @@ void add_fused(Checks& c, const Inputs& in) {
   const Tensor& cube = in.cube;
   c.push_back({"softmax", [](const V& v) { return softmax(v[0]); }, {cube}});
   c.push_back({"softmax (dim 0)", [](const V& v) { return softmax(v[0], 0); }, {random({4, 2, 3}, 37)}});
-  c.push_back({"softmax (non-contiguous input)", [](const V& v) { return softmax(v[0]); }, {random({5, 3}, 38).transpose(0, 1)}});
+  c.push_back({"softmax (non-contiguous input)",
+               [](const V& v) { return softmax(v[0]); },
+               {random({5, 3}, 38).transpose(0, 1)}});
   c.push_back({"log_softmax", [](const V& v) { return log_softmax(v[0], 1); }, {cube}});
-  c.push_back({"log_softmax (last dim, logits in [-3, 3])", [](const V& v) { return log_softmax(v[0]); }, {random({3, 5}, 39, -3, 3)}});
-  c.push_back({"layer_norm", [](const V& v) { return layer_norm(v[0], v[1], v[2]); }, {cube, random({4}, 17), random({4}, 18)}});
-  c.push_back({"layer_norm (no weight, no bias)", [](const V& v) { return layer_norm(v[0], Variable(), Variable()); },
+  c.push_back({"log_softmax (last dim, logits in [-3, 3])",
+               [](const V& v) { return log_softmax(v[0]); },
+               {random({3, 5}, 39, -3, 3)}});
+  c.push_back({"layer_norm",
+               [](const V& v) { return layer_norm(v[0], v[1], v[2]); },
+               {cube, random({4}, 17), random({4}, 18)}});
+  c.push_back({"layer_norm (no weight, no bias)",
+               [](const V& v) { return layer_norm(v[0], Variable(), Variable()); },
                {random({4, 5}, 40, -2, 2)}});
-  c.push_back({"layer_norm (weight only, eps 1e-3)", [](const V& v) { return layer_norm(v[0], v[1], Variable(), 1e-3); },
+  c.push_back({"layer_norm (weight only, eps 1e-3)",
+               [](const V& v) { return layer_norm(v[0], v[1], Variable(), 1e-3); },
                {cube, random({4}, 41)}});
-  c.push_back({"layer_norm (non-contiguous inputs)", [](const V& v) { return layer_norm(v[0], v[1], v[2]); },
+  c.push_back({"layer_norm (non-contiguous inputs)",
+               [](const V& v) { return layer_norm(v[0], v[1], v[2]); },
                {random({5, 4}, 42).transpose(0, 1), random({10}, 43).slice(0, 0, 10, 2), random({5}, 44)}});
-  const Tensor targets = tensor({1, 0, 2, 2}, {4}, DType::Int64), grid = tensor({2, 0, 4, 1, 4, 3}, {2, 3}, DType::Int64);
-  c.push_back({"cross_entropy", [grid](const V& v) { return cross_entropy(v[0], grid); }, {random({2, 3, 5}, 45, -3, 3)}});
-  c.push_back({"cross_entropy (smoothing, ignore index)",
-               [targets](const V& v) { return cross_entropy(v[0], targets, {.ignore_index = 0, .label_smoothing = 0.1}); },
-               {random({4, 3}, 19, -2, 2)}});
+  const Tensor targets = tensor({1, 0, 2, 2}, {4}, DType::Int64),
+               grid = tensor({2, 0, 4, 1, 4, 3}, {2, 3}, DType::Int64);
+  c.push_back(
+      {"cross_entropy", [grid](const V& v) { return cross_entropy(v[0], grid); }, {random({2, 3, 5}, 45, -3, 3)}});
+  c.push_back(
+      {"cross_entropy (smoothing, ignore index)",
+       [targets](const V& v) { return cross_entropy(v[0], targets, {.ignore_index = 0, .label_smoothing = 0.1}); },
+       {random({4, 3}, 19, -2, 2)}});
   c.push_back({"cross_entropy (3-D logits, smoothing, ignore index)",
                [grid](const V& v) { return cross_entropy(v[0], grid, {.ignore_index = 4, .label_smoothing = 0.1}); },
                {random({2, 3, 5}, 46, -3, 3)}});

@@ -12,7 +12,8 @@ namespace gradformer {
 // out[i] = fn(g[i], x[i]): the chain rule for an elementwise f, dL/dx = dL/dy * f'(x).
 template <class F>
 static Tensor chain(const char* op, const Tensor& g, const Tensor& x, F fn) {
-  return dispatch_floating(x.dtype(), op, [&]<class T>() { return map<T, T, T>(op, g, x, [&](T gi, T xi) -> T { return fn(gi, xi); }); });
+  return dispatch_floating(
+      x.dtype(), op, [&]<class T>() { return map<T, T, T>(op, g, x, [&](T gi, T xi) -> T { return fn(gi, xi); }); });
 }
 
 // d(e^x)/dx = e^x: the backward reuses the output rather than recomputing it.
@@ -23,9 +24,8 @@ Variable exp(const Variable& x) {
 
 // d(log x)/dx = 1/x
 Variable log(const Variable& x) {
-  return record("log", gradformer::log(x.value()), {x}, [](const Tensor& g, Grads& dx) {
-    dx[0] = gradformer::div(g, dx.input(0));
-  });
+  return record("log", gradformer::log(x.value()), {x},
+                [](const Tensor& g, Grads& dx) { dx[0] = gradformer::div(g, dx.input(0)); });
 }
 
 // d(sqrt x)/dx = 1 / (2 sqrt x)
@@ -103,9 +103,8 @@ Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
 
 // Filled positions are constants: their gradient is zero.
 Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
-  return record("masked_fill", gradformer::masked_fill(x.value(), mask, value), {x}, [mask](const Tensor& g, Grads& dx) {
-    dx[0] = gradformer::masked_fill(g, mask, 0.0);
-  });
+  return record("masked_fill", gradformer::masked_fill(x.value(), mask, value), {x},
+                [mask](const Tensor& g, Grads& dx) { dx[0] = gradformer::masked_fill(g, mask, 0.0); });
 }
 
 // y = x * mask / (1 - p)  =>  dL/dx = dL/dy * mask / (1 - p): the same scaled mask both ways.
@@ -114,9 +113,8 @@ Variable dropout(const Variable& x, double p, Generator& gen, bool training) {
   if (!training || p == 0) return x;
   // The mask is stored already scaled by 1/(1-p), so the backward is one multiply.
   const Tensor scaled_mask = dropout_mask(x.shape(), p, gen, x.dtype());
-  return record("dropout", gradformer::mul(x.value(), scaled_mask), {x}, [scaled_mask](const Tensor& g, Grads& dx) {
-    dx[0] = gradformer::mul(g, scaled_mask);
-  });
+  return record("dropout", gradformer::mul(x.value(), scaled_mask), {x},
+                [scaled_mask](const Tensor& g, Grads& dx) { dx[0] = gradformer::mul(g, scaled_mask); });
 }
 
 }  // namespace gradformer

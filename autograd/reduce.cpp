@@ -28,7 +28,9 @@ Shape dropped_shape(const Shape& x, const Axes& axes) {
   return out;
 }
 
-int64_t reduced_count(const Shape& x, const Axes& axes) { return x.numel() / std::max<int64_t>(1, kept_shape(x, axes).numel()); }
+int64_t reduced_count(const Shape& x, const Axes& axes) {
+  return x.numel() / std::max<int64_t>(1, kept_shape(x, axes).numel());
+}
 
 }  // namespace
 
@@ -63,12 +65,14 @@ Variable max(const Variable& x, const Axes& axes, bool keepdim) {
 
 // var = sum((x - mu)^2) / (n - c)  =>  dvar/dx_i = 2 (x_i - mu) / (n - c)   (the mu terms sum to zero)
 Variable var(const Variable& x, const Axes& axes, bool keepdim, int64_t correction) {
-  return record("var", gradformer::var(x.value(), axes, keepdim, correction), {x}, [axes, correction](const Tensor& g, Grads& dx) {
-    const Tensor& xv = dx.input(0);
-    const double n = static_cast<double>(reduced_count(xv.shape(), axes));
-    const Tensor centered = xv - gradformer::mean(xv, axes, true);
-    dx[0] = gradformer::mul(centered, g.reshape(kept_shape(xv.shape(), axes)) * (2.0 / (n - static_cast<double>(correction))));
-  });
+  return record("var", gradformer::var(x.value(), axes, keepdim, correction), {x},
+                [axes, correction](const Tensor& g, Grads& dx) {
+                  const Tensor& xv = dx.input(0);
+                  const double n = static_cast<double>(reduced_count(xv.shape(), axes));
+                  const Tensor centered = xv - gradformer::mean(xv, axes, true);
+                  dx[0] = gradformer::mul(centered, g.reshape(kept_shape(xv.shape(), axes)) *
+                                                        (2.0 / (n - static_cast<double>(correction))));
+                });
 }
 
 // lse = log sum exp x  =>  dlse/dx_i = exp(x_i - lse) = softmax(x)_i

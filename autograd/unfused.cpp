@@ -34,8 +34,8 @@ Variable cross_entropy_unfused(const Variable& logits, const Tensor& target, con
   const Tensor flat = target.reshape({-1, 1});                              // [N, 1]
   const Tensor ignored = eq(flat, full({1}, static_cast<double>(options.ignore_index), DType::Int64));
   const Tensor safe_target = where(ignored, zeros({1}, DType::Int64), flat);  // any valid index; masked below
-  const Variable nll = -gather(logp, 1, safe_target);                            // [N, 1]
-  const Variable smooth = -mean(logp, {-1}, true);                               // [N, 1]
+  const Variable nll = -gather(logp, 1, safe_target);                         // [N, 1]
+  const Variable smooth = -mean(logp, {-1}, true);                            // [N, 1]
   const Variable per_row = nll * (1 - options.label_smoothing) + smooth * options.label_smoothing;
   const Tensor keep = logical_not(ignored).to(logits.dtype());
   const double count = sum(keep).item();

@@ -17,8 +17,8 @@ NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
 Variable::Variable(Tensor value, bool requires_grad) {
   if (!value.defined()) throw ValueError("Variable: the value is an undefined tensor");
   if (requires_grad && !is_floating(value.dtype()))
-    throw DTypeError(message("Variable: only floating tensors can require grad, got ", value.dtype(), " of shape ",
-                             value.shape()));
+    throw DTypeError(
+        message("Variable: only floating tensors can require grad, got ", value.dtype(), " of shape ", value.shape()));
   impl_ = std::make_shared<VariableImpl>();
   impl_->value = std::move(value);
   impl_->requires_grad = requires_grad;
@@ -39,7 +39,9 @@ const Tensor& Variable::value() const { return checked("value").value; }
 
 void Variable::set_value(const Tensor& value) {
   VariableImpl& v = checked("set_value");
-  if (v.grad_fn) throw GraphError(message("set_value: '", v.grad_fn->op(), "' made this variable; only a leaf's value can be replaced"));
+  if (v.grad_fn)
+    throw GraphError(
+        message("set_value: '", v.grad_fn->op(), "' made this variable; only a leaf's value can be replaced"));
   if (value.shape() != v.value.shape())
     throw ShapeError(message("set_value: new shape ", value.shape(), " differs from ", v.value.shape()));
   v.value = value;
@@ -98,7 +100,8 @@ void Variable::backward(const Tensor& grad_output, bool retain_graph) const {
                              grad_output.defined() ? to_string(grad_output.shape()) : std::string("(undefined)"),
                              ", the output has shape ", v.value.shape()));
   if (grad_output.dtype() != v.value.dtype())
-    throw DTypeError(message("backward: the upstream gradient is ", grad_output.dtype(), ", the output is ", v.value.dtype()));
+    throw DTypeError(
+        message("backward: the upstream gradient is ", grad_output.dtype(), ", the output is ", v.value.dtype()));
   Engine::run(v, grad_output, retain_graph);
 }
 

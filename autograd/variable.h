@@ -31,7 +31,7 @@ struct VariableImpl {
   Tensor grad;                    // dL/d(value), undefined until a backward reaches it
   std::shared_ptr<Node> grad_fn;  // the op that made this value; null for a leaf
   bool requires_grad = false;
-  std::string name;               // optional, shown by the graph export
+  std::string name;  // optional, shown by the graph export
 };
 
 class Variable {

@@ -10,26 +10,29 @@ namespace gradformer {
 
 // x: [a, b, ...] -> out: shape (same elements). The gradient is reshaped back.
 Variable view(const Variable& x, const Shape& shape) {
-  return record("view", x.value().view(shape), {x}, [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
+  return record("view", x.value().view(shape), {x},
+                [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
 }
 
 Variable reshape(const Variable& x, const Shape& shape) {
-  return record("reshape", x.value().reshape(shape), {x}, [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
+  return record("reshape", x.value().reshape(shape), {x},
+                [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
 }
 
 // Swapping two axes is its own inverse.
 Variable transpose(const Variable& x, int64_t dim0, int64_t dim1) {
-  return record("transpose", x.value().transpose(dim0, dim1), {x}, [dim0, dim1](const Tensor& g, Grads& dx) {
-    dx[0] = g.transpose(dim0, dim1);
-  });
+  return record("transpose", x.value().transpose(dim0, dim1), {x},
+                [dim0, dim1](const Tensor& g, Grads& dx) { dx[0] = g.transpose(dim0, dim1); });
 }
 
 // out axis i is input axis order[i]; the inverse permutation puts them back.
 Variable permute(const Variable& x, const std::vector<int64_t>& order) {
   Tensor out = x.value().permute(order);  // validates order
   std::vector<int64_t> inverse(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inverse[static_cast<size_t>(normalize_dim(order[i], x.dim(), "permute"))] = static_cast<int64_t>(i);
-  return record("permute", out, {x}, [inverse = std::move(inverse)](const Tensor& g, Grads& dx) { dx[0] = g.permute(inverse); });
+  for (size_t i = 0; i < order.size(); ++i)
+    inverse[static_cast<size_t>(normalize_dim(order[i], x.dim(), "permute"))] = static_cast<int64_t>(i);
+  return record("permute", out, {x},
+                [inverse = std::move(inverse)](const Tensor& g, Grads& dx) { dx[0] = g.permute(inverse); });
 }
 
 // The sliced-out elements did not reach the output: their gradient is zero.
@@ -58,16 +61,19 @@ Variable select(const Variable& x, int64_t dim, int64_t index) {
 }
 
 Variable squeeze(const Variable& x, int64_t dim) {
-  return record("squeeze", x.value().squeeze(dim), {x}, [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
+  return record("squeeze", x.value().squeeze(dim), {x},
+                [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
 }
 
 Variable unsqueeze(const Variable& x, int64_t dim) {
-  return record("unsqueeze", x.value().unsqueeze(dim), {x}, [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
+  return record("unsqueeze", x.value().unsqueeze(dim), {x},
+                [](const Tensor& g, Grads& dx) { dx[0] = g.reshape(dx.input(0).shape()); });
 }
 
 // Each input element was copied to every position along the expanded axes: sum them back.
 Variable expand(const Variable& x, const Shape& shape) {
-  return record("expand", x.value().expand(shape), {x}, [](const Tensor& g, Grads& dx) { dx[0] = sum_to(g, dx.input(0).shape()); });
+  return record("expand", x.value().expand(shape), {x},
+                [](const Tensor& g, Grads& dx) { dx[0] = sum_to(g, dx.input(0).shape()); });
 }
 
 Variable contiguous(const Variable& x) {

@@ -64,7 +64,11 @@ void BM_ChainRecordBackward(benchmark::State& state) {
   state.counters["ns_per_op"] = benchmark::Counter(static_cast<double>(state.iterations() * n),
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ChainRecordBackward)->ArgNames({"mul", "ops"})->Args({0, 100})->Args({1, 100})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ChainRecordBackward)
+    ->ArgNames({"mul", "ops"})
+    ->Args({0, 100})
+    ->Args({1, 100})
+    ->Unit(benchmark::kMicrosecond);
 
 // The same chain on plain tensors: the arithmetic alone.
 void BM_ChainTensor(benchmark::State& state) {

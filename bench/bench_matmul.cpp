@@ -3,9 +3,9 @@
 //   BM_Matmul/M:<M>/N:<N>/K:<K>/TA:<0|1>/TB:<0|1>/T:<threads>   with a GFLOPS counter.
 // The names are a contract: a BLAS benchmark that registers the same names (an OpenBLAS sgemm
 // program, say) can be run alternately with this one and compared row by row, so the ratio is
-// measured side by side on one machine, not against a number from another day. TA = 1: A is stored transposed, [K, M], and
-// passed as a transposed view (TB likewise for B: stored [N, K]). T: threads of gradformer's pool.
-// The shapes come from the file named by $MATMUL_SHAPES, else from the built-in copy below.
+// measured side by side on one machine, not against a number from another day. TA = 1: A is stored transposed, [K, M],
+// and passed as a transposed view (TB likewise for B: stored [N, K]). T: threads of gradformer's pool. The shapes come
+// from the file named by $MATMUL_SHAPES, else from the built-in copy below.
 //
 // Also the ladder of tutorial chapter 2 (tutorials/02-matmul.cpp) at n = 512 and 1024:
 //   BM_Ladder/<step>/n:<n>    naive, loop_order, micro_kernel, blocked, packed, threaded
@@ -63,22 +63,25 @@ void BM_Matmul(benchmark::State& state) {
     Tensor c = matmul(a, b);
     benchmark::DoNotOptimize(c.data<float>());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(M * N * K) * static_cast<double>(state.iterations()) / 1e9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * static_cast<double>(M * N * K) * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_Ladder(benchmark::State& state, const ladder::Step* step) {
   const int64_t n = state.range(0);
   set_num_threads(step->uses_all_threads ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1);
   Generator gen(0);
-  const std::vector<float> a = uniform({n, n}, -1, 1, gen).to_vector<float>(), b = uniform({n, n}, -1, 1, gen).to_vector<float>();
+  const std::vector<float> a = uniform({n, n}, -1, 1, gen).to_vector<float>(),
+                           b = uniform({n, n}, -1, 1, gen).to_vector<float>();
   std::vector<float> c(static_cast<size_t>(n * n));
   for (auto _ : state) {
     step->run(a.data(), b.data(), c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e9,
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
 }  // namespace
@@ -106,7 +109,11 @@ int main(int argc, char** argv) {
   }
   for (const ladder::Step& step : ladder::kSteps)
     benchmark::RegisterBenchmark((std::string("BM_Ladder/") + step.name).c_str(), BM_Ladder, &step)
-        ->ArgName("n")->Arg(512)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+        ->ArgName("n")
+        ->Arg(512)
+        ->Arg(1024)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

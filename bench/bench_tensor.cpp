@@ -109,7 +109,7 @@ void bytes(benchmark::State& state, int64_t arrays) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * arrays * kLargeBytes);
 }
 
-void BM_Memcpy(benchmark::State& state) {  // the speed of memory: read 64 MiB, write 64 MiB
+void BM_Memcpy(benchmark::State& state) {                    // the speed of memory: read 64 MiB, write 64 MiB
   const Tensor src = ones({kLarge}), dst = zeros({kLarge});  // both touched: no page faults timed
   for (auto _ : state) {
     std::memcpy(dst.data<float>(), src.data<float>(), kLargeBytes);

@@ -20,8 +20,14 @@ namespace {
 
 void BM_TrainingStep(benchmark::State& state) {
   const int64_t d = state.range(0), batch_size = 80;
-  TransformerConfig config{.src_vocab = 11, .tgt_vocab = 11, .d_model = d, .d_ff = 4 * d, .heads = 8, .layers = 2,
-                           .dropout = 0.1, .max_len = 64};
+  TransformerConfig config{.src_vocab = 11,
+                           .tgt_vocab = 11,
+                           .d_model = d,
+                           .d_ff = 4 * d,
+                           .heads = 8,
+                           .layers = 2,
+                           .dropout = 0.1,
+                           .max_len = 64};
   EncoderDecoder model(config, /*seed=*/1);
   model.train();
   Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});

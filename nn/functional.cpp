@@ -13,8 +13,8 @@ Variable linear(const Variable& x, const Variable& weight, const Variable& bias)
     throw ShapeError(message("linear: input ", x.shape(), " does not fit weight ", weight.shape(),
                              ": its last dimension should be ", in));
   if (bias.defined() && bias.shape() != Shape{out})
-    throw ShapeError(message("linear: bias ", bias.shape(), " does not fit weight ", weight.shape(), ": it should be [", out,
-                             "]"));
+    throw ShapeError(
+        message("linear: bias ", bias.shape(), " does not fit weight ", weight.shape(), ": it should be [", out, "]"));
   Shape out_shape = x.shape();  // [..., in] -> [..., out]
   out_shape[out_shape.rank() - 1] = out;
   Variable y = matmul(reshape(x, {-1, in}), transpose(weight, 0, 1));  // [rows, in] x [in, out] -> [rows, out]

@@ -40,9 +40,7 @@ class Parser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw JsonError(message("json: ", what, " at byte ", pos_));
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw JsonError(message("json: ", what, " at byte ", pos_)); }
   bool at_end() const { return pos_ >= text_.size(); }
   char peek() const { return at_end() ? '\0' : text_[pos_]; }
   void skip_whitespace() {
@@ -122,7 +120,8 @@ class Parser {
       value = value * 10 - digit;
       ++pos_;
     }
-    if (peek() == '.' || peek() == 'e' || peek() == 'E') fail("unsupported number (only integers appear in a safetensors header)");
+    if (peek() == '.' || peek() == 'e' || peek() == 'E')
+      fail("unsupported number (only integers appear in a safetensors header)");
     if (!negative) {
       if (value == std::numeric_limits<int64_t>::min()) fail("integer out of the 64-bit range");
       value = -value;
@@ -136,10 +135,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       const char h = text_[pos_++];
       value <<= 4;
-      if (h >= '0' && h <= '9') value |= static_cast<uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') value |= static_cast<uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') value |= static_cast<uint32_t>(h - 'A' + 10);
-      else fail("\\u needs 4 hex digits");
+      if (h >= '0' && h <= '9')
+        value |= static_cast<uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        value |= static_cast<uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        value |= static_cast<uint32_t>(h - 'A' + 10);
+      else
+        fail("\\u needs 4 hex digits");
     }
     return value;
   }
@@ -161,14 +164,30 @@ class Parser {
       if (at_end()) fail("unterminated escape");
       const char e = text_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = parse_hex4();
           // Outside the Basic Multilingual Plane a character is a UTF-16 surrogate pair:
@@ -185,7 +204,8 @@ class Parser {
           append_utf8(out, cp);
           break;
         }
-        default: pos_ -= 2, fail(message("invalid escape '\\", e, "'"));
+        default:
+          pos_ -= 2, fail(message("invalid escape '\\", e, "'"));
       }
     }
   }
@@ -199,13 +219,27 @@ void dump_string(std::string& out, const std::string& s) {
   out += '"';
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buffer[8];
@@ -259,8 +293,12 @@ std::string Json::dump() const {
 
 void Json::dump_to(std::string& out) const {
   switch (kind_) {
-    case Kind::Integer: out += std::to_string(integer_); return;
-    case Kind::String: dump_string(out, text_); return;
+    case Kind::Integer:
+      out += std::to_string(integer_);
+      return;
+    case Kind::String:
+      dump_string(out, text_);
+      return;
     case Kind::Array:
       out += '[';
       for (size_t i = 0; i < items_.size(); ++i) {
@@ -284,10 +322,14 @@ void Json::dump_to(std::string& out) const {
 
 const char* kind_name(Json::Kind kind) {
   switch (kind) {
-    case Json::Kind::Object: return "object";
-    case Json::Kind::Array: return "array";
-    case Json::Kind::String: return "string";
-    case Json::Kind::Integer: return "integer";
+    case Json::Kind::Object:
+      return "object";
+    case Json::Kind::Array:
+      return "array";
+    case Json::Kind::String:
+      return "string";
+    case Json::Kind::Integer:
+      return "integer";
   }
   return "?";
 }

@@ -69,8 +69,9 @@ void Optimizer::load_state(const StateDict& state) {
     const Shape want_shape = live.defined() ? live.shape() : Shape{};
     const DType want_dtype = live.defined() ? live.dtype() : DType::Int64;
     if (!t.defined() || t.shape() != want_shape || t.dtype() != want_dtype)
-      problems += message("\n  ", name, ": expected ", want_shape, " ", want_dtype, ", got ",
-                          t.defined() ? to_string(t.shape()) + " " + std::string(gradformer::name(t.dtype())) : "undefined");
+      problems +=
+          message("\n  ", name, ": expected ", want_shape, " ", want_dtype, ", got ",
+                  t.defined() ? to_string(t.shape()) + " " + std::string(gradformer::name(t.dtype())) : "undefined");
     else if (!live.defined() && t.item() < 0)
       problems += message("\n  ", name, ": a step count cannot be negative, got ", t.item());
   }

@@ -55,7 +55,8 @@ class Optimizer {
 
   /// Calls update(index, value, grad) for each parameter with a gradient, with contiguous value and
   /// gradient tensors of the parameter's dtype (a non-contiguous value is updated through a copy).
-  template <class F> void for_each_with_grad(F&& update);
+  template <class F>
+  void for_each_with_grad(F&& update);
 
   std::vector<Variable> params_;
   double lr_;

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <bit>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -110,7 +110,8 @@ void sync_directory(const fs::path& path) {
 
 // ---- writing --------------------------------------------------------------------------------
 
-void save_safetensors(const fs::path& path, const StateDict& tensors, const std::map<std::string, std::string>& metadata) {
+void save_safetensors(const fs::path& path, const StateDict& tensors,
+                      const std::map<std::string, std::string>& metadata) {
   const std::string where = "save_safetensors: " + path.string() + ": ";
   // The header: __metadata__ first, then each tensor with its byte range in the data part.
   Json::Members header;
@@ -127,9 +128,10 @@ void save_safetensors(const fs::path& path, const StateDict& tensors, const std:
     std::vector<Json> shape;
     for (const int64_t d : tensor.shape()) shape.push_back(Json::integer(d));
     const int64_t bytes = tensor.numel() * static_cast<int64_t>(itemsize(tensor.dtype()));
-    header.emplace_back(name, Json::object({{"dtype", Json::string(safetensors_name(tensor.dtype()))},
-                                            {"shape", Json::array(std::move(shape))},
-                                            {"data_offsets", Json::array({Json::integer(offset), Json::integer(offset + bytes)})}}));
+    header.emplace_back(
+        name, Json::object({{"dtype", Json::string(safetensors_name(tensor.dtype()))},
+                            {"shape", Json::array(std::move(shape))},
+                            {"data_offsets", Json::array({Json::integer(offset), Json::integer(offset + bytes)})}}));
     offset += bytes;
     data.push_back(tensor.contiguous());
   }
@@ -162,7 +164,8 @@ void save_safetensors(const fs::path& path, const StateDict& tensors, const std:
   written = written && write_all(fd, length, 8) && write_all(fd, text.data(), text.size());
   for (const Tensor& t : data) {
     const size_t bytes = static_cast<size_t>(t.numel()) * itemsize(t.dtype());
-    const char* begin = reinterpret_cast<const char*>(t.storage()->data()) + t.offset() * static_cast<int64_t>(itemsize(t.dtype()));
+    const char* begin =
+        reinterpret_cast<const char*>(t.storage()->data()) + t.offset() * static_cast<int64_t>(itemsize(t.dtype()));
     if constexpr (std::endian::native == std::endian::big) {
       std::vector<char> swapped(begin, begin + bytes);
       swap_to_little_endian(swapped.data(), static_cast<size_t>(t.numel()), itemsize(t.dtype()));
@@ -218,12 +221,16 @@ class Reader {
     if (!value.is_object()) fail(name, message("must be an object, got ", kind_name(value.kind())));
     const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
     for (const auto& [key, field] : value.members()) {
-      const Json** slot = key == "dtype" ? &dtype : key == "shape" ? &shape : key == "data_offsets" ? &offsets : nullptr;
+      const Json** slot = key == "dtype"          ? &dtype
+                          : key == "shape"        ? &shape
+                          : key == "data_offsets" ? &offsets
+                                                  : nullptr;
       if (!slot) fail(name, "unknown key " + quoted(key) + " (expected dtype, shape, data_offsets)");
       if (*slot) fail(name, "duplicate key " + quoted(key));
       *slot = &field;
     }
-    if (!dtype || !shape || !offsets) fail(name, std::string("missing ") + (!dtype ? "dtype" : !shape ? "shape" : "data_offsets"));
+    if (!dtype || !shape || !offsets)
+      fail(name, std::string("missing ") + (!dtype ? "dtype" : !shape ? "shape" : "data_offsets"));
 
     Entry entry{name, DType::Float32, {}, 0, 0};
     if (!dtype->is_string()) fail(name, "dtype must be a string");
@@ -243,7 +250,8 @@ class Reader {
     int64_t nonzero_product = 1;
     bool empty = false;
     for (const int64_t d : entry.shape)
-      if (d == 0) empty = true;
+      if (d == 0)
+        empty = true;
       else if (__builtin_mul_overflow(nonzero_product, d, &nonzero_product))
         fail(name, message("shape ", entry.shape, ": its sizes multiply past 64 bits"));
     const uint64_t numel = empty ? 0 : static_cast<uint64_t>(nonzero_product);
@@ -253,11 +261,13 @@ class Reader {
       fail(name, "data_offsets must be [begin, end], two non-negative integers");
     entry.begin = static_cast<uint64_t>(offsets->items()[0].value());
     entry.end = static_cast<uint64_t>(offsets->items()[1].value());
-    if (entry.end < entry.begin) fail(name, message("data_offsets [", entry.begin, ", ", entry.end, "] end before they begin"));
+    if (entry.end < entry.begin)
+      fail(name, message("data_offsets [", entry.begin, ", ", entry.end, "] end before they begin"));
     const uint64_t item = itemsize(entry.dtype);
     if (numel > std::numeric_limits<uint64_t>::max() / item || entry.end - entry.begin != numel * item)
-      fail(name, message("size mismatch: data_offsets [", entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin,
-                         " bytes, but dtype ", dtype->text(), " and shape ", entry.shape, " need ", numel * item));
+      fail(name,
+           message("size mismatch: data_offsets [", entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin,
+                   " bytes, but dtype ", dtype->text(), " and shape ", entry.shape, " need ", numel * item));
     return entry;
   }
 
@@ -270,8 +280,8 @@ class Reader {
     const Entry* previous = nullptr;
     for (const Entry& e : entries) {
       if (e.begin < covered)
-        fail(e.name, message("data_offsets [", e.begin, ", ", e.end, "] overlap those of tensor ", quoted(previous->name),
-                             " [", previous->begin, ", ", previous->end, "]"));
+        fail(e.name, message("data_offsets [", e.begin, ", ", e.end, "] overlap those of tensor ",
+                             quoted(previous->name), " [", previous->begin, ", ", previous->end, "]"));
       if (e.begin > covered)
         fail(e.name, message("gap: data_offsets begin at ", e.begin, " but the previous tensor ends at ", covered,
                              " (bytes [", covered, ", ", e.begin, ") belong to no tensor)"));
@@ -279,9 +289,11 @@ class Reader {
       previous = &e;
     }
     if (covered > data_size)
-      fail(message("truncated: the tensors need ", covered, " bytes of data, but the file holds ", data_size, " after the header"));
+      fail(message("truncated: the tensors need ", covered, " bytes of data, but the file holds ", data_size,
+                   " after the header"));
     if (covered < data_size)
-      fail(message("trailing bytes: the tensors cover ", covered, " bytes of data, but the file holds ", data_size, " after the header"));
+      fail(message("trailing bytes: the tensors cover ", covered, " bytes of data, but the file holds ", data_size,
+                   " after the header"));
   }
 
  private:
@@ -300,7 +312,8 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   if (!in) reader.fail("cannot open the file" + system_reason());
 
   if (file_size < 8)
-    reader.fail(message("file too short: ", file_size, " bytes, but a safetensors file starts with an 8-byte header length"));
+    reader.fail(
+        message("file too short: ", file_size, " bytes, but a safetensors file starts with an 8-byte header length"));
   unsigned char length[8];
   in.read(reinterpret_cast<char*>(length), 8);
   uint64_t n = 0;
@@ -308,13 +321,16 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   // A file of some other kind (a TSV, a PyTorch .pt, text) reads as an absurd length: say what it
   // is instead. A safetensors header is JSON, so the byte after the length is always '{'.
   if (file_size > 8 && in.peek() != '{')
-    reader.fail(message("not a safetensors file: it should start with an 8-byte header length and then '{', but byte 9 is ",
-                        in.peek() >= 32 && in.peek() < 127 ? message("'", static_cast<char>(in.peek()), "'")
-                                                           : message("0x", std::hex, in.peek())));
+    reader.fail(
+        message("not a safetensors file: it should start with an 8-byte header length and then '{', but byte 9 is ",
+                in.peek() >= 32 && in.peek() < 127 ? message("'", static_cast<char>(in.peek()), "'")
+                                                   : message("0x", std::hex, in.peek())));
   if (n < 2) reader.fail(message("header length ", n, " is below the minimum of 2 (\"{}\")"));
-  if (n > kMaxSafetensorsHeader) reader.fail(message("header length ", n, " exceeds the limit of ", kMaxSafetensorsHeader, " bytes"));
+  if (n > kMaxSafetensorsHeader)
+    reader.fail(message("header length ", n, " exceeds the limit of ", kMaxSafetensorsHeader, " bytes"));
   if (n > file_size - 8)
-    reader.fail(message("header length ", n, " exceeds the ", file_size - 8, " bytes after the length field (truncated file?)"));
+    reader.fail(message("header length ", n, " exceeds the ", file_size - 8,
+                        " bytes after the length field (truncated file?)"));
 
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
@@ -332,8 +348,10 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   std::set<std::string> names;
   for (const auto& [name, value] : header.members()) {
     if (!names.insert(name).second) reader.fail("duplicate name " + quoted(name));
-    if (name == "__metadata__") file.metadata = reader.read_metadata(value);
-    else entries.push_back(reader.read_entry(name, value));
+    if (name == "__metadata__")
+      file.metadata = reader.read_metadata(value);
+    else
+      entries.push_back(reader.read_entry(name, value));
   }
   reader.check_layout(entries, file_size - 8 - n);
 
@@ -348,8 +366,8 @@ SafetensorsFile load_safetensors(const fs::path& path) {
     if (e.dtype == DType::Bool)  // any other byte in a C++ bool is undefined behaviour
       for (size_t i = 0; i < bytes; ++i)
         if (static_cast<unsigned char>(destination[i]) > 1)
-          reader.fail(e.name, message("BOOL element ", i, " is byte ", static_cast<int>(static_cast<unsigned char>(destination[i])),
-                                      ", not 0 or 1"));
+          reader.fail(e.name, message("BOOL element ", i, " is byte ",
+                                      static_cast<int>(static_cast<unsigned char>(destination[i])), ", not 0 or 1"));
     file.tensors.emplace(e.name, std::move(t));
   }
   return file;

@@ -10,8 +10,9 @@ namespace gradformer {
 NoamSchedule::NoamSchedule(int64_t d_model_, int64_t warmup_, double factor_)
     : d_model(d_model_), warmup(warmup_), factor(factor_) {
   if (d_model <= 0 || warmup <= 0 || !(std::isfinite(factor) && factor > 0))
-    throw ValueError(message("NoamSchedule: d_model and warmup must be positive and factor positive and finite, got d_model ",
-                             d_model, ", warmup ", warmup, ", factor ", factor));
+    throw ValueError(
+        message("NoamSchedule: d_model and warmup must be positive and factor positive and finite, got d_model ",
+                d_model, ", warmup ", warmup, ", factor ", factor));
 }
 
 double NoamSchedule::rate(int64_t step) const {

@@ -8,7 +8,8 @@ namespace gradformer {
 
 SGD::SGD(std::vector<Variable> params, const SGDOptions& options)
     : Optimizer(std::move(params), options.lr, "sgd"), options_(options) {
-  check_option("SGD", "momentum", options.momentum, std::isfinite(options.momentum) && options.momentum >= 0, "finite and >= 0");
+  check_option("SGD", "momentum", options.momentum, std::isfinite(options.momentum) && options.momentum >= 0,
+               "finite and >= 0");
   check_option("SGD", "weight_decay", options.weight_decay,
                std::isfinite(options.weight_decay) && options.weight_decay >= 0, "finite and >= 0");
   if (options.momentum != 0) momentum_buffers_ = zeros_like_each(params_);

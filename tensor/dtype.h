@@ -19,20 +19,28 @@ enum class DType : uint8_t {
 
 constexpr std::string_view name(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Bool: return "bool";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Int64:
+      return "int64";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }
 
 constexpr size_t itemsize(DType dtype) {
   switch (dtype) {
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::Int64: return 8;
-    case DType::Bool: return 1;
+    case DType::Float32:
+      return 4;
+    case DType::Float64:
+      return 8;
+    case DType::Int64:
+      return 8;
+    case DType::Bool:
+      return 1;
   }
   return 0;
 }
@@ -42,19 +50,26 @@ constexpr bool is_floating(DType dtype) { return dtype == DType::Float32 || dtyp
 inline std::ostream& operator<<(std::ostream& out, DType dtype) { return out << name(dtype); }
 
 /// The dtype of a C++ element type: dtype_of<float> == DType::Float32.
-template <class T> inline constexpr DType dtype_of = DType::Float32;
-template <> inline constexpr DType dtype_of<double> = DType::Float64;
-template <> inline constexpr DType dtype_of<int64_t> = DType::Int64;
-template <> inline constexpr DType dtype_of<bool> = DType::Bool;
+template <class T>
+inline constexpr DType dtype_of = DType::Float32;
+template <>
+inline constexpr DType dtype_of<double> = DType::Float64;
+template <>
+inline constexpr DType dtype_of<int64_t> = DType::Int64;
+template <>
+inline constexpr DType dtype_of<bool> = DType::Bool;
 
 /// Calls fn.template operator()<T>() with T the C++ type of a floating dtype; any other dtype is a
 /// DTypeError naming `op`.   dispatch_floating(t.dtype(), "exp", [&]<class T>() { ... });
 template <class F>
 decltype(auto) dispatch_floating(DType dtype, const char* op, F&& fn) {
   switch (dtype) {
-    case DType::Float32: return fn.template operator()<float>();
-    case DType::Float64: return fn.template operator()<double>();
-    default: throw DTypeError(message(op, ": expected a floating dtype (float32 or float64), got ", dtype));
+    case DType::Float32:
+      return fn.template operator()<float>();
+    case DType::Float64:
+      return fn.template operator()<double>();
+    default:
+      throw DTypeError(message(op, ": expected a floating dtype (float32 or float64), got ", dtype));
   }
 }
 
@@ -70,10 +85,14 @@ decltype(auto) dispatch_numeric(DType dtype, const char* op, F&& fn) {
 template <class F>
 decltype(auto) dispatch_any(DType dtype, F&& fn) {
   switch (dtype) {
-    case DType::Float32: return fn.template operator()<float>();
-    case DType::Float64: return fn.template operator()<double>();
-    case DType::Int64: return fn.template operator()<int64_t>();
-    case DType::Bool: break;
+    case DType::Float32:
+      return fn.template operator()<float>();
+    case DType::Float64:
+      return fn.template operator()<double>();
+    case DType::Int64:
+      return fn.template operator()<int64_t>();
+    case DType::Bool:
+      break;
   }
   return fn.template operator()<bool>();
 }

@@ -14,7 +14,8 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 template <class F>
 Tensor numeric_binary(const char* op, const Tensor& a, const Tensor& b, F fn) {
   check_same_dtype(op, a, b);
-  return dispatch_numeric(a.dtype(), op, [&]<class T>() { return map<T, T, T>(op, a, b, [&](T x, T y) -> T { return fn(x, y); }); });
+  return dispatch_numeric(a.dtype(), op,
+                          [&]<class T>() { return map<T, T, T>(op, a, b, [&](T x, T y) -> T { return fn(x, y); }); });
 }
 
 template <class F>
@@ -25,7 +26,8 @@ Tensor floating_unary(const char* op, const Tensor& a, F fn) {
 template <class F>
 Tensor compare(const char* op, const Tensor& a, const Tensor& b, F fn) {
   check_same_dtype(op, a, b);
-  return dispatch_any(a.dtype(), [&]<class T>() { return map<bool, T, T>(op, a, b, [&](T x, T y) { return fn(x, y); }); });
+  return dispatch_any(a.dtype(),
+                      [&]<class T>() { return map<bool, T, T>(op, a, b, [&](T x, T y) { return fn(x, y); }); });
 }
 
 void check_bool(const char* op, const Tensor& t, const char* what) {
@@ -34,9 +36,15 @@ void check_bool(const char* op, const Tensor& t, const char* what) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return numeric_binary("add", a, b, [](auto x, auto y) { return x + y; }); }
-Tensor sub(const Tensor& a, const Tensor& b) { return numeric_binary("sub", a, b, [](auto x, auto y) { return x - y; }); }
-Tensor mul(const Tensor& a, const Tensor& b) { return numeric_binary("mul", a, b, [](auto x, auto y) { return x * y; }); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return numeric_binary("add", a, b, [](auto x, auto y) { return x + y; });
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return numeric_binary("sub", a, b, [](auto x, auto y) { return x - y; });
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return numeric_binary("mul", a, b, [](auto x, auto y) { return x * y; });
+}
 Tensor div(const Tensor& a, const Tensor& b) {
   if (a.dtype() == DType::Int64)  // integer division by zero is undefined behaviour, not inf
     throw DTypeError("div: integer division is not supported; convert to a floating dtype with to()");
@@ -59,16 +67,27 @@ Tensor clamp(const Tensor& a, double lo, double hi) {
 
 Tensor pow(const Tensor& a, const Tensor& b) {
   check_same_dtype("pow", a, b);
-  return dispatch_floating(a.dtype(), "pow", [&]<class T>() { return map<T, T, T>("pow", a, b, [](T x, T y) { return std::pow(x, y); }); });
+  return dispatch_floating(
+      a.dtype(), "pow", [&]<class T>() { return map<T, T, T>("pow", a, b, [](T x, T y) { return std::pow(x, y); }); });
 }
 Tensor pow(const Tensor& a, double exponent) {
   return floating_unary("pow", a, [exponent](auto x) { return std::pow(x, static_cast<decltype(x)>(exponent)); });
 }
-Tensor exp(const Tensor& a) { return floating_unary("exp", a, [](auto x) { return std::exp(x); }); }
-Tensor log(const Tensor& a) { return floating_unary("log", a, [](auto x) { return std::log(x); }); }
-Tensor sqrt(const Tensor& a) { return floating_unary("sqrt", a, [](auto x) { return std::sqrt(x); }); }
-Tensor rsqrt(const Tensor& a) { return floating_unary("rsqrt", a, [](auto x) { return 1 / std::sqrt(x); }); }
-Tensor tanh(const Tensor& a) { return floating_unary("tanh", a, [](auto x) { return std::tanh(x); }); }
+Tensor exp(const Tensor& a) {
+  return floating_unary("exp", a, [](auto x) { return std::exp(x); });
+}
+Tensor log(const Tensor& a) {
+  return floating_unary("log", a, [](auto x) { return std::log(x); });
+}
+Tensor sqrt(const Tensor& a) {
+  return floating_unary("sqrt", a, [](auto x) { return std::sqrt(x); });
+}
+Tensor rsqrt(const Tensor& a) {
+  return floating_unary("rsqrt", a, [](auto x) { return 1 / std::sqrt(x); });
+}
+Tensor tanh(const Tensor& a) {
+  return floating_unary("tanh", a, [](auto x) { return std::tanh(x); });
+}
 Tensor relu(const Tensor& a) {
   return floating_unary("relu", a, [](auto x) { return x > 0 ? x : decltype(x){0}; });
 }
@@ -80,12 +99,24 @@ Tensor gelu(const Tensor& a) {
   });
 }
 
-Tensor eq(const Tensor& a, const Tensor& b) { return compare("eq", a, b, [](auto x, auto y) { return x == y; }); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare("ne", a, b, [](auto x, auto y) { return x != y; }); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare("lt", a, b, [](auto x, auto y) { return x < y; }); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare("le", a, b, [](auto x, auto y) { return x <= y; }); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare("gt", a, b, [](auto x, auto y) { return x > y; }); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare("ge", a, b, [](auto x, auto y) { return x >= y; }); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return compare("eq", a, b, [](auto x, auto y) { return x == y; });
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return compare("ne", a, b, [](auto x, auto y) { return x != y; });
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return compare("lt", a, b, [](auto x, auto y) { return x < y; });
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return compare("le", a, b, [](auto x, auto y) { return x <= y; });
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return compare("gt", a, b, [](auto x, auto y) { return x > y; });
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return compare("ge", a, b, [](auto x, auto y) { return x >= y; });
+}
 
 Tensor logical_and(const Tensor& a, const Tensor& b) {
   check_bool("logical_and", a, "a");

@@ -72,7 +72,7 @@ class ScratchBuffer {
     const size_t bytes = static_cast<size_t>(count) * sizeof(T);
     if (bytes > bytes_) {
       release();
-      data_ = ::operator new(bytes, std::align_val_t{64});
+      data_ = ::operator new (bytes, std::align_val_t{64});
       bytes_ = bytes;
     }
     return static_cast<T*>(data_);
@@ -80,7 +80,7 @@ class ScratchBuffer {
 
  private:
   void release() {
-    if (data_) ::operator delete(data_, std::align_val_t{64});
+    if (data_) ::operator delete (data_, std::align_val_t{64});
     data_ = nullptr;
     bytes_ = 0;
   }
@@ -127,11 +127,16 @@ void deal_runs(int64_t kc, int64_t lo, int64_t hi, const T* src, int64_t stride,
 template <class T>
 bool deal_runs(int w, int64_t kc, int64_t lo, int64_t hi, const T* src, int64_t stride, T* dst) {
   switch (w) {
-    case 4: return deal_runs<4>(kc, lo, hi, src, stride, dst), true;
-    case 6: return deal_runs<6>(kc, lo, hi, src, stride, dst), true;
-    case 8: return deal_runs<8>(kc, lo, hi, src, stride, dst), true;
-    case 16: return deal_runs<16>(kc, lo, hi, src, stride, dst), true;
-    default: return false;
+    case 4:
+      return deal_runs<4>(kc, lo, hi, src, stride, dst), true;
+    case 6:
+      return deal_runs<6>(kc, lo, hi, src, stride, dst), true;
+    case 8:
+      return deal_runs<8>(kc, lo, hi, src, stride, dst), true;
+    case 16:
+      return deal_runs<16>(kc, lo, hi, src, stride, dst), true;
+    default:
+      return false;
   }
 }
 
@@ -208,7 +213,7 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
       const int64_t strips = (M + MR - 1) / MR;
       share(threads, strips, [&](int64_t lo, int64_t hi) {
         const int64_t row_end = std::min(M, hi * MR);
-        T* packed_a = packed_a_buffer.get<T>(bs.mc * kc + MR);  // + MR: room for pack_a_rows' overrun
+        T* packed_a = packed_a_buffer.get<T>(bs.mc * kc + MR);   // + MR: room for pack_a_rows' overrun
         for (int64_t ic = lo * MR; ic < row_end; ic += bs.mc) {  // loop 3: MC rows of C
           const int64_t mc = std::min(bs.mc, row_end - ic);
           // A[ic:ic+mc, pc:pc+kc] -> panels of MR x kc, panel q at packed_a + q * kc * MR
@@ -266,8 +271,8 @@ void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Matr
 bool use_small_path(int64_t M, int64_t N, int64_t K) { return M * N * K <= kSmallMaxMNK; }
 
 template <class T>
-void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
-          int64_t ldc, int threads) {
+void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c, int64_t ldc,
+          int threads) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // an empty sum: C = 0
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, T(0));
@@ -279,12 +284,12 @@ void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<
   gemm_packed(uk, M, N, K, A, B, c, ldc, threads);
 }
 
-#define GF_INSTANTIATE(T)                                                                                        \
-  template void gemm<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,         \
-                        int64_t, int);                                                                            \
-  template void gemm_packed<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,  \
-                               int64_t, int);                                                                     \
-  template void gemm_small<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,   \
+#define GF_INSTANTIATE(T)                                                                                           \
+  template void gemm<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*, int64_t, \
+                        int);                                                                                       \
+  template void gemm_packed<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,   \
+                               int64_t, int);                                                                       \
+  template void gemm_small<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,    \
                               int64_t);
 GF_INSTANTIATE(float)
 GF_INSTANTIATE(double)

@@ -35,8 +35,8 @@ struct MicroKernels {
   /// c[0:m, 0:n] = (accumulate ? c : 0) + sum_k A(r, k) B(k, j) over k < kc, without packing:
   ///   A(r, k) = a[r * rsa + k * csa] for r < m (any strides),
   ///   B(k, j) = b[k * rsb + j] for j < n (unit column stride; only columns < n are read).
-  void (*unpacked)(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc,
-                   int m, int n, bool accumulate);
+  void (*unpacked)(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc, int m,
+                   int n, bool accumulate);
   /// Optional fast packers for the two layouts that need a transpose while packing (nullptr: the
   /// generic loops in gemm.cpp do it). pack_a_rows packs an MR x kc panel of an A whose rows are
   /// contiguous, dst[k * MR + r] = a[r * rs + k]; it may write up to MR elements past the panel
@@ -48,21 +48,24 @@ struct MicroKernels {
 
 // The kernel sets. avx2_kernels returns nullptr when the AVX2 kernels were not compiled in
 // (GRADFORMER_AVX2=OFF or not x86-64); the caller also checks the CPU before using them.
-template <class T> const MicroKernels<T>* avx2_kernels();
-template <class T> const MicroKernels<T>& portable_kernels();
+template <class T>
+const MicroKernels<T>* avx2_kernels();
+template <class T>
+const MicroKernels<T>& portable_kernels();
 
 /// True when this build has the AVX2 kernels and this CPU can run them.
 bool avx2_available();
 /// The kernels matmul uses now: AVX2 when available and not overridden (set_matmul_kernel or
 /// GRADFORMER_MATMUL=portable), else portable.
-template <class T> const MicroKernels<T>& active_kernels();
+template <class T>
+const MicroKernels<T>& active_kernels();
 
 /// C[M, N] = A[M, K] · B[K, N]; C rows at c + i * ldc. K may be 0 (C becomes zeros).
 /// threads > 1 splits the rows of C across the pool's threads (each element of C is still
 /// computed by one thread in the same order, so the result does not depend on `threads`).
 template <class T>
-void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
-          int64_t ldc, int threads);
+void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c, int64_t ldc,
+          int threads);
 
 /// The two algorithms gemm chooses between, exposed for tests, the benchmark and the tutorial.
 template <class T>

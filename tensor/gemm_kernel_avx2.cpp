@@ -130,8 +130,8 @@ void packed_kernel(int64_t kc, const typename X::T* a, const typename X::T* b, t
 // Unpacked micro-kernel for R valid rows: A read through its strides (one broadcast per element,
 // so any layout works), B rows read in place; with kMasked only the first n columns of B exist.
 template <class X, int R, bool kMasked>
-void unpacked_kernel(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b,
-                     int64_t rsb, typename X::T* c, int64_t ldc, int n, bool accumulate) {
+void unpacked_kernel(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b, int64_t rsb,
+                     typename X::T* c, int64_t ldc, int n, bool accumulate) {
   constexpr int W = X::kLanes;
   typename X::V acc[R][2];
   unroll<R>([&](auto r) { acc[r][0] = acc[r][1] = X::zero(); });
@@ -171,12 +171,18 @@ template <class X>
 void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b,
                        int64_t rsb, typename X::T* c, int64_t ldc, int m, int n, bool accumulate) {
   switch (m) {
-    case 1: return unpacked_rows<X, 1>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
-    case 2: return unpacked_rows<X, 2>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
-    case 3: return unpacked_rows<X, 3>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
-    case 4: return unpacked_rows<X, 4>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
-    case 5: return unpacked_rows<X, 5>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
-    default: return unpacked_rows<X, 6>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 1:
+      return unpacked_rows<X, 1>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 2:
+      return unpacked_rows<X, 2>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 3:
+      return unpacked_rows<X, 3>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 4:
+      return unpacked_rows<X, 4>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    case 5:
+      return unpacked_rows<X, 5>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    default:
+      return unpacked_rows<X, 6>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
   }
 }
 
@@ -277,21 +283,35 @@ void pack_b_cols_f64(int64_t kc, const double* b, int64_t cs, double* dst) {
     for (int j = 0; j < 8; ++j) dst[k * 8 + j] = b[j * cs + k];
 }
 
-const MicroKernels<float> kAvx2Float{kMR, 16, packed_kernel<F32>, unpacked_dispatch<F32>, pack_a_rows_f32, pack_b_cols_f32};
-const MicroKernels<double> kAvx2Double{kMR, 8, packed_kernel<F64>, unpacked_dispatch<F64>, pack_a_rows_f64, pack_b_cols_f64};
+const MicroKernels<float> kAvx2Float{
+    kMR, 16, packed_kernel<F32>, unpacked_dispatch<F32>, pack_a_rows_f32, pack_b_cols_f32};
+const MicroKernels<double> kAvx2Double{
+    kMR, 8, packed_kernel<F64>, unpacked_dispatch<F64>, pack_a_rows_f64, pack_b_cols_f64};
 
 }  // namespace
 
-template <> const MicroKernels<float>* avx2_kernels<float>() { return &kAvx2Float; }
-template <> const MicroKernels<double>* avx2_kernels<double>() { return &kAvx2Double; }
+template <>
+const MicroKernels<float>* avx2_kernels<float>() {
+  return &kAvx2Float;
+}
+template <>
+const MicroKernels<double>* avx2_kernels<double>() {
+  return &kAvx2Double;
+}
 
 }  // namespace gradformer::detail
 
 #else  // built without the AVX2 kernels
 
 namespace gradformer::detail {
-template <> const MicroKernels<float>* avx2_kernels<float>() { return nullptr; }
-template <> const MicroKernels<double>* avx2_kernels<double>() { return nullptr; }
+template <>
+const MicroKernels<float>* avx2_kernels<float>() {
+  return nullptr;
+}
+template <>
+const MicroKernels<double>* avx2_kernels<double>() {
+  return nullptr;
+}
 }  // namespace gradformer::detail
 
 #endif

@@ -74,8 +74,8 @@ void packed_kernel(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m,
 // kFull: m == MR and n == NR. Otherwise only the rows and columns that exist are read: B's row goes
 // through a zero-padded copy, missing rows of A count as zeros.
 template <class T, bool kFull>
-void unpacked_tile(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc,
-                   int m, int n, bool accumulate) {
+void unpacked_tile(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* b, int64_t rsb, T* c, int64_t ldc, int m,
+                   int n, bool accumulate) {
   constexpr int W = Vec<T>::kLanes;
   Tile<T> acc = {};
   const T* arow[kMR];
@@ -140,14 +140,20 @@ void unpacked_kernel(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* 
 
 #endif
 
-const MicroKernels<float> kPortableFloat{kMR, kNR<float>, packed_kernel<float>, unpacked_kernel<float>, nullptr,
-                                         nullptr};
-const MicroKernels<double> kPortableDouble{kMR, kNR<double>, packed_kernel<double>, unpacked_kernel<double>, nullptr,
-                                           nullptr};
+const MicroKernels<float> kPortableFloat{kMR,     kNR<float>, packed_kernel<float>, unpacked_kernel<float>,
+                                         nullptr, nullptr};
+const MicroKernels<double> kPortableDouble{kMR,     kNR<double>, packed_kernel<double>, unpacked_kernel<double>,
+                                           nullptr, nullptr};
 
 }  // namespace
 
-template <> const MicroKernels<float>& portable_kernels<float>() { return kPortableFloat; }
-template <> const MicroKernels<double>& portable_kernels<double>() { return kPortableDouble; }
+template <>
+const MicroKernels<float>& portable_kernels<float>() {
+  return kPortableFloat;
+}
+template <>
+const MicroKernels<double>& portable_kernels<double>() {
+  return kPortableDouble;
+}
 
 }  // namespace gradformer::detail

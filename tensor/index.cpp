@@ -58,8 +58,10 @@ void index_add_(Tensor& dst, int64_t dim, const Tensor& index, const Tensor& src
   const int d = normalize_dim(dim, dst.dim(), "index_add_");
   const Tensor idx = checked_indices(index, dst.shape()[d], "index_add_", dim);
   if (src.shape() != index_select_shape(dst, d, index))
-    throw ShapeError(message("index_add_: src has shape ", src.shape(), ", expected ", index_select_shape(dst, d, index)));
-  if (src.dtype() != dst.dtype()) throw DTypeError(message("index_add_: dtypes differ: ", dst.dtype(), " and ", src.dtype()));
+    throw ShapeError(
+        message("index_add_: src has shape ", src.shape(), ", expected ", index_select_shape(dst, d, index)));
+  if (src.dtype() != dst.dtype())
+    throw DTypeError(message("index_add_: dtypes differ: ", dst.dtype(), " and ", src.dtype()));
   if (!dst.is_contiguous()) throw ValueError("index_add_: the destination must be contiguous");
   const int64_t* ip = idx.data<int64_t>();
   const int64_t n = idx.numel(), size = dst.shape()[d];
@@ -90,7 +92,8 @@ static void check_gather_shapes(const Tensor& t, int d, const Tensor& index, con
                              index.shape(), " and ", t.shape(), ")"));
   for (int i = 0; i < t.dim(); ++i)
     if (i != d && index.shape()[i] > t.shape()[i])
-      throw ShapeError(message(op, ": index shape ", index.shape(), " exceeds tensor shape ", t.shape(), " in dimension ", i));
+      throw ShapeError(
+          message(op, ": index shape ", index.shape(), " exceeds tensor shape ", t.shape(), " in dimension ", i));
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
@@ -107,10 +110,11 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
     T* po = out.data<T>();
     const T* pt = t.data<T>();
     const int64_t* pi = idx.data<int64_t>();
-    for_each_row<3>(index.shape(), {out.strides(), idx.strides(), t_strides}, [&](const auto& off, const auto& st, int64_t n) {
-      for (int64_t i = 0; i < n; ++i)
-        po[off[0] + i * st[0]] = pt[off[2] + i * st[2] + pi[off[1] + i * st[1]] * step];
-    });
+    for_each_row<3>(index.shape(), {out.strides(), idx.strides(), t_strides},
+                    [&](const auto& off, const auto& st, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i)
+                        po[off[0] + i * st[0]] = pt[off[2] + i * st[2] + pi[off[1] + i * st[1]] * step];
+                    });
     return out;
   });
 }
@@ -120,7 +124,8 @@ void scatter_add_(Tensor& dst, int64_t dim, const Tensor& index, const Tensor& s
   check_gather_shapes(dst, d, index, "scatter_add_");
   if (src.shape() != index.shape())
     throw ShapeError(message("scatter_add_: src has shape ", src.shape(), " but index has shape ", index.shape()));
-  if (src.dtype() != dst.dtype()) throw DTypeError(message("scatter_add_: dtypes differ: ", dst.dtype(), " and ", src.dtype()));
+  if (src.dtype() != dst.dtype())
+    throw DTypeError(message("scatter_add_: dtypes differ: ", dst.dtype(), " and ", src.dtype()));
   const Tensor idx = checked_indices(index, dst.shape()[d], "scatter_add_", dim);
   Shape d_strides = dst.strides();
   d_strides[d] = 0;
@@ -130,9 +135,13 @@ void scatter_add_(Tensor& dst, int64_t dim, const Tensor& index, const Tensor& s
     const T* ps = src.data<T>();
     const int64_t* pi = idx.data<int64_t>();
     // Serial (grain = everything): two index entries may hit the same destination element.
-    for_each_row<3>(index.shape(), {src.strides(), idx.strides(), d_strides}, [&](const auto& off, const auto& st, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) pd[off[2] + i * st[2] + pi[off[1] + i * st[1]] * step] += ps[off[0] + i * st[0]];
-    }, index.numel() + 1);
+    for_each_row<3>(
+        index.shape(), {src.strides(), idx.strides(), d_strides},
+        [&](const auto& off, const auto& st, int64_t n) {
+          for (int64_t i = 0; i < n; ++i)
+            pd[off[2] + i * st[2] + pi[off[1] + i * st[1]] * step] += ps[off[0] + i * st[0]];
+        },
+        index.numel() + 1);
   });
 }
 
@@ -168,7 +177,8 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   std::vector<Tensor> expanded;
   for (size_t k = 0; k < tensors.size(); ++k) {
     if (tensors[k].shape() != tensors[0].shape())
-      throw ShapeError(message("stack: tensor ", k, " has shape ", tensors[k].shape(), ", tensor 0 has ", tensors[0].shape()));
+      throw ShapeError(
+          message("stack: tensor ", k, " has shape ", tensors[k].shape(), ", tensor 0 has ", tensors[0].shape()));
     expanded.push_back(tensors[k].unsqueeze(d));
   }
   return concat(expanded, d);

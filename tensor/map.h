@@ -85,8 +85,10 @@ void write_elements(const char* op, const Tensor& dst, const Tensor& src, F& fn)
   const S* ps = src.data<S>();
   const Shape ss = broadcast_strides(src.shape(), src.strides(), dst.shape());
   auto value = [&](T* d, const S* s) {
-    if constexpr (ReadsDst) return fn(*d, *s);
-    else return fn(*s);
+    if constexpr (ReadsDst)
+      return fn(*d, *s);
+    else
+      return fn(*s);
   };
   for_each_row<2>(dst.shape(), {dst.strides(), ss}, [&](const auto& off, const auto& st, int64_t n) {
     T* d = pd + off[0];

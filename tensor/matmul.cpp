@@ -94,7 +94,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) throw ValueError("matmul: undefined tensor");
   const int ra = a.dim(), rb = b.dim();
   if (ra < 2 || rb < 2)
-    throw ShapeError(message("matmul: both operands need at least 2 dimensions, a is ", a.shape(), ", b is ", b.shape()));
+    throw ShapeError(
+        message("matmul: both operands need at least 2 dimensions, a is ", a.shape(), ", b is ", b.shape()));
   if (a.dtype() != b.dtype()) throw DTypeError(message("matmul: dtypes differ: ", a.dtype(), " and ", b.dtype()));
   if (!is_floating(a.dtype()))
     throw DTypeError(message("matmul: expected a floating dtype (float32 or float64), got ", a.dtype()));
@@ -115,7 +116,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const int r = batch.rank();
   const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);
   // the matrices' own strides: A(i, k) = pa[i * sam + k * sak], B(k, j) = pb[k * sbk + j * sbn]
-  const int64_t sam = a.strides()[ra - 2], sak = a.strides()[ra - 1], sbk = b.strides()[rb - 2], sbn = b.strides()[rb - 1];
+  const int64_t sam = a.strides()[ra - 2], sak = a.strides()[ra - 1], sbk = b.strides()[rb - 2],
+                sbn = b.strides()[rb - 1];
 
   dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
     const detail::MicroKernels<T>& uk = detail::active_kernels<T>();

@@ -52,7 +52,8 @@ std::atomic<int> thread_starts_left{-1};  // the test seam of detail::fail_threa
 // process or user thread limit).
 std::thread start_thread(std::function<void()> body) {
   if (thread_starts_left.load() >= 0 && thread_starts_left.fetch_sub(1) <= 0)
-    throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "injected by the test seam");
+    throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                            "injected by the test seam");
   return std::thread(std::move(body));
 }
 
@@ -97,8 +98,10 @@ class ThreadPool {
     if (sleeping) wake_.notify_all();
     run_piece(0);
     for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-      if (spins < kSpins) cpu_relax();
-      else std::this_thread::yield();
+      if (spins < kSpins)
+        cpu_relax();
+      else
+        std::this_thread::yield();
     }
     if (error_) std::rethrow_exception(error_);
   }
@@ -176,7 +179,8 @@ int default_threads() {
   const char* end = env + std::strlen(env);
   const auto [stop, ec] = std::from_chars(env, end, n);
   if (ec != std::errc() || stop != end || n < 0 || n > max_threads())
-    throw ValueError(message("GRADFORMER_THREADS: expected a thread count from 0 (all cores) to ", max_threads(), ", got '", env, "'"));
+    throw ValueError(message("GRADFORMER_THREADS: expected a thread count from 0 (all cores) to ", max_threads(),
+                             ", got '", env, "'"));
   return n == 0 ? hardware_threads() : static_cast<int>(n);
 }
 
@@ -201,7 +205,8 @@ int max_threads() {
 void set_num_threads(int n) {
   if (n < 1) throw ValueError(message("set_num_threads: need at least 1 thread, got ", n));
   if (n > max_threads())
-    throw ValueError(message("set_num_threads: at most ", max_threads(), " threads (4 per hardware thread, at least 256), got ", n));
+    throw ValueError(
+        message("set_num_threads: at most ", max_threads(), " threads (4 per hardware thread, at least 256), got ", n));
   std::lock_guard lock(pool_mutex);
   if (!pool || pool->threads() != n) {
     auto fresh = std::make_shared<ThreadPool>(n);  // if this throws, the old pool stays

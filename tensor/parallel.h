@@ -49,7 +49,9 @@ inline constexpr int64_t kWorkPerTask = 32768;
 
 /// The grain to pass to parallel_for when each item of the range costs work_per_item units:
 /// items per task, at least 1.   grain_for(1) for an elementwise op; grain_for(2 * C) for rows of C.
-constexpr int64_t grain_for(int64_t work_per_item) { return std::max<int64_t>(1, kWorkPerTask / std::max<int64_t>(1, work_per_item)); }
+constexpr int64_t grain_for(int64_t work_per_item) {
+  return std::max<int64_t>(1, kWorkPerTask / std::max<int64_t>(1, work_per_item));
+}
 
 /// Runs fn(lo, hi) over contiguous pieces covering [begin, end), in parallel, and returns when all
 /// are done. An exception thrown by any piece is rethrown here. Called from inside a piece, it runs

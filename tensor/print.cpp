@@ -15,10 +15,14 @@ constexpr int64_t kEdgeItems = 3;
 std::string format_value(double v, DType dtype, bool scientific) {
   char buf[64];
   if (dtype == DType::Bool) return v != 0 ? "true" : "false";
-  if (dtype == DType::Int64) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  else if (std::isnan(v)) return "nan";
-  else if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  else std::snprintf(buf, sizeof buf, scientific ? "%.4e" : "%.4f", v);
+  if (dtype == DType::Int64)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else if (std::isnan(v))
+    return "nan";
+  else if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  else
+    std::snprintf(buf, sizeof buf, scientific ? "%.4e" : "%.4f", v);
   return buf;
 }
 
@@ -55,11 +59,16 @@ struct Printer {
     for (size_t k = 0; k < idx.size(); ++k) {
       if (k) {
         out << ',';
-        if (s.dim() == 1) out << ' ';
-        else out << std::string(static_cast<size_t>(s.dim() - 1), '\n') << std::string(static_cast<size_t>(indent + 1), ' ');
+        if (s.dim() == 1)
+          out << ' ';
+        else
+          out << std::string(static_cast<size_t>(s.dim() - 1), '\n')
+              << std::string(static_cast<size_t>(indent + 1), ' ');
       }
-      if (idx[k] < 0) out << "...";
-      else print(s.select(0, idx[k]), d + 1, indent + 1);
+      if (idx[k] < 0)
+        out << "...";
+      else
+        print(s.select(0, idx[k]), d + 1, indent + 1);
     }
     out << ']';
   }
@@ -81,7 +90,8 @@ std::string to_string(const Tensor& t) {
     p.scientific = largest >= 1e8 || smallest < 1e-4;
   }
   if (t.numel() > 0)
-    for (double v : t.contiguous().to_vector<double>()) p.width = std::max(p.width, format_value(v, t.dtype(), p.scientific).size());
+    for (double v : t.contiguous().to_vector<double>())
+      p.width = std::max(p.width, format_value(v, t.dtype(), p.scientific).size());
   p.out << "tensor(";
   p.print(t, 0, static_cast<int>(std::string("tensor(").size()));
   p.out << ", shape=" << t.shape() << ", dtype=" << t.dtype() << ')';

@@ -1,9 +1,8 @@
 #include "tensor/random.h"
 
-#include <sstream>
-
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "tensor/parallel.h"
 

@@ -43,11 +43,11 @@ class Generator {
 std::string generator_state_text(const Generator& gen);
 void restore_generator(Generator& gen, const std::string& text, const std::string& source);
 
-Tensor rand(const Shape& shape, Generator& gen, DType dtype = DType::Float32);   // U[0, 1)
+Tensor rand(const Shape& shape, Generator& gen, DType dtype = DType::Float32);  // U[0, 1)
 Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype = DType::Float32);
 Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::Float32);  // N(0, 1)
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType dtype = DType::Float32);
-Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);      // int64 in [lo, hi)
+Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);  // int64 in [lo, hi)
 
 /// Inverted-dropout factors: 1/(1-p) with probability 1 - p, else 0 (all 0 for p = 1).
 /// ValueError unless 0 <= p <= 1. Filled in parallel and still reproducible: one number drawn

@@ -8,11 +8,12 @@
 namespace gradformer {
 namespace {
 
-template <class T> using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+template <class T>
+using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, T>;
 
 // The input split in two: the kept dimensions (one output element per index) and the reduced ones.
 struct Plan {
-  Shape out_shape;        // with or without the size-1 reduced axes, per keepdim
+  Shape out_shape;                       // with or without the size-1 reduced axes, per keepdim
   Shape kept_shape, kept_strides;        // input dims that survive (reduced ones set to size 1)
   Shape reduced_shape, reduced_strides;  // input dims summed over
   int64_t reduced_numel = 1;

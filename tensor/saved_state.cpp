@@ -1,7 +1,7 @@
 #include "tensor/saved_state.h"
 
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -23,7 +23,8 @@ double parse_number(std::string_view text, std::string_view what) {
   // lacks it. A copy gives strtod the terminating zero it needs.
   const std::string copy(text);
   char* end = nullptr;
-  const double value = copy.empty() || std::isspace(static_cast<unsigned char>(copy[0])) ? NAN : std::strtod(copy.c_str(), &end);
+  const double value =
+      copy.empty() || std::isspace(static_cast<unsigned char>(copy[0])) ? NAN : std::strtod(copy.c_str(), &end);
   if (end != copy.c_str() + copy.size() || !std::isfinite(value))
     throw CheckpointError(message(what, " should be a number, got '", text, "'"));
   return value;
@@ -35,8 +36,12 @@ const std::string& SavedState::text(const std::string& key) const {
   return it->second;
 }
 
-int64_t SavedState::integer(const std::string& key) const { return parse_integer(text(key), message(source_, ": '", key, "'")); }
+int64_t SavedState::integer(const std::string& key) const {
+  return parse_integer(text(key), message(source_, ": '", key, "'"));
+}
 
-double SavedState::number(const std::string& key) const { return parse_number(text(key), message(source_, ": '", key, "'")); }
+double SavedState::number(const std::string& key) const {
+  return parse_number(text(key), message(source_, ": '", key, "'"));
+}
 
 }  // namespace gradformer

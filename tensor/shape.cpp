@@ -70,8 +70,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     // Align from the right: a missing leading dimension counts as size 1.
     const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
     const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      throw ShapeError(message(op, ": shapes ", a, " and ", b, " do not broadcast"));
+    if (da != db && da != 1 && db != 1) throw ShapeError(message(op, ": shapes ", a, " and ", b, " do not broadcast"));
     out.push_back(da == 1 ? db : da);
   }
   return out;

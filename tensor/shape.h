@@ -29,8 +29,8 @@ class Shape {
   const int64_t* begin() const { return dims_.data(); }
   const int64_t* end() const { return dims_.data() + rank_; }
 
-  void push_back(int64_t d);                 // ShapeError past kMaxRank
-  void insert(int at, int64_t d);            // before position `at`
+  void push_back(int64_t d);       // ShapeError past kMaxRank
+  void insert(int at, int64_t d);  // before position `at`
   void erase(int at);
   /// The product of the sizes (1 for rank 0). Every element count in the library comes from here,
   /// so this is the one place a product is checked: ShapeError when it does not fit in int64_t

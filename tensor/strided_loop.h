@@ -18,8 +18,7 @@ namespace gradformer {
 /// dimension: operand k's elements are at offsets[k] + i * inner_strides[k], i in [0, n).
 /// Offsets and strides are in elements. Runs in parallel for large shapes.
 template <size_t N, class Body>
-void for_each_row(const Shape& shape, const std::array<Shape, N>& strides, Body&& body,
-                  int64_t grain = grain_for(1)) {
+void for_each_row(const Shape& shape, const std::array<Shape, N>& strides, Body&& body, int64_t grain = grain_for(1)) {
   const int64_t numel = shape.numel();
   if (numel == 0) return;
 

@@ -12,10 +12,10 @@ namespace gradformer {
 
 // 64-byte alignment: one cache line, and what the matmul's packed SIMD loads want.
 Storage::Storage(size_t bytes)
-    : data_(static_cast<std::byte*>(::operator new(std::max<size_t>(bytes, 1), std::align_val_t{64}))),
+    : data_(static_cast<std::byte*>(::operator new (std::max<size_t>(bytes, 1), std::align_val_t{64}))),
       bytes_(bytes) {}
 
-Storage::~Storage() { ::operator delete(data_, std::align_val_t{64}); }
+Storage::~Storage() { ::operator delete (data_, std::align_val_t{64}); }
 
 // ---- construction ---------------------------------------------------------------------------
 
@@ -31,12 +31,14 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
   check_sizes(shape, "empty");
   int64_t bytes = 0;
   if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(itemsize(dtype)), &bytes))
-    throw ShapeError(message("empty: shape ", shape, " of ", name(dtype), " needs more bytes than a 64-bit count holds"));
+    throw ShapeError(
+        message("empty: shape ", shape, " of ", name(dtype), " needs more bytes than a 64-bit count holds"));
   std::shared_ptr<Storage> storage;
   try {
     storage = std::make_shared<Storage>(static_cast<size_t>(bytes));
   } catch (const std::bad_alloc&) {
-    throw MemoryError(message("empty: cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
+    throw MemoryError(
+        message("empty: cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
   }
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
@@ -148,8 +150,8 @@ Tensor Tensor::view(const Shape& requested) const {
   Shape strides;
   if (numel() == 0 || is_contiguous()) return with_layout(shape, contiguous_strides(shape), offset_);
   if (!view_strides(shape_, strides_, shape, strides))
-    throw ShapeError(message("view: cannot view a tensor of shape ", shape_, " and strides ", strides_, " as ",
-                             shape, "; call reshape() (which copies) or contiguous() first"));
+    throw ShapeError(message("view: cannot view a tensor of shape ", shape_, " and strides ", strides_, " as ", shape,
+                             "; call reshape() (which copies) or contiguous() first"));
   return with_layout(shape, strides, offset_);
 }
 
@@ -244,8 +246,7 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
 
 Tensor Tensor::expand(const Shape& shape) const {
   check_defined("expand");
-  if (!broadcasts_to(shape_, shape))
-    throw ShapeError(message("expand: cannot expand shape ", shape_, " to ", shape));
+  if (!broadcasts_to(shape_, shape)) throw ShapeError(message("expand: cannot expand shape ", shape_, " to ", shape));
   return with_layout(shape, broadcast_strides(shape_, strides_, shape), offset_);
 }
 
@@ -275,9 +276,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
   check_defined("copy_");
   src.check_defined("copy_");
   dispatch_any(dtype_, [&]<class T>() {
-    dispatch_any(src.dtype_, [&]<class S>() {
-      assign<T, S>("copy_", *this, src, [](S s) { return static_cast<T>(s); });
-    });
+    dispatch_any(src.dtype_,
+                 [&]<class S>() { assign<T, S>("copy_", *this, src, [](S s) { return static_cast<T>(s); }); });
   });
   return *this;
 }
@@ -299,12 +299,14 @@ template <class F>
 static Tensor& update_numeric(Tensor& self, const Tensor& other, const char* op, F fn) {
   if (self.dtype() != other.dtype())
     throw DTypeError(message(op, ": dtypes differ: ", self.dtype(), " and ", other.dtype()));
-  dispatch_numeric(self.dtype(), op, [&]<class T>() { update<T, T>(op, self, other, [&](T a, T b) { return fn(a, b); }); });
+  dispatch_numeric(self.dtype(), op,
+                   [&]<class T>() { update<T, T>(op, self, other, [&](T a, T b) { return fn(a, b); }); });
   return self;
 }
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
-  return update_numeric(*this, other, "add_", [alpha](auto a, auto b) { return a + static_cast<decltype(a)>(alpha) * b; });
+  return update_numeric(*this, other, "add_",
+                        [alpha](auto a, auto b) { return a + static_cast<decltype(a)>(alpha) * b; });
 }
 Tensor& Tensor::sub_(const Tensor& other) {
   return update_numeric(*this, other, "sub_", [](auto a, auto b) { return a - b; });
@@ -349,8 +351,8 @@ template <class T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape) {
   check_sizes(shape, "from_vector");
   if (static_cast<int64_t>(values.size()) != shape.numel())
-    throw ShapeError(message("from_vector: ", values.size(), " values do not fill shape ", shape, " (",
-                             shape.numel(), " elements)"));
+    throw ShapeError(message("from_vector: ", values.size(), " values do not fill shape ", shape, " (", shape.numel(),
+                             " elements)"));
   Tensor t = Tensor::empty(shape, dtype_of<T>);
   std::copy(values.begin(), values.end(), t.data<T>());
   return t;

@@ -41,7 +41,7 @@ class Tensor {
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }  // in elements, not bytes
-  int64_t offset() const { return offset_; }          // in elements
+  int64_t offset() const { return offset_; }         // in elements
   int dim() const { return shape_.rank(); }
   int64_t size(int64_t dim) const;  // negative counts from the end
   int64_t numel() const { return shape_.numel(); }
@@ -51,13 +51,15 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
   /// Pointer to element [0, 0, ...]; DTypeError unless T matches the dtype.
-  template <class T> T* data() const;
+  template <class T>
+  T* data() const;
   /// The single element of a one-element tensor, converted to double.
   double item() const;
   /// One element by index, bounds-checked, converted to double: t.at({1, 2}).
   double at(std::initializer_list<int64_t> index) const;
   /// All elements in row-major order, converted to T.
-  template <class T> std::vector<T> to_vector() const;
+  template <class T>
+  std::vector<T> to_vector() const;
 
   // ---- views: same storage, new shape/strides/offset --------------------------------------
   Tensor view(const Shape& shape) const;     // ShapeError if the strides cannot express it; one -1 allowed
@@ -78,7 +80,7 @@ class Tensor {
 
   // ---- in place: the tensor's own elements change (for optimizer updates) ------------------
   Tensor& fill_(double value);
-  Tensor& copy_(const Tensor& src);  // src broadcasts to this shape; dtype may differ
+  Tensor& copy_(const Tensor& src);                       // src broadcasts to this shape; dtype may differ
   Tensor& add_(const Tensor& other, double alpha = 1.0);  // this += alpha * other
   Tensor& sub_(const Tensor& other);
   Tensor& mul_(const Tensor& other);
@@ -107,7 +109,8 @@ Tensor scalar(double value, DType dtype = DType::Float32);  // rank 0
 Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::Float32);
 Tensor arange(int64_t end, DType dtype = DType::Float32);
 /// Copies `values` (row-major) into a new tensor of `shape`; ShapeError if the counts differ.
-template <class T> Tensor from_vector(const std::vector<T>& values, const Shape& shape);
+template <class T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape);
 Tensor tensor(std::initializer_list<double> values, const Shape& shape, DType dtype = DType::Float32);
 Tensor zeros_like(const Tensor& t);
 
@@ -115,8 +118,7 @@ Tensor zeros_like(const Tensor& t);
 template <class T>
 T* Tensor::data() const {
   check_defined("data");
-  if (dtype_of<T> != dtype_)
-    throw DTypeError(message("data: tensor is ", dtype_, ", asked for ", dtype_of<T>));
+  if (dtype_of<T> != dtype_) throw DTypeError(message("data: tensor is ", dtype_, ", asked for ", dtype_of<T>));
   return reinterpret_cast<T*>(storage_->data()) + offset_;
 }
 

@@ -11,11 +11,16 @@ std::optional<size_t> invalid_utf8_at(std::string_view text) {
     const unsigned char b = byte(i);
     size_t length;
     uint32_t cp;
-    if (b < 0x80) length = 1, cp = b;
-    else if ((b & 0xE0) == 0xC0) length = 2, cp = b & 0x1F;
-    else if ((b & 0xF0) == 0xE0) length = 3, cp = b & 0x0F;
-    else if ((b & 0xF8) == 0xF0) length = 4, cp = b & 0x07;
-    else return i;  // a continuation byte where a character should start, or 0xF8..0xFF
+    if (b < 0x80)
+      length = 1, cp = b;
+    else if ((b & 0xE0) == 0xC0)
+      length = 2, cp = b & 0x1F;
+    else if ((b & 0xF0) == 0xE0)
+      length = 3, cp = b & 0x0F;
+    else if ((b & 0xF8) == 0xF0)
+      length = 4, cp = b & 0x07;
+    else
+      return i;  // a continuation byte where a character should start, or 0xF8..0xFF
     for (size_t k = 1; k < length; ++k) {
       if (!continuation(i + k)) return i;
       cp = (cp << 6) | (byte(i + k) & 0x3F);

@@ -30,9 +30,9 @@ std::string error_message(F&& fn) {
 }  // namespace test
 
 /// CHECK_THROWS_MSG(expr, Type, "substring"): expr throws Type whose message contains "substring".
-#define CHECK_THROWS_MSG(expr, Type, text)                                               \
-  do {                                                                                   \
-    const std::string gf_msg_ = test::error_message<Type>([&] { (void)(expr); });        \
-    INFO("message: " << gf_msg_);                                                        \
-    CHECK(gf_msg_.find(text) != std::string::npos);                                      \
+#define CHECK_THROWS_MSG(expr, Type, text)                                        \
+  do {                                                                            \
+    const std::string gf_msg_ = test::error_message<Type>([&] { (void)(expr); }); \
+    INFO("message: " << gf_msg_);                                                 \
+    CHECK(gf_msg_.find(text) != std::string::npos);                               \
   } while (0)

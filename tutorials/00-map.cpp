@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   std::string path = "00-transformer.svg";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--figure" && i + 1 < argc) path = argv[++i];
+    if (arg == "--figure" && i + 1 < argc)
+      path = argv[++i];
     else {
       std::fprintf(stderr, "usage: 00-map [--figure path.svg]\n");
       return 2;

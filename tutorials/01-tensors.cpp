@@ -7,8 +7,8 @@
 #include <iostream>
 #include <string>
 
-#include "tensor/all.h"
 #include "claims.h"
+#include "tensor/all.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -48,10 +48,10 @@ void show_layout(const char* name, const Tensor& t) {
 
 void views() {
   section("views");
-  Tensor x = arange(12).reshape({3, 4});     // [3, 4]
-  Tensor xt = x.transpose(0, 1);             // [4, 3]: the two strides swap
-  Tensor cols = x.slice(1, 1, 3);            // [3, 2]: x[:, 1:3], the offset moves to column 1
-  Tensor row = x.select(0, 2);               // [4]:    x[2], the offset moves to row 2
+  Tensor x = arange(12).reshape({3, 4});          // [3, 4]
+  Tensor xt = x.transpose(0, 1);                  // [4, 3]: the two strides swap
+  Tensor cols = x.slice(1, 1, 3);                 // [3, 2]: x[:, 1:3], the offset moves to column 1
+  Tensor row = x.select(0, 2);                    // [4]:    x[2], the offset moves to row 2
   Tensor rows = x.slice(0, 0, 1).expand({5, 4});  // [5, 4]: one row seen five times, stride 0
   show_layout("x   ", x);
   show_layout("xt  ", xt);
@@ -92,9 +92,12 @@ double seconds_per_call(F&& fn) {
 
 std::string format_time(double seconds) {
   char buf[32];
-  if (seconds < 1e-6) std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
-  else if (seconds < 1e-3) std::snprintf(buf, sizeof buf, "%.1f us", seconds * 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
+  if (seconds < 1e-6)
+    std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
+  else if (seconds < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.1f us", seconds * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
   return buf;
 }
 
@@ -141,10 +144,10 @@ void transpose_is_free() {
 void view_and_reshape() {
   section("view and reshape");
   Tensor x = arange(12).reshape({3, 4});
-  Tensor flat = x.view({12});                     // contiguous: any shape with 12 elements is a view
+  Tensor flat = x.view({12});  // contiguous: any shape with 12 elements is a view
   std::cout << "x.view({12}) shares storage: " << flat.shares_storage_with(x) << "\n";
-  Tensor xt = x.transpose(0, 1);                  // [4, 3], strides [1, 4]
-  Tensor split = xt.view({2, 2, 3});              // splitting a dimension is always a view
+  Tensor xt = x.transpose(0, 1);      // [4, 3], strides [1, 4]
+  Tensor split = xt.view({2, 2, 3});  // splitting a dimension is always a view
   show_layout("xt.view({2, 2, 3})", split);
   try {
     xt.view({12});  // merging two dimensions needs them to be one evenly spaced run in memory
@@ -182,8 +185,8 @@ void broadcasting() {
 
 void dtypes() {
   section("dtypes");
-  Tensor w = full({3}, 1.0);                     // float32: training
-  Tensor w64 = w.to(DType::Float64);             // float64: gradient checks
+  Tensor w = full({3}, 1.0);                          // float32: training
+  Tensor w64 = w.to(DType::Float64);                  // float64: gradient checks
   Tensor ids = tensor({2, 0, 1}, {3}, DType::Int64);  // int64: token ids, gather indices
   Tensor mask = gt(ids, zeros({3}, DType::Int64));    // bool: masks
   std::cout << w64 << "\n" << ids << "\n" << mask << "\n";
@@ -205,7 +208,7 @@ void reductions() {
   Tensor x = tensor({1, 2, 3, 10, 20, 30}, {2, 3});  // x: [2, 3]
   Tensor row_max = max(x, {-1}, true);               // [2, 1]: keepdim keeps the axis, with size 1
   std::cout << row_max << "\n";
-  std::cout << x - row_max << "\n";                  // [2, 3] - [2, 1] -> [2, 3]
+  std::cout << x - row_max << "\n";                                        // [2, 3] - [2, 1] -> [2, 3]
   std::cout << "max(x, {-1}) has shape " << max(x, {-1}).shape() << "\n";  // [2]: the axis is gone
   try {
     Tensor wrong = x - max(x, {-1});  // [2, 3] - [2]: aligned on the right, 3 meets 2

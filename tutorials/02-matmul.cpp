@@ -43,7 +43,7 @@ __attribute__((target("avx2,fma"))) double fma_flops(int64_t steps) {
   for (int64_t s = 0; s < steps; ++s)
     for (int r = 0; r < 12; ++r) acc[r] = _mm256_fmadd_ps(acc[r], x, y);
   for (int r = 0; r < 12; ++r) fma_sink = _mm256_cvtss_f32(acc[r]);  // used, so not optimised away
-  return 12.0 * 8 * 2 * static_cast<double>(steps);  // 12 FMAs x 8 lanes x 2 flops each
+  return 12.0 * 8 * 2 * static_cast<double>(steps);                  // 12 FMAs x 8 lanes x 2 flops each
 }
 #endif
 
@@ -87,10 +87,10 @@ void micro_kernel(const float* a, const float* b, float* c, int64_t n) {
 constexpr int64_t KC = 256, MC = 144, NC = 4080;  // the block sizes (figures/02-blocking.svg draws them)
 void blocked(const float* a, const float* b, float* c, int64_t n) {
   const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
-  for (int64_t jc = 0; jc < n; jc += NC)      // loop 5: NC columns of B and C
-    for (int64_t pc = 0; pc < n; pc += KC)    // loop 4: B[pc:pc+KC, jc:jc+NC], KC x NC -> L3
-      for (int64_t ic = 0; ic < n; ic += MC)  // loop 3: A[ic:ic+MC, pc:pc+KC], MC x KC -> L2
-        for (int64_t jr = jc; jr < std::min(n, jc + NC); jr += uk.nr)      // loop 2: B[pc:pc+KC, jr:jr+NR] -> L1
+  for (int64_t jc = 0; jc < n; jc += NC)                               // loop 5: NC columns of B and C
+    for (int64_t pc = 0; pc < n; pc += KC)                             // loop 4: B[pc:pc+KC, jc:jc+NC], KC x NC -> L3
+      for (int64_t ic = 0; ic < n; ic += MC)                           // loop 3: A[ic:ic+MC, pc:pc+KC], MC x KC -> L2
+        for (int64_t jr = jc; jr < std::min(n, jc + NC); jr += uk.nr)  // loop 2: B[pc:pc+KC, jr:jr+NR] -> L1
           for (int64_t ir = ic; ir < std::min(n, ic + MC); ir += uk.mr) {  // loop 1: A[ir:ir+MR, pc:pc+KC]
             const int64_t kc = std::min(KC, n - pc);
             const int m = static_cast<int>(std::min<int64_t>(uk.mr, n - ir));
@@ -120,8 +120,8 @@ struct Step {
 };
 
 inline const Step kSteps[] = {
-    {"naive", naive, false},   {"loop_order", loop_order, false}, {"micro_kernel", micro_kernel, false},
-    {"blocked", blocked, false}, {"packed", packed, false},       {"threaded", threaded, true},
+    {"naive", naive, false},     {"loop_order", loop_order, false}, {"micro_kernel", micro_kernel, false},
+    {"blocked", blocked, false}, {"packed", packed, false},         {"threaded", threaded, true},
 };
 
 }  // namespace ladder
@@ -145,8 +145,10 @@ void draw_blocking(const char* path) {
   auto line = [&](int x1, int y1, int x2, int y2) {
     std::fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#555' stroke-dasharray='3 3'/>\n", x1, y1, x2, y2);
   };
-  std::fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='940' height='530' viewBox='0 0 940 530' "
-                  "font-family='Helvetica, Arial, sans-serif' font-size='13'>\n<rect width='940' height='530' fill='#fff'/>\n");
+  std::fprintf(
+      f,
+      "<svg xmlns='http://www.w3.org/2000/svg' width='940' height='530' viewBox='0 0 940 530' "
+      "font-family='Helvetica, Arial, sans-serif' font-size='13'>\n<rect width='940' height='530' fill='#fff'/>\n");
   // The three matrices: A [M, K] left of C [M, N], B [K, N] above C.
   rect(80, 220, 160, 200, "#f7f7f7", "#333"), text(160, 445, "middle", "A  [M, K]");
   rect(280, 40, 400, 160, "#f7f7f7", "#333"), text(480, 30, "middle", "B  [K, N]");
@@ -181,7 +183,8 @@ void draw_blocking(const char* path) {
   std::snprintf(words[0], sizeof words[0], "loop 3: ic steps by MC = %lld; A[ic:+MC, pc:+KC] stays in L2",
                 static_cast<long long>(ladder::MC));
   rect(80, 470, 14, 14, "#c9b3dc", "#6a3d8f"), text(102, 482, "start", words[0]);
-  rect(80, 496, 14, 14, "#6a3d8f", "#3f2156"), text(102, 508, "start", "loop 1: ir steps by MR; A[ir:+MR, pc:+KC] streams from L2");
+  rect(80, 496, 14, 14, "#6a3d8f", "#3f2156"),
+      text(102, 508, "start", "loop 1: ir steps by MR; A[ir:+MR, pc:+KC] streams from L2");
   std::fprintf(f, "</svg>\n");
   std::fclose(f);
 }
@@ -212,7 +215,8 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   draw_blocking("02-blocking.svg");  // the figure of step 4, in every mode
   const int threads = gradformer::num_threads();
-  std::printf("kernel: %s, threads: %d\n", gradformer::matmul_kernel() == gradformer::MatmulKernel::Avx2 ? "avx2" : "portable", threads);
+  std::printf("kernel: %s, threads: %d\n",
+              gradformer::matmul_kernel() == gradformer::MatmulKernel::Avx2 ? "avx2" : "portable", threads);
 
   // Peak of one core: flops per cycle x cycles per second, measured by keeping the FMA units busy.
   double peak = 0;

@@ -147,7 +147,6 @@ void broken_backward() {
   claim(std::abs(bad.analytic * 2 - bad.numeric) < 1e-6, "off by exactly the forgotten factor 2");
 }
 
-
 // ---- 7. matmul's backward, derived ----------------------------------------------------------
 
 // The largest |a - b| over two matrices of one shape.

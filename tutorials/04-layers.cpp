@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/all.h"
 #include "claims.h"
+#include "nn/all.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -28,12 +28,10 @@ void linear_and_relu() {
   Linear layer(3, 2, gen);  // 3 inputs, 2 outputs
   std::cout << "weight " << layer.weight.shape() << ", bias " << layer.bias.shape() << "\n";
   Tensor w = layer.weight.value(), b = layer.bias.value();
-  w.copy_(tensor({1, 0, -1,
-                  2, 1, 0}, {2, 3}));
+  w.copy_(tensor({1, 0, -1, 2, 1, 0}, {2, 3}));
   b.copy_(tensor({0.5, -4}, {2}));
-  Variable x(tensor({1, 2, 3,
-                     4, 5, 6}, {2, 3}));  // a batch of two inputs
-  Variable y = layer.forward(x);        // y = x W^T + b
+  Variable x(tensor({1, 2, 3, 4, 5, 6}, {2, 3}));  // a batch of two inputs
+  Variable y = layer.forward(x);                   // y = x W^T + b
   std::cout << "y = " << y.value() << "\n";
   ReLU relu_layer;
   std::cout << "relu(y) = " << relu_layer.forward(y).value() << "\n";
@@ -74,7 +72,8 @@ void softmax_and_cross_entropy() {
               q_target / q_other, best, p_best.at({0, 0}), p_best.at({0, 1}), p_best.at({0, 2}), ce_best);
   for (double nearby : {best - 0.01, best + 0.01}) {
     Variable other(tensor({nearby, 0.0, 0.0}, {1, 3}));
-    claim(cross_entropy(other, target, {.label_smoothing = 0.1}).item() > ce_best, "the smoothed loss is smallest there");
+    claim(cross_entropy(other, target, {.label_smoothing = 0.1}).item() > ce_best,
+          "the smoothed loss is smallest there");
   }
   draw_label_smoothing(/*C=*/5, /*target=*/1, /*eps=*/0.1, "04-label-smoothing.svg");
 }
@@ -84,8 +83,7 @@ void softmax_and_cross_entropy() {
 void layer_norm_dropout_embedding() {
   section("LayerNorm");
   LayerNorm norm(4);
-  Variable h(tensor({1, 2, 3, 4,
-                     10, 20, 30, 40}, {2, 4}));
+  Variable h(tensor({1, 2, 3, 4, 10, 20, 30, 40}, {2, 4}));
   Tensor out = norm.forward(h).value();
   std::cout << "LayerNorm(h) = " << out << "\n";
   std::cout << "row means " << mean(out, {1}) << ", row variances " << var(out, {1}, false, 0) << "\n";
@@ -145,8 +143,8 @@ class MLP : public Module {
 
 // ---- figures: plain SVG written by hand, one element per line ----------------------------------
 
-const char* const class_colour[] = {"#1f77b4", "#d62728", "#2ca02c"};       // points
-const char* const region_colour[] = {"#d6e6f4", "#f6d5d5", "#d7eed7"};      // the regions they are classified into
+const char* const class_colour[] = {"#1f77b4", "#d62728", "#2ca02c"};   // points
+const char* const region_colour[] = {"#d6e6f4", "#f6d5d5", "#d7eed7"};  // the regions they are classified into
 
 // The spiral and the regions the trained model gives each class: the model is evaluated on a
 // 120 x 120 grid over [-1.2, 1.2]^2, and each run of same-class cells along a row is one rectangle.
@@ -194,33 +192,38 @@ void draw_label_smoothing(int64_t C, int64_t target, double eps, const std::stri
   const int width = 560, height = 260, left = 50, base = 210, bar_height = 170;
   const double slot = static_cast<double>(width - left - 20) / static_cast<double>(C);
   std::ofstream svg(path);
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 " << width
-      << " " << height << "' font-family='Helvetica, Arial, sans-serif' font-size='12'>\n<rect width='" << width
-      << "' height='" << height << "' fill='#fff'/>\n";
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 "
+      << width << " " << height << "' font-family='Helvetica, Arial, sans-serif' font-size='12'>\n<rect width='"
+      << width << "' height='" << height << "' fill='#fff'/>\n";
   char buf[240];
   for (double tick : {0.0, 0.5, 1.0}) {
     const double ty = base - tick * bar_height;
     std::snprintf(buf, sizeof buf,
-                  "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#ddd'/>\n<text x='%d' y='%.1f' text-anchor='end'>%.1f</text>\n",
+                  "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#ddd'/>\n<text x='%d' y='%.1f' "
+                  "text-anchor='end'>%.1f</text>\n",
                   left, ty, width - 20, ty, left - 6, ty + 4, tick);
     svg << buf;
   }
   for (int64_t c = 0; c < C; ++c) {
     const double one_hot = c == target ? 1.0 : 0.0, q = (1 - eps) * one_hot + eps / static_cast<double>(C);
     const double x = left + static_cast<double>(c) * slot;
-    std::snprintf(buf, sizeof buf,
-                  "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='#555' stroke-dasharray='4 3'/>\n"
-                  "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='#1f77b4'/>\n",
-                  x + slot * 0.15, base - one_hot * bar_height, slot * 0.7, one_hot * bar_height, x + slot * 0.25,
-                  base - q * bar_height, slot * 0.5, q * bar_height);
+    std::snprintf(
+        buf, sizeof buf,
+        "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='none' stroke='#555' stroke-dasharray='4 3'/>\n"
+        "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='#1f77b4'/>\n",
+        x + slot * 0.15, base - one_hot * bar_height, slot * 0.7, one_hot * bar_height, x + slot * 0.25,
+        base - q * bar_height, slot * 0.5, q * bar_height);
     svg << buf;
-    std::snprintf(buf, sizeof buf, "<text x='%.1f' y='%.1f' text-anchor='middle'>%.4f</text>\n<text x='%.1f' y='%d' text-anchor='middle'>class %lld</text>\n",
+    std::snprintf(buf, sizeof buf,
+                  "<text x='%.1f' y='%.1f' text-anchor='middle'>%.4f</text>\n<text x='%.1f' y='%d' "
+                  "text-anchor='middle'>class %lld</text>\n",
                   x + slot / 2, base - q * bar_height - 6, q, x + slot / 2, base + 18, static_cast<long long>(c));
     svg << buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "<text x='%d' y='20'>dashed: one-hot target (class %lld); blue: smoothed, eps = %.1f, C = %lld</text>\n",
-                left, static_cast<long long>(target), eps, static_cast<long long>(C));
+  std::snprintf(
+      buf, sizeof buf,
+      "<text x='%d' y='20'>dashed: one-hot target (class %lld); blue: smoothed, eps = %.1f, C = %lld</text>\n", left,
+      static_cast<long long>(target), eps, static_cast<long long>(C));
   svg << buf << "</svg>\n";
 }
 
@@ -240,10 +243,10 @@ double train(const std::string& name, const Tensor& points, const Tensor& labels
   if (name == "Adam") optimizer = std::make_unique<Adam>(model.parameters(), AdamOptions{.lr = 0.01});
   double loss_value = 0;
   for (int step = 1; step <= 400; ++step) {
-    optimizer->zero_grad();                                    // gradients accumulate: start from zero
+    optimizer->zero_grad();  // gradients accumulate: start from zero
     Variable loss = cross_entropy(model.forward(points), labels);
-    loss.backward();                                           // d loss / d every parameter
-    optimizer->step();                                         // move each parameter against its gradient
+    loss.backward();    // d loss / d every parameter
+    optimizer->step();  // move each parameter against its gradient
     loss_value = loss.item();
     if (step == 1 || step % 100 == 0) std::printf("%-5s step %3d  loss %.4f\n", name.c_str(), step, loss_value);
   }
@@ -271,17 +274,19 @@ void checkpoint() {
   Generator gen(5);
   MLP model(2, 8, 3, gen), restored(2, 8, 3, gen);  // different random weights
   for (const auto& [name, p] : model.named_parameters()) std::cout << name << " " << p.shape() << "\n";
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("gradformer-04-layers-" + std::to_string(std::random_device{}()) + ".safetensors");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("gradformer-04-layers-" + std::to_string(std::random_device{}()) + ".safetensors");
   save_safetensors(path, model.state_dict(), {{"hidden", "8"}});
   SafetensorsFile file = load_safetensors(path);
   restored.load_state_dict(file.tensors);
-  std::cout << "metadata hidden = " << file.metadata.at("hidden") << ", " << std::filesystem::file_size(path) << " bytes\n";
+  std::cout << "metadata hidden = " << file.metadata.at("hidden") << ", " << std::filesystem::file_size(path)
+            << " bytes\n";
   Tensor x = tensor({0.5, -0.25}, {1, 2});
   claim(model.forward(x).value().to_vector<float>() == restored.forward(x).value().to_vector<float>(),
         "the restored model computes the same outputs");
   std::filesystem::remove(path);
 }
-
 
 // ---- 6. the hand-written backward passes, derived and checked --------------------------------------
 
@@ -336,7 +341,7 @@ void cross_entropy_backward_derived() {
     Variable z(Z, true);
     cross_entropy(z, target, {.label_smoothing = eps}).backward();
     const Tensor q = one_hot(target, C) * (1 - eps) + eps / static_cast<double>(C);  // the (smoothed) target
-    const Tensor dZ = (P - q) / static_cast<double>(N);  // the loss is the mean over N rows
+    const Tensor dZ = (P - q) / static_cast<double>(N);                              // the loss is the mean over N rows
     std::printf("label smoothing %.1f: |engine - (softmax - q) / N| = %.1e\n", eps, max_difference(z.grad(), dZ));
     claim(max_difference(z.grad(), dZ) < 1e-15, "cross-entropy's gradient is (softmax - target) / N");
   }

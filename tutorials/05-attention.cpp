@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "autograd/all.h"
+#include "claims.h"
 #include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/svg.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -30,7 +30,7 @@ Variable attention_by_hand(const Variable& q, const Variable& k, const Variable&
   const double d_k = static_cast<double>(q.size(-1));
   Variable scores = matmul(q, transpose(k, -2, -1)) / std::sqrt(d_k);  // [..., Tq, Tk]
   scores = masked_fill(scores, logical_not(allowed), -1e30);           // "setting to -inf"
-  return matmul(softmax(scores, -1), v);                                // [..., Tq, d_v]
+  return matmul(softmax(scores, -1), v);                               // [..., Tq, d_v]
 }
 
 void why_scale() {
@@ -40,7 +40,8 @@ void why_scale() {
     const Tensor q = randn({4000, d_k}, gen, DType::Float64), k = randn({4000, d_k}, gen, DType::Float64);
     const Tensor dots = sum(q * k, {-1});
     const double v = var(dots).item(), v_scaled = var(dots / std::sqrt(static_cast<double>(d_k))).item();
-    std::printf("d_k %4lld: var(q.k) = %7.1f   var(q.k / sqrt(d_k)) = %.3f\n", static_cast<long long>(d_k), v, v_scaled);
+    std::printf("d_k %4lld: var(q.k) = %7.1f   var(q.k / sqrt(d_k)) = %.3f\n", static_cast<long long>(d_k), v,
+                v_scaled);
     claim(std::abs(v / static_cast<double>(d_k) - 1) < 0.1, "var(q.k) is about d_k");
     claim(std::abs(v_scaled - 1) < 0.1, "the scaled dot products have variance about 1");
   }
@@ -56,8 +57,10 @@ void why_scale() {
     const double jacobian = mean(sqrt(p2 - 2.0 * p3 + p2 * p2)).item();
     const double peak = mean(max(p, {-1})).item();
     std::printf("scale %-8.4f: mean largest weight %.3f   mean |softmax Jacobian| %.4f\n", scale, peak, jacobian);
-    if (scale == 1.0) claim(peak > 0.9 && jacobian < 0.15, "without scaling the softmax is nearly one-hot, its gradient tiny");
-    else claim(peak < 0.3 && jacobian > 0.2, "with scaling the weights stay spread out and the gradient flows");
+    if (scale == 1.0)
+      claim(peak > 0.9 && jacobian < 0.15, "without scaling the softmax is nearly one-hot, its gradient tiny");
+    else
+      claim(peak < 0.3 && jacobian > 0.2, "with scaling the weights stay spread out and the gradient flows");
   }
 }
 
@@ -65,8 +68,8 @@ void masks() {
   section("masks: padding and causal");
   // Two sentences of 4 tokens; the second has one padding token (id 0) at the end.
   const Tensor ids = from_vector(std::vector<int64_t>{5, 6, 7, 8, 5, 6, 7, 0}, {2, 4});
-  const Tensor pad = padding_mask(ids, 0);     // [B, 1, S]: true on real tokens
-  const Tensor causal = target_mask(ids, 0);   // [B, T, T]: padding AND j <= i
+  const Tensor pad = padding_mask(ids, 0);    // [B, 1, S]: true on real tokens
+  const Tensor causal = target_mask(ids, 0);  // [B, T, T]: padding AND j <= i
   Generator gen(1);
   const Variable x(randn({2, 1, 4, 8}, gen));  // [B, H = 1, T, d_k]
   Attention enc = scaled_dot_product_attention(x, x, x, pad.unsqueeze(1));
@@ -80,9 +83,10 @@ void masks() {
   write_svg("05-mask.svg", heatmap_svg({"target_mask, sentence 2: 1 = allowed", tokens, tokens,
                                         causal.select(0, 1).to(DType::Float64).to_vector<double>(), "query", "key",
                                         std::make_pair(0.0, 1.0)}));
-  write_svg("05-causal-weights.svg", heatmap_svg({"causal attention weights, sentence 1", tokens1, tokens1,
-                                                  dec.weights.select(0, 0).select(0, 0).to(DType::Float64).to_vector<double>(),
-                                                  "query", "key", std::make_pair(0.0, 1.0)}));
+  write_svg("05-causal-weights.svg",
+            heatmap_svg({"causal attention weights, sentence 1", tokens1, tokens1,
+                         dec.weights.select(0, 0).select(0, 0).to(DType::Float64).to_vector<double>(), "query", "key",
+                         std::make_pair(0.0, 1.0)}));
   const Tensor by_hand = attention_by_hand(x, x, x, causal.unsqueeze(1)).value();
   claim(max_abs_diff(by_hand, dec.output.value()) < 1e-5, "the listing and the library agree");
 }
@@ -99,7 +103,8 @@ void fused_vs_unfused() {
     for (int rep = 0; rep < 20; ++rep) {
       Variable q(q0, true), k(k0, true), v(v0, true);
       const auto t0 = std::chrono::steady_clock::now();
-      Attention a = fused ? scaled_dot_product_attention(q, k, v, mask) : scaled_dot_product_attention_unfused(q, k, v, mask);
+      Attention a =
+          fused ? scaled_dot_product_attention(q, k, v, mask) : scaled_dot_product_attention_unfused(q, k, v, mask);
       sum(a.output).backward();
       seconds[fused] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       grads[fused] = q.grad();
@@ -145,15 +150,17 @@ void backward_by_hand() {
   sum(a.output * Variable(dO)).backward();  // the library's backward, with upstream gradient dO
   const double scale = 1 / std::sqrt(static_cast<double>(d_k));
   const Tensor& P = a.weights;
-  const Tensor dV = matmul(P.transpose(0, 1), dO);                       // dV = P^T dO
-  const Tensor dP = matmul(dO, v.value().transpose(0, 1));               // dP = dO V^T
+  const Tensor dV = matmul(P.transpose(0, 1), dO);                           // dV = P^T dO
+  const Tensor dP = matmul(dO, v.value().transpose(0, 1));                   // dP = dO V^T
   const Tensor dS = scale * P * (dP - sum(dP * P, {-1}, /*keepdim=*/true));  // dS = scale P (dP - rowsum(dP P))
-  const Tensor dQ = matmul(dS, k.value());                               // dQ = dS K
-  const Tensor dK = matmul(dS.transpose(0, 1), q.value());               // dK = dS^T Q
-  const double formulas = std::max({max_abs_diff(dQ, q.grad()), max_abs_diff(dK, k.grad()), max_abs_diff(dV, v.grad())});
+  const Tensor dQ = matmul(dS, k.value());                                   // dQ = dS K
+  const Tensor dK = matmul(dS.transpose(0, 1), q.value());                   // dK = dS^T Q
+  const double formulas =
+      std::max({max_abs_diff(dQ, q.grad()), max_abs_diff(dK, k.grad()), max_abs_diff(dV, v.grad())});
   double numeric = 0;
   const Tensor grads[3] = {dQ, dK, dV};
-  for (int which = 0; which < 3; ++which) numeric = std::max(numeric, finite_difference_error(args, which, dO, grads[which]));
+  for (int which = 0; which < 3; ++which)
+    numeric = std::max(numeric, finite_difference_error(args, which, dO, grads[which]));
   std::printf("formulas vs the library's backward: max difference %.1e\n", formulas);
   std::printf("formulas vs central differences (eps 1e-6): max difference %.1e\n", numeric);
   claim(formulas < 1e-14, "the five formulas are the library's backward");

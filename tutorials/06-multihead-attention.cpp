@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "transformer/model/multihead_attention.h"
 #include "transformer/train/svg.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -58,9 +58,10 @@ void heads_one_at_a_time() {
   std::vector<std::string> queries, keys;
   for (int64_t t = 0; t < 5; ++t) queries.push_back(std::to_string(t));
   for (int64_t i = 0; i < h; ++i)
-    for (int64_t t = 0; t < 5; ++t) keys.push_back("h" + std::to_string(i + 1) + " " + std::to_string(t));
-  write_svg("06-heads.svg", heatmap_svg({"4 heads, one sentence of 5 positions (untrained)", queries, keys,
-                                         side_by_side.to_vector<double>(), "query", "head, key", std::make_pair(0.0, 1.0)}));
+    for (int64_t t = 0; t < 5; ++t) keys.push_back(message("h", i + 1, " ", t));  // g++ 12 warns falsely on + here
+  write_svg("06-heads.svg",
+            heatmap_svg({"4 heads, one sentence of 5 positions (untrained)", queries, keys,
+                         side_by_side.to_vector<double>(), "query", "head, key", std::make_pair(0.0, 1.0)}));
   claim(side_by_side.at({0, 0}) != side_by_side.at({0, 5}), "two heads weigh the same keys differently");
 }
 
@@ -69,7 +70,8 @@ void attention_against_recurrence() {
   section("attention against recurrence");
   const double d = 512, k = 3;
   std::printf("%5s  %-26s %-26s %-26s\n", "n", "self-attention", "recurrent", "dilated conv. (k 3)");
-  std::printf("%5s  %-26s %-26s %-26s\n", "", "ops / seq. steps / path", "ops / seq. steps / path", "ops / seq. steps / path");
+  std::printf("%5s  %-26s %-26s %-26s\n", "", "ops / seq. steps / path", "ops / seq. steps / path",
+              "ops / seq. steps / path");
   for (double n : {10.0, 100.0, 1000.0}) {
     const double attention_ops = n * n * d, recurrent_ops = n * d * d, conv_ops = k * n * d * d;
     const double conv_path = std::ceil(std::log(n) / std::log(k));

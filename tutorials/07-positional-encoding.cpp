@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
 #include "transformer/train/svg.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -32,8 +32,9 @@ void shuffle_the_input() {
   section("shuffle the input");
   Generator gen(0);
   const int64_t T = 6, d = 32;
-  const EncoderLayer layer({d, 4, 4 * d, 0.0, NormPlacement::Post, DType::Float64}, gen, std::make_shared<Generator>(1));
-  const Tensor x = randn({1, T, d}, gen, DType::Float64);                 // six token embeddings
+  const EncoderLayer layer({d, 4, 4 * d, 0.0, NormPlacement::Post, DType::Float64}, gen,
+                           std::make_shared<Generator>(1));
+  const Tensor x = randn({1, T, d}, gen, DType::Float64);                         // six token embeddings
   const Tensor order = from_vector(std::vector<int64_t>{3, 0, 5, 1, 4, 2}, {T});  // a shuffle
   const Tensor pe = sinusoidal_encoding(T, d, DType::Float64).unsqueeze(0);
   for (bool positions : {false, true}) {
@@ -42,9 +43,12 @@ void shuffle_the_input() {
     const Tensor out = layer.forward(Variable(in)).value();
     const Tensor out_of_shuffled = layer.forward(Variable(shuffled_in)).value();
     const double moved = max_abs_diff(out_of_shuffled, index_select(out, 1, order));
-    std::printf("%-16s max |layer(shuffled x) - shuffled layer(x)| = %.3g\n", positions ? "with positions:" : "no positions:", moved);
-    if (positions) claim(moved > 0.1, "with positions, shuffling the input changes what each token gets");
-    else claim(moved < 1e-12, "without positions, the outputs shuffle with the input (to rounding)");
+    std::printf("%-16s max |layer(shuffled x) - shuffled layer(x)| = %.3g\n",
+                positions ? "with positions:" : "no positions:", moved);
+    if (positions)
+      claim(moved > 0.1, "with positions, shuffling the input changes what each token gets");
+    else
+      claim(moved < 1e-12, "without positions, the outputs shuffle with the input (to rounding)");
   }
 }
 
@@ -53,7 +57,8 @@ Tensor encoding_with_base(int64_t max_len, int64_t d, double base) {
   std::vector<double> pe(static_cast<size_t>(max_len * d));
   for (int64_t pos = 0; pos < max_len; ++pos)
     for (int64_t i = 0; 2 * i < d; ++i) {
-      const double angle = static_cast<double>(pos) / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(d));
+      const double angle =
+          static_cast<double>(pos) / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(d));
       pe[static_cast<size_t>(pos * d + 2 * i)] = std::sin(angle);
       pe[static_cast<size_t>(pos * d + 2 * i + 1)] = std::cos(angle);
     }
@@ -80,7 +85,8 @@ void why_10000() {
     std::printf("\n");
     ++which;
   }
-  claim(far[2] > 0.2 && far[2] > 3 * std::abs(far[0]), "with 10000, offset 300 is still similar; with 10, it is near 0");
+  claim(far[2] > 0.2 && far[2] > 3 * std::abs(far[0]),
+        "with 10000, offset 300 is still similar; with 10, it is near 0");
 }
 
 // (e_i + p_i) . (e_j + p_j) = e_i.e_j + e_i.p_j + p_i.e_j + p_i.p_j, for the tutorial model's embedding
@@ -97,8 +103,10 @@ void four_terms() {
                pp = matmul(p, p.transpose(0, 1));
   const Tensor x = e + p;
   const double total = max_abs_diff(matmul(x, x.transpose(0, 1)), ee + ep + pe + pp);
-  std::printf("mean |term| over 6x6 pairs: token.token %.2f  token.position %.2f  position.token %.2f  position.position %.2f\n",
-              mean_abs(ee), mean_abs(ep), mean_abs(pe), mean_abs(pp));
+  std::printf(
+      "mean |term| over 6x6 pairs: token.token %.2f  token.position %.2f  position.token %.2f  position.position "
+      "%.2f\n",
+      mean_abs(ee), mean_abs(ep), mean_abs(pe), mean_abs(pp));
   std::printf("|x x^T - (sum of the four)| = %.1e\n", total);
   claim(total < 1e-3, "the four terms add up to the dot products of the inputs");
 }
@@ -130,7 +138,8 @@ int main() {
   std::vector<std::string> rows, columns;
   for (int64_t pos = 0; pos < 40; ++pos) rows.push_back(pos % 5 == 0 ? std::to_string(pos) : "");
   for (int64_t j = 0; j < 32; ++j) columns.push_back(j % 4 == 0 ? std::to_string(j) : "");
-  Heatmap map{"PE(pos, j), d_model 32", rows, columns, small.to_vector<double>(), "position", "dimension", std::make_pair(-1.0, 1.0)};
+  Heatmap map{"PE(pos, j), d_model 32", rows, columns, small.to_vector<double>(), "position", "dimension",
+              std::make_pair(-1.0, 1.0)};
   write_svg("07-positional-encoding.svg", heatmap_svg(map));
   return failures == 0 ? 0 : 1;
 }

@@ -7,10 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/feed_forward.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;

@@ -7,10 +7,10 @@
 #include <iostream>
 #include <memory>
 
-#include "nn/all.h"
-#include "transformer/model/masks.h"
-#include "transformer/model/decoder.h"
 #include "claims.h"
+#include "nn/all.h"
+#include "transformer/model/decoder.h"
+#include "transformer/model/masks.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -39,7 +39,8 @@ int main() {
     const Tensor b = decoder.forward(Variable(y_changed), memory, Tensor(), mask).value();
     const double before = max_abs_diff(a.narrow(1, 0, 4), b.narrow(1, 0, 4));
     std::printf("%-9s change at position 4 moves outputs 0..3 by %.3g\n", causal ? "causal:" : "no mask:", before);
-    claim(causal ? before == 0.0 : before > 1e-3, causal ? "the causal mask stops the future leaking" : "without it, it leaks");
+    claim(causal ? before == 0.0 : before > 1e-3,
+          causal ? "the causal mask stops the future leaking" : "without it, it leaks");
   }
 
   // Generating one token at a time: the whole prefix again at every step, or a key/value cache.
@@ -49,13 +50,16 @@ int main() {
   auto t0 = std::chrono::steady_clock::now();
   Tensor last_full;
   for (int64_t t = 1; t <= steps; ++t)
-    last_full = decoder.forward(Variable(long_y.narrow(1, 0, t)), memory, Tensor(), causal_mask(t)).value().narrow(1, t - 1, 1);
+    last_full =
+        decoder.forward(Variable(long_y.narrow(1, 0, t)), memory, Tensor(), causal_mask(t)).value().narrow(1, t - 1, 1);
   auto t1 = std::chrono::steady_clock::now();
   DecoderCache cache = decoder.start_cache(memory);
   Tensor last_cached;
-  for (int64_t t = 0; t < steps; ++t) last_cached = decoder.forward_step(Variable(long_y.narrow(1, t, 1)), Tensor(), cache).value();
+  for (int64_t t = 0; t < steps; ++t)
+    last_cached = decoder.forward_step(Variable(long_y.narrow(1, t, 1)), Tensor(), cache).value();
   auto t2 = std::chrono::steady_clock::now();
-  const double full_ms = 1e3 * std::chrono::duration<double>(t1 - t0).count(), cached_ms = 1e3 * std::chrono::duration<double>(t2 - t1).count();
+  const double full_ms = 1e3 * std::chrono::duration<double>(t1 - t0).count(),
+               cached_ms = 1e3 * std::chrono::duration<double>(t2 - t1).count();
   std::printf("%lld tokens one at a time: whole prefix %.1f ms, with the cache %.1f ms; last outputs differ by %.1g\n",
               static_cast<long long>(steps), full_ms, cached_ms, max_abs_diff(last_full, last_cached));
   claim(max_abs_diff(last_full, last_cached) < 1e-12, "the cache gives the same outputs");

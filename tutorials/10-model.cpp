@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "nn/all.h"
-#include "transformer/model/masks.h"
-#include "transformer/model/encoder_decoder.h"
 #include "claims.h"
+#include "nn/all.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/masks.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -21,18 +21,20 @@ void one_forward_pass() {
   const Tensor src = from_vector(std::vector<int64_t>{1, 4, 7, 2, 9, 3, 0, 0}, {1, 8});
   const Tensor tgt_in = from_vector(std::vector<int64_t>{1, 4, 7, 2}, {1, 4});
   const Tensor src_mask = padding_mask(src, 0), tgt_mask = target_mask(tgt_in, 0);
-  const Variable memory = model.encode(src, src_mask);                    // [1, 8, 128]
+  const Variable memory = model.encode(src, src_mask);                        // [1, 8, 128]
   const Variable decoded = model.decode(memory, src_mask, tgt_in, tgt_mask);  // [1, 4, 128]
-  const Variable logits = model.logits(decoded);                          // [1, 4, 11]
+  const Variable logits = model.logits(decoded);                              // [1, 4, 11]
   std::cout << "memory " << memory.shape() << "  decoded " << decoded.shape() << "  logits " << logits.shape() << "\n";
-  std::cout << "parameters: " << model.parameter_count() << " instantiated, " << parameter_count(config) << " by the formula\n";
+  std::cout << "parameters: " << model.parameter_count() << " instantiated, " << parameter_count(config)
+            << " by the formula\n";
   claim(model.parameter_count() == parameter_count(config), "the formula counts the instantiated parameters");
 }
 
 void print_counts(const char* name, const TransformerConfig& c) {
   const FlopCount f = flop_count(c, 25, 25);
   std::printf("%-12s %12lld parameters   %6.1f MFLOP/token forward, %6.1f training (25-token sentences)\n", name,
-              static_cast<long long>(parameter_count(c)), f.forward_per_target_token() / 1e6, f.training_per_target_token() / 1e6);
+              static_cast<long long>(parameter_count(c)), f.forward_per_target_token() / 1e6,
+              f.training_per_target_token() / 1e6);
 }
 
 void paper_models() {
@@ -44,9 +46,11 @@ void paper_models() {
   print_counts("base, untied", base);
   print_counts("big, untied", big);
   base.tie_embeddings = big.tie_embeddings = true;
-  const int64_t d = 512, layer_norms = 6 * (2 + 3) * 2 * d, biases = 6 * (4 * d + 2048 + d) + 6 * (2 * 4 * d + 2048 + d);
+  const int64_t d = 512, layer_norms = 6 * (2 + 3) * 2 * d,
+                biases = 6 * (4 * d + 2048 + d) + 6 * (2 * 4 * d + 2048 + d);
   std::printf("base: embeddings %lld, LayerNorm %lld, biases %lld (with the output projection's %d)\n",
-              static_cast<long long>(37000 * d), static_cast<long long>(layer_norms), static_cast<long long>(biases + 37000), 37000);
+              static_cast<long long>(37000 * d), static_cast<long long>(layer_norms),
+              static_cast<long long>(biases + 37000), 37000);
   claim(parameter_count(base) == 63'119'496, "base has 63,119,496 parameters");
   claim(parameter_count(big) == 214'282'376, "big has 214,282,376 parameters");
 }
@@ -58,7 +62,10 @@ void where_the_parameters_are() {
   std::printf("d_ff / d_model = %lld; default tie_embeddings %s, base() ties %s\n", static_cast<long long>(d_ff / d),
               TransformerConfig{}.tie_embeddings ? "true" : "false", base.tie_embeddings ? "true" : "false");
   const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d, norm = 2 * d;
-  struct Part { const char* name; int64_t count; };
+  struct Part {
+    const char* name;
+    int64_t count;
+  };
   const Part parts[] = {{"embedding (shared)", V * d},
                         {"attention, 3N of them", 3 * N * attention},
                         {"feed-forward, 2N of them", 2 * N * ffn},

@@ -13,17 +13,17 @@
 #include <iostream>
 #include <vector>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "nn/schedule.h"
 #include "transformer/data/batch.h"
-#include "transformer/data/batch_stream.h"
 #include "transformer/data/batch_plan.h"
+#include "transformer/data/batch_stream.h"
 #include "transformer/data/copy_task.h"
-#include "transformer/model/decoding.h"
-#include "transformer/train/evaluate.h"
-#include "transformer/model/encoder_decoder.h"
 #include "transformer/data/toy_corpus.h"
-#include "claims.h"
+#include "transformer/model/decoding.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/train/evaluate.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -147,16 +147,19 @@ void label_smoothing(int64_t toy_vocab) {
 
 void schedule() {
   section("Adam with warmup");
-  const NoamSchedule copy_schedule(/*d_model=*/128, /*warmup=*/400, /*factor=*/0.5);  // the Annotated Transformer's copy task
-  const NoamSchedule paper(/*d_model=*/512, /*warmup=*/4000);                          // the paper's base model
+  const NoamSchedule copy_schedule(/*d_model=*/128, /*warmup=*/400,
+                                   /*factor=*/0.5);            // the Annotated Transformer's copy task
+  const NoamSchedule paper(/*d_model=*/512, /*warmup=*/4000);  // the paper's base model
   std::cout << "   step   copy (d 128, warmup 400, x0.5)   paper (d 512, warmup 4000)\n";
   for (int64_t step : {1, 100, 200, 400, 800, 1600, 4000, 16000, 100000})
     std::printf("%7lld   %.3e                        %.3e\n", static_cast<long long>(step), copy_schedule.rate(step),
                 paper.rate(step));
   std::printf("peaks: %.3e at step 400, %.3e at step 4000\n", copy_schedule.peak(), paper.peak());
   claim(std::abs(copy_schedule.rate(200) - copy_schedule.peak() / 2) < 1e-12, "linear warmup: half way, half the peak");
-  claim(std::abs(copy_schedule.rate(1600) - copy_schedule.peak() / 2) < 1e-12, "then 1/sqrt(step): 4x the steps, half the rate");
-  claim(copy_schedule.rate(399) < copy_schedule.peak() && copy_schedule.rate(401) < copy_schedule.peak(), "the peak is at warmup");
+  claim(std::abs(copy_schedule.rate(1600) - copy_schedule.peak() / 2) < 1e-12,
+        "then 1/sqrt(step): 4x the steps, half the rate");
+  claim(copy_schedule.rate(399) < copy_schedule.peak() && copy_schedule.rate(401) < copy_schedule.peak(),
+        "the peak is at warmup");
 }
 
 // ---- 5. the copy task, trained live ---------------------------------------------------------------------
@@ -169,12 +172,20 @@ void copy_task(bool quick) {
 
   // The settings of `gradformer train --task copy`: 30 epochs of 20 batches of 80, warmup 200. --quick
   // trains a far smaller model for far fewer steps: enough to see the loss fall, not to learn to copy.
-  const int64_t d = quick ? 32 : 128, steps = quick ? 100 : 600, warmup = quick ? 40 : 200, batch_size = quick ? 32 : 80;
+  const int64_t d = quick ? 32 : 128, steps = quick ? 100 : 600, warmup = quick ? 40 : 200,
+                batch_size = quick ? 32 : 80;
   if (quick)
-    std::printf("--quick: d_model 32 for 100 steps, to check that the loop runs; these are not the chapter's numbers, "
-                "and a model this small and short copies few sequences or none\n");
-  TransformerConfig config{.src_vocab = 11, .tgt_vocab = 11, .d_model = d, .d_ff = 4 * d, .heads = quick ? 4 : 8,
-                           .layers = 2, .dropout = 0.1, .max_len = 64};
+    std::printf(
+        "--quick: d_model 32 for 100 steps, to check that the loop runs; these are not the chapter's numbers, "
+        "and a model this small and short copies few sequences or none\n");
+  TransformerConfig config{.src_vocab = 11,
+                           .tgt_vocab = 11,
+                           .d_model = d,
+                           .d_ff = 4 * d,
+                           .heads = quick ? 4 : 8,
+                           .layers = 2,
+                           .dropout = 0.1,
+                           .max_len = 64};
   EncoderDecoder model(config, /*seed=*/1);
   Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
   const NoamSchedule noam(d, warmup, /*factor=*/quick ? 1.0 : 0.5);
@@ -186,7 +197,7 @@ void copy_task(bool quick) {
   double first_loss = 0, last_loss = 0;
   for (int64_t step = 1; step <= steps; ++step) {
     const Batch batch = data.next();
-    adam.set_lr(noam.rate(step));                       // the schedule sets the rate of every step
+    adam.set_lr(noam.rate(step));                                 // the schedule sets the rate of every step
     const Variable logits = teacher_forced_logits(model, batch);  // forward with the batch's masks
     const Variable loss = cross_entropy(logits, batch.tgt_out, {.ignore_index = Vocab::pad});
     adam.zero_grad();

@@ -13,13 +13,13 @@
 #include <iostream>
 #include <vector>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "tensor/parallel.h"
 #include "transformer/data/batch.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -42,8 +42,14 @@ void greedy_and_beam(bool quick) {
   // An untrained model over 20 tokens: its next-token distributions are broad, which is where the
   // two searches part ways. No end token (eos -1): every output has exactly 8 tokens, so the
   // length penalty plays no part and beam search ranks by log P alone.
-  TransformerConfig config{.src_vocab = 20, .tgt_vocab = 20, .d_model = 32, .d_ff = 64, .heads = 4, .layers = 2,
-                           .dropout = 0.0, .max_len = 64};
+  TransformerConfig config{.src_vocab = 20,
+                           .tgt_vocab = 20,
+                           .d_model = 32,
+                           .d_ff = 64,
+                           .heads = 4,
+                           .layers = 2,
+                           .dropout = 0.0,
+                           .max_len = 64};
   EncoderDecoder model(config, /*seed=*/5);
   Generator gen(11);
   const DecodeOptions options{.max_len = 8, .eos = -1};
@@ -62,13 +68,15 @@ void greedy_and_beam(bool quick) {
     worse += beam.log_prob < greedy.log_prob - 1e-9;
     gain += beam.log_prob - greedy.log_prob;
   }
-  std::printf("of %d sources: beam search found a more probable output for %d, a less probable one for %d; "
-              "mean gain %.3f nats\n", sentences, better, worse, gain / sentences);
+  std::printf(
+      "of %d sources: beam search found a more probable output for %d, a less probable one for %d; "
+      "mean gain %.3f nats\n",
+      sentences, better, worse, gain / sentences);
   claim(better > 0, "beam search finds more probable outputs than greedy");
   claim(better > worse, "more often better than worse");
   std::printf("the first of them:\ngreedy: %s   log P %.4f\nbeam 4: %s   log P %.4f\n",
-              tokens_text(example_greedy.tokens).c_str(), example_greedy.log_prob, tokens_text(example_beam.tokens).c_str(),
-              example_beam.log_prob);
+              tokens_text(example_greedy.tokens).c_str(), example_greedy.log_prob,
+              tokens_text(example_beam.tokens).c_str(), example_beam.log_prob);
 
   // The length penalty of Wu et al. (2016): lp(y) = ((5 + |y|) / 6)^alpha, score = log P / lp.
   std::cout << "length  lp (alpha 0.6)   score of log P = -0.5 per token\n";
@@ -87,7 +95,8 @@ double time_decode(EncoderDecoder& model, const Tensor& src, int64_t length, boo
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
     const std::clock_t start = std::clock();
-    out = greedy_decode(model, src, padding_mask(src, Vocab::pad), {.max_len = length, .eos = -1, .use_cache = use_cache})[0];
+    out = greedy_decode(model, src, padding_mask(src, Vocab::pad),
+                        {.max_len = length, .eos = -1, .use_cache = use_cache})[0];
     best = std::min(best, 1e3 * static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC);
   }
   return best;
@@ -95,12 +104,19 @@ double time_decode(EncoderDecoder& model, const Tensor& src, int64_t length, boo
 
 void kv_cache(bool quick) {
   section("incremental decoding with a key/value cache");
-  TransformerConfig config{.src_vocab = 100, .tgt_vocab = 100, .d_model = 128, .d_ff = 512, .heads = 8, .layers = 2,
-                           .dropout = 0.0, .max_len = 256};
+  TransformerConfig config{.src_vocab = 100,
+                           .tgt_vocab = 100,
+                           .d_model = 128,
+                           .d_ff = 512,
+                           .heads = 8,
+                           .layers = 2,
+                           .dropout = 0.0,
+                           .max_len = 256};
   EncoderDecoder model(config, /*seed=*/1);
   Generator gen(2);
   const Tensor src = randint({1, 10}, 4, 100, gen);
-  const std::vector<int64_t> lengths = quick ? std::vector<int64_t>{10, 20, 40} : std::vector<int64_t>{25, 50, 100, 200};
+  const std::vector<int64_t> lengths =
+      quick ? std::vector<int64_t>{10, 20, 40} : std::vector<int64_t>{25, 50, 100, 200};
   const int repeats = quick ? 1 : 3;
   const int threads = num_threads();
   set_num_threads(1);
@@ -123,8 +139,10 @@ void kv_cache(bool quick) {
   set_num_threads(threads);
   claim(cached_per_token.back() < uncached_per_token.back(), "the cache is faster");
   if (!quick) {
-    claim(uncached_per_token.back() > 3 * uncached_per_token.front(), "without the cache a token costs more the longer the output");
-    claim(cached_per_token.back() < 2 * cached_per_token.front(), "with the cache a token costs about the same at every length");
+    claim(uncached_per_token.back() > 3 * uncached_per_token.front(),
+          "without the cache a token costs more the longer the output");
+    claim(cached_per_token.back() < 2 * cached_per_token.front(),
+          "with the cache a token costs about the same at every length");
   }
 }
 

@@ -20,16 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "nn/safetensors.h"
 #include "transformer/data/batch.h"
+#include "transformer/data/toy_corpus.h"
+#include "transformer/data/tsv.h"
 #include "transformer/train/bleu.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/trace.h"
-#include "transformer/data/toy_corpus.h"
-#include "transformer/data/tsv.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -60,7 +60,8 @@ void toy_corpus(const fs::path& dir) {
   }
   std::printf("train %zu, valid %zu, test %zu pairs; French vocabulary %lld, English %lld (with the 4 specials)\n",
               corpus.train.size(), corpus.valid.size(), corpus.test.size(),
-              static_cast<long long>(Vocab::build(sources).size()), static_cast<long long>(Vocab::build(targets).size()));
+              static_cast<long long>(Vocab::build(sources).size()),
+              static_cast<long long>(Vocab::build(targets).size()));
   std::printf("%.1f French words a sentence on average, the longest side %zu tokens\n",
               static_cast<double>(words) / static_cast<double>(corpus.train.size()), longest);
 
@@ -81,13 +82,15 @@ void bleu() {
   section("BLEU");
   using Sentences = std::vector<std::vector<std::string>>;
   const Sentences hypotheses = {split_words("the black cat does not eat the apple ."), split_words("the black cat .")};
-  const Sentences references = {split_words("the black cat does not eat any apples ."), split_words("the black cat sleeps .")};
+  const Sentences references = {split_words("the black cat does not eat any apples ."),
+                                split_words("the black cat sleeps .")};
   // By hand, sentence 1: 7/9 words, 5/8 bigrams, 4/7 trigrams, 3/6 four-grams match; same length.
   const double by_hand = 100 * std::pow(7.0 / 9 * 5.0 / 8 * 4.0 / 7 * 3.0 / 6, 0.25);
   const BleuScore first = corpus_bleu(Sentences{hypotheses[0]}, Sentences{references[0]});
   const BleuScore second = corpus_bleu(Sentences{hypotheses[1]}, Sentences{references[1]});
   const BleuScore both = corpus_bleu(hypotheses, references);
-  for (const auto& [name, s] : {std::pair{"sentence 1", first}, std::pair{"sentence 2", second}, std::pair{"corpus", both}})
+  for (const auto& [name, s] :
+       {std::pair{"sentence 1", first}, std::pair{"sentence 2", second}, std::pair{"corpus", both}})
     std::printf("%-10s  p1..p4 %lld/%lld %lld/%lld %lld/%lld %lld/%lld  c %lld r %lld  BP %.4f  BLEU %.2f\n", name,
                 static_cast<long long>(s.matches[0]), static_cast<long long>(s.totals[0]),
                 static_cast<long long>(s.matches[1]), static_cast<long long>(s.totals[1]),
@@ -110,7 +113,8 @@ void own_data(const fs::path& dir) {
   std::ofstream(good) << "le chat dort .\tthe cat sleeps .\nje mange une pomme .\ti eat an apple .\n";
   std::ofstream(bad) << "le chat dort .\tthe cat sleeps .\nje mange une pomme . i eat an apple .\n";
   const std::vector<SentencePair> pairs = read_tsv(good);
-  std::cout << pairs.size() << " pairs; the second: " << join_words(pairs[1].source) << " | " << join_words(pairs[1].target) << "\n";
+  std::cout << pairs.size() << " pairs; the second: " << join_words(pairs[1].source) << " | "
+            << join_words(pairs[1].target) << "\n";
   try {
     read_tsv(bad);
   } catch (const DataError& e) {
@@ -130,8 +134,14 @@ void own_data(const fs::path& dir) {
 void checkpoint_names(const fs::path& dir) {
   section("a checkpoint's names");
   const Vocab vocab = Vocab::build({split_words("a b c")});
-  TransformerConfig config{.src_vocab = vocab.size(), .tgt_vocab = vocab.size(), .d_model = 8, .d_ff = 16, .heads = 2,
-                           .layers = 1, .dropout = 0.1, .max_len = 16};
+  TransformerConfig config{.src_vocab = vocab.size(),
+                           .tgt_vocab = vocab.size(),
+                           .d_model = 8,
+                           .d_ff = 16,
+                           .heads = 2,
+                           .layers = 1,
+                           .dropout = 0.1,
+                           .max_len = 16};
   const EncoderDecoder model(config, /*seed=*/1);
   const std::string path = (dir / "tiny.safetensors").string();
   save_checkpoint(path, model, /*optimizer_state=*/{}, {config, vocab, vocab, {}});
@@ -154,11 +164,12 @@ void trained(const std::string& path) {
   LoadedCheckpoint loaded = load_checkpoint(path);
   EncoderDecoder& model = *loaded.model;
   const Vocab &fr = loaded.info.source_vocab, &en = loaded.info.target_vocab;
-  for (const char* sentence : {"le chat noir mange une pomme verte .", "les petites souris ne cherchent pas de gâteaux .",
-                               "nous regardons la grande maison blanche ."}) {
+  for (const char* sentence :
+       {"le chat noir mange une pomme verte .", "les petites souris ne cherchent pas de gâteaux .",
+        "nous regardons la grande maison blanche ."}) {
     const std::vector<std::string> source = split_words(sentence);
-    std::cout << sentence << "\n  greedy: " << join_words(translate(model, source, fr, en)) << "\n  beam 4: "
-              << join_words(translate(model, source, fr, en, /*beam=*/4)) << "\n";
+    std::cout << sentence << "\n  greedy: " << join_words(translate(model, source, fr, en))
+              << "\n  beam 4: " << join_words(translate(model, source, fr, en, /*beam=*/4)) << "\n";
   }
 
   // Cross-attention of the last decoder layer, averaged over the heads: for each English token the

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "autograd/all.h"
+#include "claims.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
 #include "transformer/train/lm_trainer.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -83,8 +83,10 @@ void the_shift(const Vocab& vocab) {
   std::printf("inputs:  %s\n", words(batch.inputs).c_str());
   std::printf("targets: %s\n", words(batch.targets).c_str());
   const std::vector<int64_t> in = batch.inputs.to_vector<int64_t>(), out = batch.targets.to_vector<int64_t>();
-  claim(std::equal(in.begin() + 1, in.end(), out.begin()), "each input after the first is the previous position's target");
-  std::printf("%lld predictions for %zu words: every word and </s>\n", static_cast<long long>(batch.ntokens), sentence.size());
+  claim(std::equal(in.begin() + 1, in.end(), out.begin()),
+        "each input after the first is the previous position's target");
+  std::printf("%lld predictions for %zu words: every word and </s>\n", static_cast<long long>(batch.ntokens),
+              sentence.size());
 }
 
 // ---- 3. the language model against the grammar's entropy ---------------------------------------------
@@ -95,7 +97,8 @@ TrainReport language_model(bool quick) {
   if (quick) o.epochs = 1, o.batches_per_epoch = 30;  // the full run: the defaults, 1000 steps
   o.out_dir = "runs/toy-lm", o.quiet = true;
   const TrainReport r = train(o);
-  std::printf("%lld steps of %lld fresh sentences\n", static_cast<long long>(r.steps), static_cast<long long>(o.batch_size));
+  std::printf("%lld steps of %lld fresh sentences\n", static_cast<long long>(r.steps),
+              static_cast<long long>(o.batch_size));
   std::printf("validation cross-entropy  %.4f nats/token\n", r.valid_loss);
   std::printf("the grammar's entropy     %.4f nats/token (the same 2000 sentences)\n", *r.entropy_floor);
   std::printf("gap                       %.4f nats/token\n", r.valid_loss - *r.entropy_floor);
@@ -122,9 +125,12 @@ void sampling(const std::string& checkpoint) {
   std::vector<size_t> order(p1.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p1[a] > p1[b]; });
-  const std::vector<std::pair<const char*, SamplingOptions>> knobs{
-      {"T=1", {}}, {"T=0.5", {.temperature = 0.5}}, {"T=2", {.temperature = 2}}, {"top-k 3", {.top_k = 3}},
-      {"top-p 0.9", {.top_p = 0.9}}, {"T=0", {.temperature = 0}}};
+  const std::vector<std::pair<const char*, SamplingOptions>> knobs{{"T=1", {}},
+                                                                   {"T=0.5", {.temperature = 0.5}},
+                                                                   {"T=2", {.temperature = 2}},
+                                                                   {"top-k 3", {.top_k = 3}},
+                                                                   {"top-p 0.9", {.top_p = 0.9}},
+                                                                   {"T=0", {.temperature = 0}}};
   std::printf("after \"le chat\"   ");
   for (const auto& [name, o] : knobs) std::printf("%10s", name);
   std::printf("\n");
@@ -135,10 +141,13 @@ void sampling(const std::string& checkpoint) {
     for (const auto& d : dists) std::printf("%10.3f", d[order[r]]);
     std::printf("\n");
   }
-  auto nonzero = [](const std::vector<double>& d) { return std::count_if(d.begin(), d.end(), [](double v) { return v > 0; }); };
+  auto nonzero = [](const std::vector<double>& d) {
+    return std::count_if(d.begin(), d.end(), [](double v) { return v > 0; });
+  };
   claim(nonzero(dists[3]) == 3, "top-k 3 keeps three tokens");
   claim(nonzero(dists[5]) == 1 && dists[5][order[0]] == 1, "temperature 0 puts everything on the most likely token");
-  claim(dists[1][order[0]] > p1[order[0]] && dists[2][order[0]] < p1[order[0]], "a low temperature sharpens, a high one flattens");
+  claim(dists[1][order[0]] > p1[order[0]] && dists[2][order[0]] < p1[order[0]],
+        "a low temperature sharpens, a high one flattens");
   std::printf("tokens kept: top-k 3 %lld, top-p 0.9 %lld, of %lld\n", static_cast<long long>(nonzero(dists[3])),
               static_cast<long long>(nonzero(dists[4])), static_cast<long long>(p1.size()));
   for (uint64_t seed : {1, 2, 3}) {

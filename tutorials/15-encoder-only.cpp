@@ -7,13 +7,13 @@
 #include <map>
 #include <string>
 
+#include "claims.h"
 #include "nn/all.h"
 #include "transformer/data/mlm.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/encoder_only.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/encoder_only_trainer.h"
-#include "claims.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -28,7 +28,8 @@ double largest_change(const Tensor& a, const Tensor& b) {
 // Positions 0..3 of both runs: how far a change at position 4 reached back.
 void bidirectional_versus_causal() {
   section("Bidirectional and causal attention");
-  EncoderOnlyConfig c{.vocab = 12, .d_model = 16, .d_ff = 32, .heads = 2, .layers = 2, .dropout = 0.0, .dtype = DType::Float64};
+  EncoderOnlyConfig c{
+      .vocab = 12, .d_model = 16, .d_ff = 32, .heads = 2, .layers = 2, .dropout = 0.0, .dtype = DType::Float64};
   EncoderOnly model(c, 1);
   const Tensor ids = from_vector<int64_t>({1, 5, 6, 7, 8, 2}, {1, 6});
   const Tensor changed = from_vector<int64_t>({1, 5, 6, 7, 11, 2}, {1, 6});  // position 4: 8 -> 11
@@ -63,9 +64,10 @@ void masking_statistics(const ToyCorpus& corpus, const Vocab& vocab) {
     candidates += b.candidates, chosen += b.chosen, masked += b.masked, randomized += b.randomized, kept += b.kept;
   }
   auto share = [](const char* what, int64_t k, int64_t n, double p) {
-    const double se = std::sqrt(p * (1 - p) / static_cast<double>(n)), f = static_cast<double>(k) / static_cast<double>(n);
-    std::printf("  %-28s %6lld of %6lld = %.4f   (BERT: %.2f, standard error %.4f, %+.1f se)\n", what, static_cast<long long>(k),
-                static_cast<long long>(n), f, p, se, (f - p) / se);
+    const double se = std::sqrt(p * (1 - p) / static_cast<double>(n)),
+                 f = static_cast<double>(k) / static_cast<double>(n);
+    std::printf("  %-28s %6lld of %6lld = %.4f   (BERT: %.2f, standard error %.4f, %+.1f se)\n", what,
+                static_cast<long long>(k), static_cast<long long>(n), f, p, se, (f - p) / se);
     return std::abs(f - p) < 4 * se;
   };
   std::printf("10000 French sentences, one draw each:\n");
@@ -87,7 +89,8 @@ void masking_statistics(const ToyCorpus& corpus, const Vocab& vocab) {
       any = any || labels[i] != 0;
     }
     if (any && b >= 2) {
-      std::printf("the model reads:   %s\nit must predict:   %s   (only these positions are in the loss)\n", read.c_str(), predict.c_str());
+      std::printf("the model reads:   %s\nit must predict:   %s   (only these positions are in the loss)\n",
+                  read.c_str(), predict.c_str());
       break;
     }
   }
@@ -123,11 +126,13 @@ int main(int argc, char** argv) {
   if (quick) pre.steps = 30;
   const EncoderOnlyReport pretrained = train_encoder_only(pre);
   const double unigram = unigram_loss(corpus);
-  std::printf("%lld MLM steps of %lld sentences: valid loss %.3f nats per chosen word (unigram frequencies: %.3f), "
-              "%.1f%% of chosen words recovered\n",
-              static_cast<long long>(pre.steps), static_cast<long long>(pre.batch_size), pretrained.valid_loss, unigram,
-              100 * pretrained.valid_accuracy);
-  if (!quick) claim(pretrained.valid_loss < unigram - 0.5, "the pre-trained model uses the context: 0.5 nats below the unigram");
+  std::printf(
+      "%lld MLM steps of %lld sentences: valid loss %.3f nats per chosen word (unigram frequencies: %.3f), "
+      "%.1f%% of chosen words recovered\n",
+      static_cast<long long>(pre.steps), static_cast<long long>(pre.batch_size), pretrained.valid_loss, unigram,
+      100 * pretrained.valid_accuracy);
+  if (!quick)
+    claim(pretrained.valid_loss < unigram - 0.5, "the pre-trained model uses the context: 0.5 nats below the unigram");
 
   section("Fine-tuning: is the sentence negated?");
   int64_t negated = 0;
@@ -136,8 +141,9 @@ int main(int argc, char** argv) {
               static_cast<long long>(negated), 100.0 - 0.1 * static_cast<double>(negated));
   EncoderOnlyTrainOptions fine = default_encoder_only_options("classify");
   fine.quiet = true;
-  std::printf("%lld steps of %lld sentences drawn from %lld labelled ones; test accuracy:\n", static_cast<long long>(fine.steps),
-              static_cast<long long>(fine.batch_size), static_cast<long long>(fine.labelled));
+  std::printf("%lld steps of %lld sentences drawn from %lld labelled ones; test accuracy:\n",
+              static_cast<long long>(fine.steps), static_cast<long long>(fine.batch_size),
+              static_cast<long long>(fine.labelled));
   std::printf("  seed   from scratch   pre-trained\n");
   double sum_scratch = 0, sum_pre = 0;
   int better = 0;

@@ -1,10 +1,11 @@
 // check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--update | --update-varies]
 //
-// Listings: every ```cpp block of the chapter must appear, line for line, in its companion program
-// (leading and trailing spaces and blank lines ignored), so the code a reader sees compiles and runs.
+// Listings: every ```cpp block of the chapter must appear in its companion program, character for
+// character with the whitespace (spaces, line breaks) ignored, so the code a reader sees compiles
+// and runs, and reformatting the program cannot break the chapter.
 // A listing of the library's own code says where it comes from on the line before it,
 //   <!-- from: transformer/model/encoder.cpp -->
-// (a path from the project root) and must appear, line for line, in that file.
+// (a path from the project root) and must appear, in the same sense, in that file.
 //
 // Outputs: with --run, the COMMANDs are run one after another through the shell, and every ```text
 // block of the chapter must be something they printed on stdout. Each command's output is preceded
@@ -57,6 +58,17 @@ static Lines read_lines(const std::string& path) {
   return lines;
 }
 
+// The lines with every space, tab and line break taken out: a listing matches its source whatever
+// the line breaks and indentation (so reformatting the code cannot break a chapter), but any change
+// to the code itself does.
+static std::string squeezed(const Lines& lines) {
+  std::string text;
+  for (const std::string& line : lines)
+    for (char c : line)
+      if (c != ' ' && c != '\t' && c != '\r') text += c;
+  return text;
+}
+
 // Runs a shell command and returns what it printed on stdout, line by line; false if it failed.
 static bool run(const std::string& command, Lines& output) {
   const size_t name_start = command.find_last_of("/\\", command.find(' ')) + 1;  // 0 if no directory
@@ -83,19 +95,21 @@ static std::string words_of(const std::string& line) {
 
 struct Block {
   size_t open = 0, close = 0;  // the lines of ``` text and of the closing ```
-  std::string tag;              // "", "varies" or "not output"
+  std::string tag;             // "", "varies" or "not output"
 };
 
 // Where each piece of the block (the lines between "..." lines) is in the output, as [first, last]
 // indices into `printed` (the output's non-blank lines, trimmed, or their words_of); empty if the
 // block is not there.
 static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const Block& b, const Lines& printed,
-                                                       bool by_words) {
+                                                         bool by_words) {
   std::vector<Lines> pieces(1);
   for (size_t i = b.open + 1; i < b.close; ++i) {
     const std::string line = trim(md[i]);
-    if (line == "...") pieces.emplace_back();
-    else if (!line.empty()) pieces.back().push_back(by_words ? words_of(line) : line);
+    if (line == "...")
+      pieces.emplace_back();
+    else if (!line.empty())
+      pieces.back().push_back(by_words ? words_of(line) : line);
   }
   std::vector<std::pair<size_t, size_t>> found;
   size_t from = 0;
@@ -125,10 +139,14 @@ int main(int argc, char** argv) {
   bool update = false, update_varies = false;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--run" && i + 1 < argc) commands.push_back(argv[++i]);
-    else if (arg == "--update") update = true;
-    else if (arg == "--update-varies") update = update_varies = true;
-    else return std::cerr << "check_listings: unknown argument " << arg << "\n", 2;
+    if (arg == "--run" && i + 1 < argc)
+      commands.push_back(argv[++i]);
+    else if (arg == "--update")
+      update = true;
+    else if (arg == "--update-varies")
+      update = update_varies = true;
+    else
+      return std::cerr << "check_listings: unknown argument " << arg << "\n", 2;
   }
   int failures = 0;
 
@@ -153,13 +171,14 @@ int main(int argc, char** argv) {
       source_code = nonblank(read_lines(source));
     } else if (before.starts_with("<!--")) {
       ++failures;
-      std::cerr << chapter_path << ":" << i << ": unknown tag before a listing (see check_listings.cpp): " << before << "\n";
+      std::cerr << chapter_path << ":" << i << ": unknown tag before a listing (see check_listings.cpp): " << before
+                << "\n";
     }
     Lines block;
     for (++i; i < md.size() && trim(md[i]) != "```"; ++i)
       if (!trim(md[i]).empty()) block.push_back(trim(md[i]));
     ++listings;
-    if (std::search(source_code.begin(), source_code.end(), block.begin(), block.end()) == source_code.end()) {
+    if (squeezed(source_code).find(squeezed(block)) == std::string::npos) {
       ++failures;
       std::cerr << chapter_path << ":" << start << ": this listing is not in " << source << "\n";
     }
@@ -171,14 +190,17 @@ int main(int argc, char** argv) {
     if (trim(md[i]) != "```text") continue;
     Block b{.open = i, .close = i, .tag = ""};
     const std::string before = i > 0 ? trim(md[i - 1]) : "";
-    if (before.starts_with("<!-- not output") && before.ends_with("-->")) b.tag = "not output";
-    else if (before.starts_with("<!-- output: varies (") && before.find("measured on ") != none && before.ends_with(") -->"))
+    if (before.starts_with("<!-- not output") && before.ends_with("-->"))
+      b.tag = "not output";
+    else if (before.starts_with("<!-- output: varies (") && before.find("measured on ") != none &&
+             before.ends_with(") -->"))
       b.tag = "varies";
     else if (before.starts_with("<!--")) {
       ++failures;
       std::cerr << chapter_path << ":" << i << ": unknown tag (see check_listings.cpp): " << before << "\n";
     }
-    for (++i; i < md.size() && trim(md[i]) != "```"; ++i) {}
+    for (++i; i < md.size() && trim(md[i]) != "```"; ++i) {
+    }
     b.close = i;
     blocks.push_back(b);
   }
@@ -216,7 +238,8 @@ int main(int argc, char** argv) {
         for (size_t k = where[found[p].first]; k <= where[found[p].second]; ++k)
           fresh.push_back(output[k].substr(0, output[k].find_last_not_of(" \t\r") + 1));
       }
-      updated.erase(updated.begin() + static_cast<std::ptrdiff_t>(b->open + 1), updated.begin() + static_cast<std::ptrdiff_t>(b->close));
+      updated.erase(updated.begin() + static_cast<std::ptrdiff_t>(b->open + 1),
+                    updated.begin() + static_cast<std::ptrdiff_t>(b->close));
       updated.insert(updated.begin() + static_cast<std::ptrdiff_t>(b->open + 1), fresh.begin(), fresh.end());
       ++rewritten;
     }
@@ -226,7 +249,8 @@ int main(int argc, char** argv) {
     }
   }
   failures += stale;
-  std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked << " checked against the output, "
-            << stale << " stale, " << rewritten << " rewritten), " << failures << " failures\n";
+  std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked
+            << " checked against the output, " << stale << " stale, " << rewritten << " rewritten), " << failures
+            << " failures\n";
   return failures == 0 && listings > 0 ? 0 : 1;
 }

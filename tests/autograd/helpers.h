@@ -9,11 +9,11 @@
 namespace test {
 
 /// REQUIRE-style gradcheck with the report in the failure message.
-#define CHECK_GRADCHECK(f, ...)                                                              \
-  do {                                                                                       \
-    const gradformer::GradcheckResult gc_result_ = gradformer::gradcheck(f, __VA_ARGS__);    \
-    INFO(gc_result_.report);                                                                 \
-    CHECK(gc_result_.ok);                                                                    \
+#define CHECK_GRADCHECK(f, ...)                                                           \
+  do {                                                                                    \
+    const gradformer::GradcheckResult gc_result_ = gradformer::gradcheck(f, __VA_ARGS__); \
+    INFO(gc_result_.report);                                                              \
+    CHECK(gc_result_.ok);                                                                 \
   } while (0)
 
 inline gradformer::Tensor rnd(const gradformer::Shape& shape, uint64_t seed, double lo = -1, double hi = 1) {

@@ -94,9 +94,7 @@ TEST_CASE("NoGradGuard records nothing and restores the previous mode") {
     Variable y = x * 2.0;
     CHECK_FALSE(y.requires_grad());
     CHECK(y.grad_fn() == nullptr);
-    {
-      NoGradGuard nested;
-    }
+    { NoGradGuard nested; }
     CHECK_FALSE(grad_enabled());
   }
   CHECK(grad_enabled());
@@ -231,7 +229,8 @@ TEST_CASE("gradcheck catches a backward that overwrites instead of accumulating"
   auto overwriting = [&](const std::vector<Variable>& in) {
     const Variable& x = in[0];
     captured = x;
-    return record("overwrite", x.value() * 3.0, {x}, [&captured](const Tensor& g, Grads&) { captured.set_grad(g * 3.0); });
+    return record("overwrite", x.value() * 3.0, {x},
+                  [&captured](const Tensor& g, Grads&) { captured.set_grad(g * 3.0); });
   };
   const GradcheckResult r = gradcheck(overwriting, {test::rnd({2}, 2)});
   INFO(r.report);
@@ -245,17 +244,21 @@ TEST_CASE("float32 inputs are checked in float64 through the same kernels") {
 }
 
 TEST_CASE("gradcheck rejects overlapping inputs and float32 results") {
-  CHECK_THROWS_MSG(gradcheck([](const std::vector<Variable>& v) { return v[0] * 1.0; }, {test::rnd({1, 3}, 62).expand({2, 3})}), ValueError,
-                   "overlapping elements");
-  CHECK_THROWS_MSG(gradcheck([](const std::vector<Variable>& v) { return Variable(v[0].value().to(DType::Float32)); }, {test::rnd({2}, 63)}),
+  CHECK_THROWS_MSG(
+      gradcheck([](const std::vector<Variable>& v) { return v[0] * 1.0; }, {test::rnd({1, 3}, 62).expand({2, 3})}),
+      ValueError, "overlapping elements");
+  CHECK_THROWS_MSG(gradcheck([](const std::vector<Variable>& v) { return Variable(v[0].value().to(DType::Float32)); },
+                             {test::rnd({2}, 63)}),
                    DTypeError, "f must return float64");
 }
 
 TEST_CASE("backward checks the shape and dtype a backward function returns") {
   Variable x(tensor({1, 2, 3}, {3}), true);
   Variable bad_shape = record("bad_shape", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({2}); });
-  CHECK_THROWS_MSG(sum(bad_shape).backward(), ShapeError, "backward of 'bad_shape': the gradient of input 0 has shape [2]");
-  Variable bad_dtype = record("bad_dtype", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({3}, DType::Float64); });
+  CHECK_THROWS_MSG(sum(bad_shape).backward(), ShapeError,
+                   "backward of 'bad_shape': the gradient of input 0 has shape [2]");
+  Variable bad_dtype =
+      record("bad_dtype", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({3}, DType::Float64); });
   CHECK_THROWS_MSG(sum(bad_dtype).backward(), DTypeError, "backward of 'bad_dtype'");
 }
 

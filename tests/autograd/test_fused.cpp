@@ -57,10 +57,10 @@ TEST_CASE("softmax by hand") {
 
 TEST_CASE("fused softmax and log_softmax agree with their compositions") {
   for (int64_t dim : {-1, 0, 1}) {
-    check_agree([dim](const V& v) { return softmax(v[0], dim); }, [dim](const V& v) { return softmax_unfused(v[0], dim); },
-                {rnd({4, 6, 5}, 10, -4, 4)}, 1e-12);
-    check_agree([dim](const V& v) { return log_softmax(v[0], dim); }, [dim](const V& v) { return log_softmax_unfused(v[0], dim); },
-                {rnd({4, 6, 5}, 11, -4, 4)}, 1e-12);
+    check_agree([dim](const V& v) { return softmax(v[0], dim); },
+                [dim](const V& v) { return softmax_unfused(v[0], dim); }, {rnd({4, 6, 5}, 10, -4, 4)}, 1e-12);
+    check_agree([dim](const V& v) { return log_softmax(v[0], dim); },
+                [dim](const V& v) { return log_softmax_unfused(v[0], dim); }, {rnd({4, 6, 5}, 11, -4, 4)}, 1e-12);
   }
   // float32, in parallel over many rows
   check_agree([](const V& v) { return softmax(v[0]); }, [](const V& v) { return softmax_unfused(v[0]); },
@@ -92,8 +92,10 @@ TEST_CASE("fused layer_norm agrees with its composition") {
   auto fused = [](const V& v) { return layer_norm(v[0], v[1], v[2]); };
   auto unfused = [](const V& v) { return layer_norm_unfused(v[0], v[1], v[2]); };
   check_agree(fused, unfused, {rnd({3, 4, 8}, 30, -3, 3), rnd({8}, 31), rnd({8}, 32)}, 1e-10);
-  check_agree(fused, unfused, {rnd({256, 64}, 33, -3, 3).to(DType::Float32), rnd({64}, 34).to(DType::Float32),
-                               rnd({64}, 35).to(DType::Float32)}, 1e-4);
+  check_agree(fused, unfused,
+              {rnd({256, 64}, 33, -3, 3).to(DType::Float32), rnd({64}, 34).to(DType::Float32),
+               rnd({64}, 35).to(DType::Float32)},
+              1e-4);
 }
 
 TEST_CASE("cross_entropy by hand") {
@@ -114,7 +116,8 @@ TEST_CASE("cross_entropy by hand") {
 TEST_CASE("cross_entropy: label smoothing and the ignore index") {
   // Uniform logits: p = 1/C everywhere, so the loss is log C whatever the smoothing.
   Variable uniform(zeros({3, 4}, DType::Float64), true);
-  CHECK(cross_entropy(uniform, tensor({0, 1, 2}, {3}, DType::Int64), {.label_smoothing = 0.1}).item() == Approx(std::log(4.0)));
+  CHECK(cross_entropy(uniform, tensor({0, 1, 2}, {3}, DType::Int64), {.label_smoothing = 0.1}).item() ==
+        Approx(std::log(4.0)));
   // Smoothing eps with logits [0, log 3], target 1: loss = -(1 - eps + eps/2) log(3/4) - eps/2 log(1/4)
   const double eps = 0.2;
   Variable x(tensor({0, std::log(3.0)}, {1, 2}, DType::Float64), true);
@@ -141,7 +144,8 @@ TEST_CASE("cross_entropy errors") {
   Variable logits(zeros({2, 3}), true);
   CHECK_THROWS_MSG(cross_entropy(logits, tensor({0, 3}, {2}, DType::Int64)), IndexError,
                    "cross_entropy: target 3 at position 1 is outside [0, 3)");
-  CHECK_THROWS_MSG(cross_entropy(logits, tensor({0, 1, 2}, {3}, DType::Int64)), ShapeError, "cross_entropy: logits [2, 3]");
+  CHECK_THROWS_MSG(cross_entropy(logits, tensor({0, 1, 2}, {3}, DType::Int64)), ShapeError,
+                   "cross_entropy: logits [2, 3]");
   CHECK_THROWS_MSG(cross_entropy(logits, tensor({0, 1}, {2})), DTypeError, "cross_entropy: target must be int64");
 }
 
@@ -151,7 +155,8 @@ TEST_CASE("fused cross_entropy agrees with its composition") {
   for (double smoothing : {0.0, 0.1}) {
     const CrossEntropyOptions options{.ignore_index = 3, .label_smoothing = smoothing};
     check_agree([&](const V& v) { return cross_entropy(v[0], target, options); },
-                [&](const V& v) { return cross_entropy_unfused(v[0], target, options); }, {rnd({64, 10}, 61, -5, 5)}, 1e-12);
+                [&](const V& v) { return cross_entropy_unfused(v[0], target, options); }, {rnd({64, 10}, 61, -5, 5)},
+                1e-12);
   }
   check_agree([&](const V& v) { return cross_entropy(v[0], target, {.label_smoothing = 0.1}); },
               [&](const V& v) { return cross_entropy_unfused(v[0], target, {.label_smoothing = 0.1}); },

@@ -23,12 +23,17 @@ std::string without_comments(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i], next = i + 1 < s.size() ? s[i + 1] : '\0';
     if (state == Code) {
-      if (c == '"') state = String;
-      else if (c == '/' && next == '/') state = Line;
-      else if (c == '/' && next == '*') state = Block;
+      if (c == '"')
+        state = String;
+      else if (c == '/' && next == '/')
+        state = Line;
+      else if (c == '/' && next == '*')
+        state = Block;
     } else if (state == String) {
-      if (c == '\\') ++i;
-      else if (c == '"') state = Code;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        state = Code;
     } else if (state == Line && c == '\n') {
       state = Code;
     } else if (state == Block && c == '*' && next == '/') {
@@ -64,7 +69,8 @@ Scan scan_record_calls(const std::filesystem::path& dir) {
       std::string arg = (*it)[1].str();
       arg.erase(arg.find_last_not_of(" \t\n") + 1);
       const std::string before = text.substr(0, static_cast<size_t>(it->position()));
-      const std::string where = entry.path().filename().string() + ":" + std::to_string(std::count(before.begin(), before.end(), '\n') + 1);
+      const std::string where =
+          entry.path().filename().string() + ":" + std::to_string(std::count(before.begin(), before.end(), '\n') + 1);
       if (arg.starts_with("const char")) continue;  // record's own declaration in node.h
       std::smatch name;
       if (std::regex_match(arg, name, std::regex(R"(\"([^"]+)\"\s*)"))) {
@@ -77,8 +83,10 @@ Scan scan_record_calls(const std::filesystem::path& dir) {
         for (auto d = std::sregex_iterator(before.begin(), before.end(), definition); d != std::sregex_iterator(); ++d)
           found = (*d)[1].str();
       }
-      if (!found.empty()) scan.ops.emplace_back(found, where);
-      else scan.unreadable.push_back(where + ": record(" + arg + ", ...)");
+      if (!found.empty())
+        scan.ops.emplace_back(found, where);
+      else
+        scan.unreadable.push_back(where + ": record(" + arg + ", ...)");
     }
   }
   return scan;
@@ -128,7 +136,8 @@ TEST_CASE("every op recorded in autograd's sources has an entry in autograd_op_c
   }
   const std::set<std::string> checked = table_ops();
   for (const auto& [op, where] : scan.ops) {
-    INFO(where << " records '" << op << "', which has no entry \"" << op << "\" or \"" << op << " (...)\" in autograd_op_checks()");
+    INFO(where << " records '" << op << "', which has no entry \"" << op << "\" or \"" << op
+               << " (...)\" in autograd_op_checks()");
     CHECK(checked.count(op) == 1);
   }
 }

@@ -92,7 +92,8 @@ TEST_CASE("an embedding row looked up twice receives both gradients") {
   const Tensor ids = tensor({3, 1, 3}, {3}, DType::Int64);
   sum(embedding(weight, ids) * Variable(tensor({1, 2, 10, 20, 100, 200}, {3, 2}))).backward();
   CHECK(values(weight.grad()) == std::vector<double>{0, 0, 10, 20, 0, 0, 101, 202});
-  CHECK_THROWS_MSG(embedding(weight, tensor({4}, {1}, DType::Int64)), IndexError, "index_select: index 4 is out of range");
+  CHECK_THROWS_MSG(embedding(weight, tensor({4}, {1}, DType::Int64)), IndexError,
+                   "index_select: index 4 is out of range");
 }
 
 TEST_CASE("dropout: the mask is saved and survivors are scaled by 1/(1-p)") {
@@ -127,4 +128,3 @@ TEST_CASE("op errors are typed and name the op and the shapes") {
   CHECK_THROWS_MSG(exp(Variable(arange(3, DType::Int64))), DTypeError, "exp: expected a floating dtype");
   CHECK_THROWS_MSG(Variable().value(), ValueError, "value: the variable is undefined");
 }
-

@@ -59,6 +59,7 @@ TEST_CASE("linear: a shape that does not fit is a ShapeError naming linear and t
                    "linear: input [4, 3] does not fit weight [2, 5]: its last dimension should be 5");
   CHECK_THROWS_MSG(linear(Variable(zeros({5})), Variable(zeros({2, 5})), Variable(zeros({3}))), ShapeError,
                    "linear: bias [3] does not fit weight [2, 5]: it should be [2]");
-  CHECK_THROWS_MSG(linear(x, Variable(zeros({3})), b), ShapeError, "linear: weight must be [out, in], got [3] (input [4, 3])");
+  CHECK_THROWS_MSG(linear(x, Variable(zeros({3})), b), ShapeError,
+                   "linear: weight must be [out, in], got [3] (input [4, 3])");
   CHECK_THROWS_MSG(linear(Variable(scalar(1.0)), w), ShapeError, "linear: input [] does not fit weight [2, 5]");
 }

@@ -121,7 +121,8 @@ TEST_CASE("xavier_uniform_ draws from U(-a, a) with a = sqrt(6 / (fan_in + fan_o
   CHECK(min(w.value()).item() >= -a);
   CHECK(max(w.value()).item() > 0.95 * a);
   CHECK(var(w.value()).item() == Approx(a * a / 3).epsilon(0.03));
-  CHECK_THROWS_MSG(xavier_uniform_(Variable(zeros({3}), true), gen), ShapeError, "xavier_uniform_: needs at least 2 dimensions");
+  CHECK_THROWS_MSG(xavier_uniform_(Variable(zeros({3}), true), gen), ShapeError,
+                   "xavier_uniform_: needs at least 2 dimensions");
 }
 
 TEST_CASE("layer constructors reject impossible sizes") {

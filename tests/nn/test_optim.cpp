@@ -203,8 +203,10 @@ TEST_CASE("Optimizer errors name the optimizer and the values") {
   CHECK_THROWS_MSG(Adam({p}, {.lr = NAN}), ValueError, "adam: lr must be finite and >= 0, got nan");
   CHECK_THROWS_MSG(SGD({p}, {.lr = -1}), ValueError, "sgd: lr must be finite and >= 0, got -1");
   CHECK_THROWS_MSG(SGD({p}, {.momentum = -0.5}), ValueError, "SGD: momentum must be finite and >= 0, got -0.5");
-  CHECK_THROWS_MSG(SGD({p}, {.weight_decay = INFINITY}), ValueError, "SGD: weight_decay must be finite and >= 0, got inf");
-  CHECK_THROWS_MSG(SGD({Variable(from_vector(std::vector<int64_t>{1}, {1}))}, {}), ValueError, "sgd: parameter 0 is int64");
+  CHECK_THROWS_MSG(SGD({p}, {.weight_decay = INFINITY}), ValueError,
+                   "SGD: weight_decay must be finite and >= 0, got inf");
+  CHECK_THROWS_MSG(SGD({Variable(from_vector(std::vector<int64_t>{1}, {1}))}, {}), ValueError,
+                   "sgd: parameter 0 is int64");
   Adam adam({p});
   CHECK_THROWS_MSG(adam.set_lr(-0.5), ValueError, "adam: lr must be finite and >= 0, got -0.5");
   adam.set_lr(0.25);
@@ -221,7 +223,8 @@ TEST_CASE("Optimizer errors name the optimizer and the values") {
   CHECK(msg.find("adam.v.0: expected [1] float64, got [2] float64") != std::string::npos);
   CHECK(msg.find("unexpected: adam.extra") != std::string::npos);
   CHECK(msg.find("adam.step: a step count cannot be negative, got -1") != std::string::npos);
-  CHECK_THROWS_MSG(adam.load_state(SGD({p}, {.momentum = 0.9}).state()), ValueError, "unexpected: sgd.momentum_buffer.0");
+  CHECK_THROWS_MSG(adam.load_state(SGD({p}, {.momentum = 0.9}).state()), ValueError,
+                   "unexpected: sgd.momentum_buffer.0");
 }
 
 TEST_CASE("clip_grad_norm scales by the global norm and returns the norm before clipping") {
@@ -240,7 +243,8 @@ TEST_CASE("clip_grad_norm scales by the global norm and returns the norm before 
 
   CHECK_THROWS_MSG(clip_grad_norm({p}, 0.0), ValueError, "clip_grad_norm: max_norm must be positive and finite, got 0");
   set_grad(q, {NAN});
-  CHECK_THROWS_MSG(clip_grad_norm({p, q}, 1.0), ValueError, "clip_grad_norm: the gradient of parameter 1 [1] is not finite");
+  CHECK_THROWS_MSG(clip_grad_norm({p, q}, 1.0), ValueError,
+                   "clip_grad_norm: the gradient of parameter 1 [1] is not finite");
 }
 
 TEST_CASE("NoamSchedule: linear warmup, peak at warmup, then inverse square root decay") {
@@ -252,7 +256,7 @@ TEST_CASE("NoamSchedule: linear warmup, peak at warmup, then inverse square root
   CHECK(s.rate(64) == 0.125);
   CHECK(s.peak() == 0.5);
 
-  NoamSchedule paper(512, 4000);  // the base model
+  NoamSchedule paper(512, 4000);                                                  // the base model
   CHECK(paper.peak() == Approx(1.0 / std::sqrt(512.0 * 4000.0)).epsilon(1e-14));  // 6.99e-4
   CHECK(paper.rate(3999) < paper.peak());
   CHECK(paper.rate(4001) < paper.peak());
@@ -269,5 +273,6 @@ TEST_CASE("CrossEntropyLoss is autograd's cross_entropy with its options kept") 
   const Variable expected = cross_entropy(Variable(logits), target, {.ignore_index = 0, .label_smoothing = 0.1});
   CHECK(smoothed.forward(Variable(logits), target).item() == expected.item());
   CHECK(smoothed.parameter_count() == 0);
-  CHECK_THROWS_MSG(CrossEntropyLoss({.label_smoothing = 1.5}), ValueError, "CrossEntropyLoss: label_smoothing must be in [0, 1], got 1.5");
+  CHECK_THROWS_MSG(CrossEntropyLoss({.label_smoothing = 1.5}), ValueError,
+                   "CrossEntropyLoss: label_smoothing must be in [0, 1], got 1.5");
 }

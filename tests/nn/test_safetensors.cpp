@@ -1,16 +1,15 @@
 // safetensors checkpoints and the JSON they use: round trips, the exact bytes, and every malformed file.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <random>
-
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <csignal>
 #include <thread>
 
 #include "autograd/helpers.h"
@@ -39,7 +38,8 @@ fs::path temp_path(const std::string& name) {
 /// The raw bytes of a tensor's elements, row-major: equal bytes mean bitwise equal (NaN included).
 std::string bytes_of(const Tensor& t) {
   const Tensor c = t.contiguous();
-  const char* p = reinterpret_cast<const char*>(c.storage()->data()) + c.offset() * static_cast<int64_t>(itemsize(c.dtype()));
+  const char* p =
+      reinterpret_cast<const char*>(c.storage()->data()) + c.offset() * static_cast<int64_t>(itemsize(c.dtype()));
   return std::string(p, static_cast<size_t>(c.numel()) * itemsize(c.dtype()));
 }
 
@@ -70,11 +70,11 @@ std::string load_error(const std::string& bytes) {
   return test::error_message<CheckpointError>([&] { load_safetensors(path); });
 }
 
-#define CHECK_LOAD_FAILS(bytes, text)                     \
-  do {                                                    \
-    const std::string msg_ = load_error(bytes);           \
-    INFO("message: " << msg_);                            \
-    CHECK(msg_.find(text) != std::string::npos);          \
+#define CHECK_LOAD_FAILS(bytes, text)            \
+  do {                                           \
+    const std::string msg_ = load_error(bytes);  \
+    INFO("message: " << msg_);                   \
+    CHECK(msg_.find(text) != std::string::npos); \
   } while (0)
 
 const std::string F32x2 = R"({"dtype":"F32","shape":[2],"data_offsets":)";
@@ -86,7 +86,8 @@ TEST_CASE("safetensors round trip is bitwise for every dtype, rank 0 and empty t
   StateDict tensors;
   tensors["f32"] = randn({2, 3}, gen);
   tensors["f64.special"] = from_vector(std::vector<double>{NAN, -0.0, INFINITY, -INFINITY, 5e-324, 1.0 / 3}, {2, 3});
-  tensors["i64"] = from_vector(std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -1, 0, std::numeric_limits<int64_t>::max()}, {4});
+  tensors["i64"] = from_vector(
+      std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -1, 0, std::numeric_limits<int64_t>::max()}, {4});
   tensors["mask"] = from_vector(std::vector<bool>{true, false, false, true, true}, {5, 1});
   tensors["scalar"] = scalar(2.5, DType::Float64);
   tensors["empty"] = zeros({0, 3});
@@ -128,16 +129,16 @@ TEST_CASE("safetensors metadata round trip with unicode, escapes and control cha
 
 TEST_CASE("safetensors writes exactly the bytes the format specifies") {
   const fs::path path = temp_path("tiny.safetensors");
-  save_safetensors(path, {{"b", from_vector(std::vector<int64_t>{7}, Shape{})}, {"a", tensor({1.0, -2.0}, {2})}}, {{"k", "v"}});
+  save_safetensors(path, {{"b", from_vector(std::vector<int64_t>{7}, Shape{})}, {"a", tensor({1.0, -2.0}, {2})}},
+                   {{"k", "v"}});
   // Header: 132 bytes of JSON (tensors in name order, offsets from 0) + 4 spaces = 136 = 0x88.
-  const std::string header =
-      R"({"__metadata__":{"k":"v"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-      R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})"
-      "    ";
+  const std::string header = R"({"__metadata__":{"k":"v"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                             R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})"
+                             "    ";
   const std::string expected = std::string("\x88\0\0\0\0\0\0\0", 8) + header +
-                               std::string("\x00\x00\x80\x3f", 4) +          // 1.0f, little-endian
-                               std::string("\x00\x00\x00\xc0", 4) +          // -2.0f
-                               std::string("\x07\0\0\0\0\0\0\0", 8);         // int64 7
+                               std::string("\x00\x00\x80\x3f", 4) +   // 1.0f, little-endian
+                               std::string("\x00\x00\x00\xc0", 4) +   // -2.0f
+                               std::string("\x07\0\0\0\0\0\0\0", 8);  // int64 7
   CHECK(read_all(path) == expected);
   CHECK(!fs::exists(path.string() + ".tmp"));  // the temporary file was renamed, not left behind
 }
@@ -146,17 +147,20 @@ TEST_CASE("safetensors rejects short files and bad header lengths") {
   CHECK_LOAD_FAILS(std::string("\x02\0\0", 3), "file too short: 3 bytes");
   CHECK_LOAD_FAILS(length_field(1) + "{", "header length 1 is below the minimum of 2");
   // a text file was once "header length 8244235440847415412 exceeds the limit"
-  CHECK_LOAD_FAILS("le chat noir\tthe black cat\n",
-                   "not a safetensors file: it should start with an 8-byte header length and then '{', but byte 9 is 'n'");
+  CHECK_LOAD_FAILS(
+      "le chat noir\tthe black cat\n",
+      "not a safetensors file: it should start with an 8-byte header length and then '{', but byte 9 is 'n'");
   CHECK_LOAD_FAILS(length_field(2) + std::string(1, '\x80') + "}", "but byte 9 is 0x80");
   CHECK_LOAD_FAILS(length_field(200'000'000) + "{}", "header length 200000000 exceeds the limit of 100000000 bytes");
   CHECK_LOAD_FAILS(length_field(50) + "{}", "header length 50 exceeds the 2 bytes after the length field");
   const fs::path missing = temp_path("missing.safetensors");
-  CHECK_THROWS_MSG(load_safetensors(missing), CheckpointError, "load_safetensors: " + missing.string() + ": cannot read the file");
+  CHECK_THROWS_MSG(load_safetensors(missing), CheckpointError,
+                   "load_safetensors: " + missing.string() + ": cannot read the file");
 }
 
 TEST_CASE("safetensors rejects headers that are not UTF-8 JSON objects") {
-  CHECK_LOAD_FAILS(file_with(R"({"a":)", 0), "the header is not valid UTF-8 JSON: json: expected a value, found the end of the text");
+  CHECK_LOAD_FAILS(file_with(R"({"a":)", 0),
+                   "the header is not valid UTF-8 JSON: json: expected a value, found the end of the text");
   CHECK_LOAD_FAILS(file_with(R"({"a":1,})", 0), "json: expected a string as the member name");
   CHECK_LOAD_FAILS(file_with(R"({"a":true})", 0), "unsupported value");
   CHECK_LOAD_FAILS(file_with(R"({"a":1.5})", 0), "unsupported number");
@@ -171,8 +175,9 @@ TEST_CASE("safetensors rejects headers that are not UTF-8 JSON objects") {
 TEST_CASE("safetensors rejects bad tensor entries: dtype, shape, offsets, size, keys") {
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", 4),
                    "tensor \"w\": unsupported dtype \"F16\" (gradformer reads F32, F64, I64 and BOOL)");
-  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 12),
-                   "tensor \"w\": size mismatch: data_offsets [0, 12] hold 12 bytes, but dtype F32 and shape [2, 2] need 16");
+  CHECK_LOAD_FAILS(
+      file_with(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 12),
+      "tensor \"w\": size mismatch: data_offsets [0, 12] hold 12 bytes, but dtype F32 and shape [2, 2] need 16");
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8),
                    "tensor \"w\": shape must hold non-negative integers");
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8), "end before they begin");
@@ -183,7 +188,8 @@ TEST_CASE("safetensors rejects bad tensor entries: dtype, shape, offsets, size, 
                    "tensor \"w\": unknown key \"extra\"");
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})", 0) + "\x01\x02",
                    "tensor \"w\": BOOL element 1 is byte 2, not 0 or 1");
-  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", 4), "more than the 8 supported");
+  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", 4),
+                   "more than the 8 supported");
   // Sizes whose product overflows, hidden behind a 0 that makes the count 0 (once undefined behaviour)
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})", 0),
                    "tensor \"w\": shape [4611686018427387904, 4, 0]: its sizes multiply past 64 bits");
@@ -201,15 +207,18 @@ TEST_CASE("safetensors rejects overlapping, gapped, short and trailing data, and
   CHECK_LOAD_FAILS(file_with(R"({"a":)" + F32x2 + "[4,12]}}", 12), "tensor \"a\": gap: data_offsets begin at 4");
   CHECK_LOAD_FAILS(file_with(R"({"a":)" + F32x2 + "[0,8]}}", 12),
                    "trailing bytes: the tensors cover 8 bytes of data, but the file holds 12 after the header");
-  CHECK_LOAD_FAILS(file_with(R"({"a":)" + F32x2 + "[0,8]}}", 5), "truncated: the tensors need 8 bytes of data, but the file holds 5");
+  CHECK_LOAD_FAILS(file_with(R"({"a":)" + F32x2 + "[0,8]}}", 5),
+                   "truncated: the tensors need 8 bytes of data, but the file holds 5");
   CHECK_LOAD_FAILS(file_with(R"({"a":)" + F32x2 + R"([0,8]},"a":)" + F32x2 + "[8,16]}}", 16), "duplicate name \"a\"");
-  CHECK_LOAD_FAILS(file_with(R"({"__metadata__":{"k":1}})", 0), "__metadata__ must map strings to strings, but \"k\" is integer");
+  CHECK_LOAD_FAILS(file_with(R"({"__metadata__":{"k":1}})", 0),
+                   "__metadata__ must map strings to strings, but \"k\" is integer");
   CHECK_LOAD_FAILS(file_with(R"({"__metadata__":{"k":"1","k":"2"}})", 0), "duplicate name in __metadata__: \"k\"");
   // The tensors may be listed in any order; only their byte ranges must tile the data.
   const SafetensorsFile ok = load_safetensors([&] {
     const fs::path path = temp_path("unordered.safetensors");
-    write_all(path, file_with(R"({"b":)" + F32x2 + R"([8,16]},"a":)" + F32x2 + "[0,8]},\"e\":" +
-                                  R"({"dtype":"F64","shape":[0],"data_offsets":[16,16]}})", 16));
+    write_all(path, file_with(R"({"b":)" + F32x2 + R"([8,16]},"a":)" + F32x2 +
+                                  "[0,8]},\"e\":" + R"({"dtype":"F64","shape":[0],"data_offsets":[16,16]}})",
+                              16));
     return path;
   }());
   CHECK(ok.tensors.size() == 3);
@@ -217,10 +226,13 @@ TEST_CASE("safetensors rejects overlapping, gapped, short and trailing data, and
 
 TEST_CASE("save_safetensors rejects what it cannot write and names the path") {
   const fs::path path = temp_path("bad-save.safetensors");
-  CHECK_THROWS_MSG(save_safetensors(path, {{"x", Tensor()}}), CheckpointError, "save_safetensors: " + path.string() + ": tensor \"x\" is undefined");
-  CHECK_THROWS_MSG(save_safetensors(path, {{"__metadata__", ones({1})}}), CheckpointError, "\"__metadata__\" is reserved");
+  CHECK_THROWS_MSG(save_safetensors(path, {{"x", Tensor()}}), CheckpointError,
+                   "save_safetensors: " + path.string() + ": tensor \"x\" is undefined");
+  CHECK_THROWS_MSG(save_safetensors(path, {{"__metadata__", ones({1})}}), CheckpointError,
+                   "\"__metadata__\" is reserved");
   CHECK_THROWS_MSG(save_safetensors(path, {}, {{"k", "\xff"}}), CheckpointError, "is not valid UTF-8");
-  CHECK_THROWS_MSG(save_safetensors(path.parent_path() / "no-such-dir" / "x.safetensors", {}), CheckpointError, "cannot create the temporary file");
+  CHECK_THROWS_MSG(save_safetensors(path.parent_path() / "no-such-dir" / "x.safetensors", {}), CheckpointError,
+                   "cannot create the temporary file");
   CHECK(!fs::exists(path));
 }
 
@@ -235,8 +247,9 @@ TEST_CASE("A failed save leaves the previous checkpoint intact") {
   rlimit small = saved;
   small.rlim_cur = 256;
   REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
-  const std::string message = test::error_message<CheckpointError>(
-      [&] { save_safetensors(path, {{"w", zeros({1000})}}, {{"step", "200"}}); });
+  const std::string message = test::error_message<CheckpointError>([&] {
+    save_safetensors(path, {{"w", zeros({1000})}}, {{"step", "200"}});
+  });
   setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, previous_handler);
   CHECK(message.find("cannot write the temporary file") != std::string::npos);
@@ -318,14 +331,16 @@ TEST_CASE("Module state_dict and Adam state through a file resume training bitwi
 }
 
 TEST_CASE("JSON: strings with escapes and surrogate pairs, integers at the edges, strictness") {
-  const Json j = Json::parse(R"( {"s": "a\"b\\c\/d\n\t\u00e9\uD83D\uDE00", "n": [-9223372036854775808, 9223372036854775807, 0, -0]} )");
+  const Json j = Json::parse(
+      R"( {"s": "a\"b\\c\/d\n\t\u00e9\uD83D\uDE00", "n": [-9223372036854775808, 9223372036854775807, 0, -0]} )");
   REQUIRE(j.is_object());
   CHECK(j.members()[0].second.text() == "a\"b\\c/d\n\t\xc3\xa9\xf0\x9f\x98\x80");  // é and 😀 in UTF-8
   const auto& n = j.members()[1].second.items();
   CHECK(n[0].value() == std::numeric_limits<int64_t>::min());
   CHECK(n[1].value() == std::numeric_limits<int64_t>::max());
   CHECK(n[3].value() == 0);
-  CHECK(j.dump() == "{\"s\":\"a\\\"b\\\\c/d\\n\\t\xc3\xa9\xf0\x9f\x98\x80\",\"n\":[-9223372036854775808,9223372036854775807,0,0]}");
+  CHECK(j.dump() ==
+        "{\"s\":\"a\\\"b\\\\c/d\\n\\t\xc3\xa9\xf0\x9f\x98\x80\",\"n\":[-9223372036854775808,9223372036854775807,0,0]}");
   CHECK(Json::parse(j.dump()).dump() == j.dump());
   CHECK(Json::string(std::string("\x01", 1)).dump() == "\"\\u0001\"");
 
@@ -343,5 +358,6 @@ TEST_CASE("JSON: strings with escapes and surrogate pairs, integers at the edges
   CHECK_THROWS_MSG(Json::parse("null"), JsonError, "unsupported value");
   CHECK_THROWS_MSG(Json::parse("\"\xed\xa0\x80\""), JsonError, "not valid UTF-8 at byte 1");  // a surrogate in UTF-8
   CHECK_THROWS_MSG(Json::parse("\"\xf4\x90\x80\x80\""), JsonError, "not valid UTF-8 at byte 1");  // above U+10FFFF
-  CHECK_THROWS_MSG(Json::string("\xe6\x97").dump(), JsonError, "json: string is not valid UTF-8 at byte 0");  // cut short
+  CHECK_THROWS_MSG(Json::string("\xe6\x97").dump(), JsonError,
+                   "json: string is not valid UTF-8 at byte 0");  // cut short
 }

@@ -94,7 +94,8 @@ TEST_CASE("comparisons give bool tensors, and where and masked_fill select by th
 TEST_CASE("elementwise errors name the op, the shapes and the dtypes") {
   CHECK_THROWS_MSG(zeros({2, 3}) + zeros({4}), ShapeError, "add: shapes [2, 3] and [4] do not broadcast");
   CHECK_THROWS_MSG(zeros({2}) * zeros({2}, DType::Float64), DTypeError, "mul: dtypes differ: float32 and float64");
-  CHECK_THROWS_MSG(where(zeros({2}), zeros({2}), zeros({2})), DTypeError, "where: the condition must be bool, got float32");
+  CHECK_THROWS_MSG(where(zeros({2}), zeros({2}), zeros({2})), DTypeError,
+                   "where: the condition must be bool, got float32");
   CHECK_THROWS_MSG(masked_fill(zeros({2}), zeros({2}), 0), DTypeError, "masked_fill: the mask must be bool");
   CHECK_THROWS_MSG(masked_fill(zeros({2}), zeros({3, 2}, DType::Bool), 0), ShapeError,
                    "masked_fill: mask of shape [3, 2] does not broadcast to [2]");

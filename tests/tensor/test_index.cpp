@@ -60,5 +60,6 @@ TEST_CASE("indexing errors say which index, dimension, shape or dtype is wrong")
   CHECK_THROWS_MSG(concat({}, 0), ValueError, "concat: no tensors given");
   CHECK_THROWS_MSG(concat({table, zeros({4, 2})}, 0), ShapeError, "concat: tensor 1 has shape [4, 2]");
   CHECK_THROWS_MSG(concat({table, zeros({4, 3}, DType::Float64)}, 0), DTypeError, "concat: tensor 1 is float64");
-  CHECK_THROWS_MSG(stack({table, zeros({3, 4})}, 0), ShapeError, "stack: tensor 1 has shape [3, 4], tensor 0 has [4, 3]");
+  CHECK_THROWS_MSG(stack({table, zeros({3, 4})}, 0), ShapeError,
+                   "stack: tensor 1 has shape [3, 4], tensor 0 has [4, 3]");
 }

@@ -106,9 +106,9 @@ struct Size {
 // below, at and above each, primes, and zero-sized dimensions. Products above 96^3 take the packed
 // path, below it the small one; the tests below also run both paths directly on every size.
 const std::vector<Size> kSizes = {
-    {1, 1, 1},     {3, 5, 2},      {4, 8, 4},     {5, 7, 9},     {6, 16, 8},    {7, 17, 3},    {5, 15, 11},
-    {9, 9, 9},     {13, 31, 257},  {33, 65, 64},  {64, 64, 64},  {32, 32, 64},  {97, 101, 103}, {131, 67, 259},
-    {150, 200, 300}, {7, 4100, 40}, {0, 5, 3},    {5, 0, 3},     {5, 3, 0},     {0, 0, 0},
+    {1, 1, 1},       {3, 5, 2},     {4, 8, 4},    {5, 7, 9},    {6, 16, 8},   {7, 17, 3},     {5, 15, 11},
+    {9, 9, 9},       {13, 31, 257}, {33, 65, 64}, {64, 64, 64}, {32, 32, 64}, {97, 101, 103}, {131, 67, 259},
+    {150, 200, 300}, {7, 4100, 40}, {0, 5, 3},    {5, 0, 3},    {5, 3, 0},    {0, 0, 0},
 };
 
 }  // namespace
@@ -195,7 +195,8 @@ TEST_CASE("non-contiguous and offset views are read through their strides") {
       Setting setting(kernel, threads);
       for (DType dtype : {DType::Float32, DType::Float64})
         for (const Size& s : {Size{5, 7, 9}, Size{40, 33, 70}, Size{120, 90, 130}}) {
-          INFO(kernel_name(kernel) << ", " << threads << " threads, " << dtype << ", M " << s.M << " N " << s.N << " K " << s.K);
+          INFO(kernel_name(kernel) << ", " << threads << " threads, " << dtype << ", M " << s.M << " N " << s.N << " K "
+                                   << s.K);
           const Tensor big_a = random_matrix({2 * s.M + 3, s.K + 5}, dtype, 7);
           const Tensor big_b = random_matrix({s.N + 4, 3 * s.K + 2}, dtype, 8);
           // every other row of A, starting at row 3 and column 2: row stride 2 * (K + 5), offset > 0
@@ -207,12 +208,15 @@ TEST_CASE("non-contiguous and offset views are read through their strides") {
           REQUIRE(b.shape() == Shape{s.K, s.N});
           CHECK(mismatches(matmul(a, b), reference(a, b), s.K, dtype) == 0);
           // both strides other than 1 in both operands: every other row and every other column
-          const Tensor a2 = random_matrix({2 * s.M, 2 * s.K}, dtype, 13).slice(0, 0, 2 * s.M, 2).slice(1, 1, 2 * s.K, 2);
-          const Tensor b2 = random_matrix({2 * s.K, 2 * s.N}, dtype, 14).slice(0, 1, 2 * s.K, 2).slice(1, 0, 2 * s.N, 2);
+          const Tensor a2 =
+              random_matrix({2 * s.M, 2 * s.K}, dtype, 13).slice(0, 0, 2 * s.M, 2).slice(1, 1, 2 * s.K, 2);
+          const Tensor b2 =
+              random_matrix({2 * s.K, 2 * s.N}, dtype, 14).slice(0, 1, 2 * s.K, 2).slice(1, 0, 2 * s.N, 2);
           REQUIRE(a2.shape() == Shape{s.M, s.K});
           REQUIRE(b2.shape() == Shape{s.K, s.N});
           CHECK(mismatches(matmul(a2, b2), reference(a2, b2), s.K, dtype) == 0);
-          CHECK(mismatches(matmul(a2, b2.transpose(0, 1).contiguous().transpose(0, 1)), reference(a2, b2), s.K, dtype) == 0);
+          CHECK(mismatches(matmul(a2, b2.transpose(0, 1).contiguous().transpose(0, 1)), reference(a2, b2), s.K,
+                           dtype) == 0);
         }
     }
 }
@@ -229,10 +233,8 @@ TEST_CASE("batched matmul broadcasts the leading dimensions") {
         // attention's [B, H, T, d] · [B, H, d, T]; a weight shared by a batch; [1, H] against [B, 1];
         // batches of products large enough to be split by rows instead of by products
         const std::vector<Case> cases = {
-            {{2, 3, 5, 7}, {7, 4}, {2, 3, 5, 4}},
-            {{2, 3, 17, 8}, {2, 3, 8, 17}, {2, 3, 17, 17}},
-            {{1, 3, 6, 5}, {2, 1, 5, 9}, {2, 3, 6, 9}},
-            {{4, 9}, {3, 9, 2}, {3, 4, 2}},
+            {{2, 3, 5, 7}, {7, 4}, {2, 3, 5, 4}},       {{2, 3, 17, 8}, {2, 3, 8, 17}, {2, 3, 17, 17}},
+            {{1, 3, 6, 5}, {2, 1, 5, 9}, {2, 3, 6, 9}}, {{4, 9}, {3, 9, 2}, {3, 4, 2}},
             {{2, 200, 150}, {150, 130}, {2, 200, 130}},
         };
         for (const Case& cs : cases) {
@@ -251,7 +253,8 @@ TEST_CASE("batched matmul broadcasts the leading dimensions") {
           const Tensor fb = eb.reshape({batches, batch_b[rank - 2], batch_b[rank - 1]});
           const Tensor fc = c.reshape({batches, cs.out[rank - 2], cs.out[rank - 1]});
           for (int64_t i = 0; i < batches; ++i)
-            CHECK(mismatches(fc.select(0, i), reference(fa.select(0, i), fb.select(0, i)), batch_a[rank - 1], dtype) == 0);
+            CHECK(mismatches(fc.select(0, i), reference(fa.select(0, i), fb.select(0, i)), batch_a[rank - 1], dtype) ==
+                  0);
         }
         // the transposed key of attention: q · kᵀ with k a [B, H, T, d] view
         const Tensor q = random_matrix({2, 2, 20, 16}, dtype, 11), k = random_matrix({2, 2, 20, 16}, dtype, 12);
@@ -287,7 +290,8 @@ TEST_CASE("non-finite values stay where they belong (zero padding does not leak 
 TEST_CASE("matmul errors name the operation and the shapes") {
   CHECK_THROWS_MSG(matmul(zeros({4, 3}), zeros({5, 2})), ShapeError,
                    "matmul: inner dimensions differ: a is [4, 3], b is [5, 2]");
-  CHECK_THROWS_MSG(matmul(zeros({2, 4, 3}), zeros({3, 2, 2})), ShapeError, "matmul: inner dimensions differ: a is [2, 4, 3], b is [3, 2, 2]");
+  CHECK_THROWS_MSG(matmul(zeros({2, 4, 3}), zeros({3, 2, 2})), ShapeError,
+                   "matmul: inner dimensions differ: a is [2, 4, 3], b is [3, 2, 2]");
   CHECK_THROWS_MSG(matmul(zeros({3}), zeros({3, 2})), ShapeError,
                    "matmul: both operands need at least 2 dimensions, a is [3], b is [3, 2]");
   CHECK_THROWS_MSG(matmul(zeros({2, 3}), zeros({3})), ShapeError, "at least 2 dimensions");

@@ -37,9 +37,10 @@ TEST_CASE("nested parallel_for runs serially instead of deadlocking") {
 
 TEST_CASE("an exception inside a piece reaches the caller") {
   set_num_threads(2);
-  CHECK_THROWS_MSG(parallel_for(0, 100, 1, [](int64_t lo, int64_t) {
-                     if (lo > 0) throw ValueError("from a worker");
-                   }),
+  CHECK_THROWS_MSG(parallel_for(0, 100, 1,
+                                [](int64_t lo, int64_t) {
+                                  if (lo > 0) throw ValueError("from a worker");
+                                }),
                    ValueError, "from a worker");
   int calls = 0;  // the pool still works afterwards
   parallel_for(0, 1, 1, [&](int64_t, int64_t) { ++calls; });
@@ -62,8 +63,8 @@ TEST_CASE("grain_for gives each task about 32768 units of work, and at least one
 TEST_CASE("the thread count has an upper bound, named in the error") {
   CHECK(max_threads() >= 256);
   CHECK_THROWS_MSG(set_num_threads(max_threads() + 1), ValueError,
-                   message("set_num_threads: at most ", max_threads(), " threads (4 per hardware thread, at least 256), got ",
-                           max_threads() + 1));
+                   message("set_num_threads: at most ", max_threads(),
+                           " threads (4 per hardware thread, at least 256), got ", max_threads() + 1));
 }
 
 TEST_CASE("a thread the OS refuses is a ResourceError: the started workers are stopped and the old pool stays") {

@@ -16,7 +16,8 @@ TEST_CASE("a tensor prints its values, shape and dtype like PyTorch") {
 }
 
 TEST_CASE("very large or small values switch to scientific notation") {
-  CHECK(to_string(tensor({1e-6, 1}, {2}, DType::Float64)) == "tensor([1.0000e-06, 1.0000e+00], shape=[2], dtype=float64)");
+  CHECK(to_string(tensor({1e-6, 1}, {2}, DType::Float64)) ==
+        "tensor([1.0000e-06, 1.0000e+00], shape=[2], dtype=float64)");
 }
 
 TEST_CASE("rank-3 tensors separate their matrices with a blank line") {

@@ -14,7 +14,8 @@ TEST_CASE("parse_integer takes the whole text or nothing") {
   CHECK(parse_integer("9223372036854775807", "x") == std::numeric_limits<int64_t>::max());
   for (const char* bad : {"", "12abc", " 12", "12 ", "1.5", "abc", "+", "-", "9223372036854775808", "0x10"}) {
     INFO(bad);
-    CHECK_THROWS_MSG(parse_integer(bad, "f: 'k'"), CheckpointError, std::string("f: 'k' should be an integer, got '") + bad + "'");
+    CHECK_THROWS_MSG(parse_integer(bad, "f: 'k'"), CheckpointError,
+                     std::string("f: 'k' should be an integer, got '") + bad + "'");
   }
 }
 
@@ -25,7 +26,8 @@ TEST_CASE("parse_number takes the whole text as a finite number or nothing") {
   CHECK(parse_number("1e-9", "x") == 1e-9);
   for (const char* bad : {"", "fast", "0.5x", " 0.5", "nan", "inf", "1e999"}) {
     INFO(bad);
-    CHECK_THROWS_MSG(parse_number(bad, "f: 'k'"), CheckpointError, std::string("f: 'k' should be a number, got '") + bad + "'");
+    CHECK_THROWS_MSG(parse_number(bad, "f: 'k'"), CheckpointError,
+                     std::string("f: 'k' should be a number, got '") + bad + "'");
   }
 }
 

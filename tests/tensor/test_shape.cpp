@@ -66,7 +66,8 @@ TEST_CASE("element counts that do not fit in 64 bits are errors, not wrapped num
   CHECK(Shape{4611686018427387904, 0}.numel() == 0);
   CHECK_THROWS_MSG(zeros({4611686018427387904, 4}), ShapeError, "more elements than a 64-bit count holds");
   // the count fits, the bytes do not: 2^61 float64 elements are 2^64 bytes
-  CHECK_THROWS_MSG(zeros({2305843009213693952}, DType::Float64), ShapeError, "needs more bytes than a 64-bit count holds");
+  CHECK_THROWS_MSG(zeros({2305843009213693952}, DType::Float64), ShapeError,
+                   "needs more bytes than a 64-bit count holds");
   // a shape with no elements whose strides would overflow
   CHECK_THROWS_MSG(zeros({0, 4611686018427387904, 4}), ShapeError, "its strides do not fit in 64 bits");
   // a reshape may not pretend a wrapped count matches
@@ -78,7 +79,8 @@ TEST_CASE("element counts that do not fit in 64 bits are errors, not wrapped num
 #if !defined(__SANITIZE_ADDRESS__)
 TEST_CASE("an allocation the machine cannot give is a MemoryError naming the size") {
   // 2^60 bytes: far past any machine's memory, yet a count that fits
-  CHECK_THROWS_MSG(Tensor::empty({int64_t{1} << 58}, DType::Float32), MemoryError,
-                   "empty: cannot allocate 1152921504606846976 bytes for a float32 tensor of shape [288230376151711744]");
+  CHECK_THROWS_MSG(
+      Tensor::empty({int64_t{1} << 58}, DType::Float32), MemoryError,
+      "empty: cannot allocate 1152921504606846976 bytes for a float32 tensor of shape [288230376151711744]");
 }
 #endif

@@ -71,8 +71,8 @@ TEST_CASE("in-place updates change the tensor's own elements, with broadcasting"
 
 TEST_CASE("in-place updates through a view write into the viewed storage") {
   Tensor m = zeros({3, 3});
-  m.select(1, 1).fill_(5.0);                   // middle column
-  m.transpose(0, 1).select(0, 2).add_(1.0);    // last column, through a transpose
+  m.select(1, 1).fill_(5.0);                 // middle column
+  m.transpose(0, 1).select(0, 2).add_(1.0);  // last column, through a transpose
   CHECK(m.to_vector<float>() == std::vector<float>{0, 5, 1, 0, 5, 1, 0, 5, 1});
 }
 
@@ -86,6 +86,8 @@ TEST_CASE("creation and element access errors are typed and say what is wrong") 
   CHECK_THROWS_MSG(arange(0.0, 1.0, 0.0), ValueError, "non-zero step");
   CHECK_THROWS_MSG(Tensor().clone(), ValueError, "clone: the tensor is undefined");
   CHECK_THROWS_MSG(zeros({2}).add_(zeros({2}, DType::Float64)), DTypeError, "add_: dtypes differ: float32 and float64");
-  CHECK_THROWS_MSG(zeros({2}).add_(zeros({3})), ShapeError, "add_: cannot broadcast [3] into the destination's shape [2]");
-  CHECK_THROWS_MSG(zeros({2}).add_(zeros({2, 2})), ShapeError, "cannot broadcast [2, 2] into the destination's shape [2]");
+  CHECK_THROWS_MSG(zeros({2}).add_(zeros({3})), ShapeError,
+                   "add_: cannot broadcast [3] into the destination's shape [2]");
+  CHECK_THROWS_MSG(zeros({2}).add_(zeros({2, 2})), ShapeError,
+                   "cannot broadcast [2, 2] into the destination's shape [2]");
 }

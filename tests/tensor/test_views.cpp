@@ -36,7 +36,7 @@ TEST_CASE("slice follows Python's start:end:step with clamping and negative indi
   CHECK(cols.offset() == 1);
   CHECK(cols.to_vector<float>() == std::vector<float>{1, 2, 5, 6, 9, 10});
   CHECK(m.slice(1, 0, 4, 2).to_vector<float>() == std::vector<float>{0, 2, 4, 6, 8, 10});  // m[:, ::2]
-  CHECK(m.slice(0, -1, 100).to_vector<float>() == std::vector<float>{8, 9, 10, 11});      // m[-1:]
+  CHECK(m.slice(0, -1, 100).to_vector<float>() == std::vector<float>{8, 9, 10, 11});       // m[-1:]
   CHECK(m.slice(0, 2, 1).numel() == 0);                                                    // empty
   CHECK(m.narrow(0, 1, 2).to_vector<float>() == std::vector<float>{4, 5, 6, 7, 8, 9, 10, 11});
   CHECK(m.select(1, -1).to_vector<float>() == std::vector<float>{3, 7, 11});

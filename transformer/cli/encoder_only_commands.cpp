@@ -14,10 +14,11 @@ namespace gradformer {
 int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   const EncoderOnlyTrainOptions d = default_encoder_only_options(task == "classify" ? task : "mlm");
   auto str = [](auto v) { return message(v); };
-  Flags f("train",
-          "Train an encoder-only (BERT-style) Transformer on the toy corpus's French sentences: --task mlm pre-trains\n"
-          "with the masked-LM objective (15% of words chosen; 80% <mask>, 10% random, 10% kept), --task classify\n"
-          "fine-tunes a classifier (is the sentence negated?) from scratch or from --init. Writes OUT/model.safetensors.");
+  Flags f(
+      "train",
+      "Train an encoder-only (BERT-style) Transformer on the toy corpus's French sentences: --task mlm pre-trains\n"
+      "with the masked-LM objective (15% of words chosen; 80% <mask>, 10% random, 10% kept), --task classify\n"
+      "fine-tunes a classifier (is the sentence negated?) from scratch or from --init. Writes OUT/model.safetensors.");
   f.add("--arch", "encoder-only", "encoder-decoder, decoder-only or encoder-only (this help)");
   f.add("--task", d.task, "mlm or classify");
   f.add("--init", "", "classify: start from this pre-trained encoder-only checkpoint");
@@ -58,7 +59,8 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  o.positions = f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
+  o.positions =
+      f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
   o.activation = f.choice("--activation", {"gelu", "relu"}) == "gelu" ? Activation::GELU : Activation::ReLU;
   o.tie_embeddings = !f.on("--untied");
   o.max_len = f.integer("--max-len");
@@ -66,15 +68,22 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   o.lr = f.number("--lr"), o.warmup = f.integer("--warmup"), o.clip = f.number("--clip");
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
   o.out_dir = f.has("--out") ? f.text("--out") : "runs/encoder-only-" + o.task;
-  o.log_every = f.integer("--log-every"), o.save_every = f.integer("--save-every"), o.stop_after = f.integer("--stop-after");
+  o.log_every = f.integer("--log-every"), o.save_every = f.integer("--save-every"),
+  o.stop_after = f.integer("--stop-after");
   o.quiet = f.on("--quiet");
   apply_threads(f, "train");
   const std::string resume = f.text("--resume");
   // The model's sizes are checked before any work, as the flags the user typed.
   if (resume.empty() && o.init_path.empty()) {
     try {
-      EncoderOnlyConfig{.vocab = 6, .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
-                        .dropout = o.dropout, .max_len = o.max_len, .positions = o.positions}
+      EncoderOnlyConfig{.vocab = 6,
+                        .d_model = o.d_model,
+                        .d_ff = o.d_ff,
+                        .heads = o.heads,
+                        .layers = o.layers,
+                        .dropout = o.dropout,
+                        .max_len = o.max_len,
+                        .positions = o.positions}
           .validate();
     } catch (const ValueError& e) {
       throw UsageError(message("train: ", e.what()));
@@ -119,7 +128,8 @@ int classify_command(int argc, char** argv) {
     }
     if (static_cast<int64_t>(words.size()) + 2 > ckpt.info.config.max_len)
       throw ValueError(message("classify: a sentence of ", words.size(), " words (", words.size() + 2,
-                               " tokens with <s> and </s>) is longer than the model's max_len ", ckpt.info.config.max_len));
+                               " tokens with <s> and </s>) is longer than the model's max_len ",
+                               ckpt.info.config.max_len));
     const int64_t label = classify(*ckpt.model, ckpt.info.vocab, {words}).front();
     std::cout << ckpt.info.labels[static_cast<size_t>(label)] << "\n" << std::flush;
   }
@@ -132,8 +142,9 @@ int bert_base_params() {
   auto line = [](const char* what, int64_t count, const char* formula) {
     std::printf("  %-12s %12lld   %s\n", what, static_cast<long long>(count), formula);
   };
-  std::printf("preset bert-base: d_model 768, d_ff 3072, heads 12, layers 12, vocabulary 30522, 512 learned positions,\n"
-              "2 token types, embedding LayerNorm, post-LN, GELU\n");
+  std::printf(
+      "preset bert-base: d_model 768, d_ff 3072, heads 12, layers 12, vocabulary 30522, 512 learned positions,\n"
+      "2 token types, embedding LayerNorm, post-LN, GELU\n");
   line("embeddings", n.embeddings, "V d + 512 d + 2 d + 2 d");
   line("encoder", n.encoder, "12 (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d)");
   line("pooler", n.pooler, "d^2 + d");

@@ -66,8 +66,11 @@ bool Flags::parse(int argc, char** argv, int first) {
 
 std::string Flags::help() const {
   std::ostringstream out;
-  out << "usage: gradformer " << command_ << " [flags]" << (positional_.empty() ? "" : " " + positional_) << "\n\n" << summary_;
-  if (!positional_.empty()) out << "\n\n  " << positional_ << std::string(positional_.size() < 24 ? 24 - positional_.size() : 1, ' ') << flags_.at(positional_).help;
+  out << "usage: gradformer " << command_ << " [flags]" << (positional_.empty() ? "" : " " + positional_) << "\n\n"
+      << summary_;
+  if (!positional_.empty())
+    out << "\n\n  " << positional_ << std::string(positional_.size() < 24 ? 24 - positional_.size() : 1, ' ')
+        << flags_.at(positional_).help;
   out << "\n\nflags:\n";
   for (const std::string& name : order_) {
     const Flag& f = flags_.at(name);
@@ -82,7 +85,8 @@ std::string Flags::help() const {
 
 const Flags::Flag& Flags::find(const std::string& name) const {
   const auto it = flags_.find(name);
-  if (it == flags_.end()) throw ValueError(message("Flags: no flag ", name, " was declared"));  // a bug, not a user error
+  if (it == flags_.end())
+    throw ValueError(message("Flags: no flag ", name, " was declared"));  // a bug, not a user error
   return it->second;
 }
 

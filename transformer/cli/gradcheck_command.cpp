@@ -26,17 +26,19 @@ int gradcheck_command(int argc, char** argv) {
   int width = 5;  // the name column fits the longest name
   for (const NamedGradcheck& check : checks) width = std::max(width, static_cast<int>(check.name.size()));
   int failed = 0, ran = 0;
-  std::printf("%-*s %-6s %9s %12s %14s %14s\n", width, "check", "result", "elements", "worst score", "analytic", "numeric");
+  std::printf("%-*s %-6s %9s %12s %14s %14s\n", width, "check", "result", "elements", "worst score", "analytic",
+              "numeric");
   for (const NamedGradcheck& check : checks) {
     const GradcheckResult r = check.run();
     ++ran;
     failed += !r.ok;
-    std::printf("%-*s %-6s %9zu %12.2e %14.6e %14.6e\n", width, check.name.c_str(), r.ok ? "ok" : "FAILED", r.elements_checked,
-                r.score, r.analytic, r.numeric);
+    std::printf("%-*s %-6s %9zu %12.2e %14.6e %14.6e\n", width, check.name.c_str(), r.ok ? "ok" : "FAILED",
+                r.elements_checked, r.score, r.analytic, r.numeric);
     if (!r.ok) std::printf("  %s\n", r.report.c_str());
   }
-  std::printf("%d checks, %d failed   (score = |analytic - numeric| / (atol + rtol |numeric|); a check passes below 1)\n", ran,
-              failed);
+  std::printf(
+      "%d checks, %d failed   (score = |analytic - numeric| / (atol + rtol |numeric|); a check passes below 1)\n", ran,
+      failed);
   return failed ? 1 : 0;
 }
 

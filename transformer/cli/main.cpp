@@ -6,7 +6,7 @@
 //   gradformer score --checkpoint model.safetensors --data pairs.tsv
 //   gradformer gradcheck                   every op's and layer's gradient check, as a table
 //   gradformer params --preset base        parameter count and FLOPs per token
-//   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat' 
+//   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat'
 //   gradformer train --arch encoder-only --task mlm     BERT-style pre-training (then --task classify)
 //   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
 // A mistake on the command line is one line on stderr and exit status 2; any other error
@@ -68,16 +68,25 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   try {
     int status = 2;
-    if (command == "train") status = train_command(argc, argv);
-    else if (command == "translate") status = translate_command(argc, argv);
-    else if (command == "score") status = score_command(argc, argv);
-    else if (command == "gradcheck") status = gradcheck_command(argc, argv);
-    else if (command == "params") status = params_command(argc, argv);
-    else if (command == "trace") status = trace_command(argc, argv);
-    else if (command == "generate") status = generate_command(argc, argv);
-    else if (command == "classify") status = classify_command(argc, argv);
+    if (command == "train")
+      status = train_command(argc, argv);
+    else if (command == "translate")
+      status = translate_command(argc, argv);
+    else if (command == "score")
+      status = score_command(argc, argv);
+    else if (command == "gradcheck")
+      status = gradcheck_command(argc, argv);
+    else if (command == "params")
+      status = params_command(argc, argv);
+    else if (command == "trace")
+      status = trace_command(argc, argv);
+    else if (command == "generate")
+      status = generate_command(argc, argv);
+    else if (command == "classify")
+      status = classify_command(argc, argv);
     else {
-      std::cerr << "gradformer: unknown command '" << command << "' (see gradformer --help)\n";  // the usage is --help's
+      std::cerr << "gradformer: unknown command '" << command
+                << "' (see gradformer --help)\n";  // the usage is --help's
       return 2;
     }
     // Output that never arrived is a failure, not a success: flush both ways of writing to

@@ -79,10 +79,12 @@ int train_command(int argc, char** argv) {
   f.add("--arch", architecture_name(arch),
         "encoder-decoder (tasks copy, toy-translation, corpus with --data), decoder-only (tasks toy-lm, "
         "toy-translation as one sequence 'source <sep> target'), encoder-only (tasks: " +
-            (architecture_tasks(Architecture::EncoderOnly).empty() ? std::string("none in this build")
-                                                                    : joined(architecture_tasks(Architecture::EncoderOnly), ", ")) +
+            (architecture_tasks(Architecture::EncoderOnly).empty()
+                 ? std::string("none in this build")
+                 : joined(architecture_tasks(Architecture::EncoderOnly), ", ")) +
             ")");
-  f.add("--task", task == "corpus" ? "" : task, joined(tasks, ", ") + (arch == Architecture::EncoderDecoder ? " (or give --data for your own corpus)" : ""));
+  f.add("--task", task == "corpus" ? "" : task,
+        joined(tasks, ", ") + (arch == Architecture::EncoderDecoder ? " (or give --data for your own corpus)" : ""));
   f.add("--data", "", "training pairs, source<TAB>target per line, whitespace tokens");
   f.add("--valid", "", "validation pairs (same format)");
   f.add("--test", "", "test pairs, translated and scored with BLEU at the end");
@@ -91,12 +93,16 @@ int train_command(int argc, char** argv) {
   f.add("--heads", str(d.heads), "attention heads (h)");
   f.add("--d-ff", "", message("feed-forward width (default ", d.d_ff, ", or 4 x d-model when --d-model is given)"));
   f.add("--dropout", str(d.dropout), "dropout probability");
-  f.add("--norm", d.norm == NormPlacement::Pre ? "pre" : "post", "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
-  f.add("--activation", d.activation == Activation::GELU ? "gelu" : "relu", "feed-forward nonlinearity: relu (the paper) or gelu (GPT, BERT)");
+  f.add("--norm", d.norm == NormPlacement::Pre ? "pre" : "post",
+        "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
+  f.add("--activation", d.activation == Activation::GELU ? "gelu" : "relu",
+        "feed-forward nonlinearity: relu (the paper) or gelu (GPT, BERT)");
   f.add("--positions", d.positions == Positions::Learned ? "learned" : "sinusoidal",
         "sinusoidal (the paper) or learned (GPT-2, BERT: a trained [max-len, d] matrix)");
-  if (d.tie_embeddings) f.add("--tie-embeddings", "true", "share the embedding and the output projection: true or false");
-  else f.add_switch("--tie-embeddings", "share the embeddings and the output projection (same vocabulary size needed)");
+  if (d.tie_embeddings)
+    f.add("--tie-embeddings", "true", "share the embedding and the output projection: true or false");
+  else
+    f.add_switch("--tie-embeddings", "share the embeddings and the output projection (same vocabulary size needed)");
   f.add("--max-len", str(d.max_len), "longest sentence, in tokens, the model takes");
   f.add("--batch-size", str(d.batch_size), "sentences per batch");
   f.add("--max-tokens", str(d.max_tokens), "corpus: padded tokens per batch (0: no budget)");
@@ -115,34 +121,39 @@ int train_command(int argc, char** argv) {
   f.add("--save-every", str(d.save_every), "steps between checkpoints (0: at the end only)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--beam", str(d.beam), "beam size of the final translation evaluation (1: greedy)");
-  f.add("--resume", "", "continue the run saved in this checkpoint (then only --epochs, --out, --metrics, --log-every, --stop-after, --threads, --quiet)");
+  f.add("--resume", "",
+        "continue the run saved in this checkpoint (then only --epochs, --out, --metrics, --log-every, --stop-after, "
+        "--threads, --quiet)");
   f.add_switch("--quiet", "print nothing while training");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
   }
 
-  if (tasks.empty())
-    throw UsageError(message("train: --arch ", architecture_name(arch), " has no task in this build"));
+  if (tasks.empty()) throw UsageError(message("train: --arch ", architecture_name(arch), " has no task in this build"));
   // A resumed run continues as it began: only the flags below may differ from the original run's;
   // any other is refused rather than silently ignored.
   const std::string resume = f.text("--resume");
   if (!resume.empty()) {
-    const std::vector<std::string> allowed = {"--resume", "--epochs", "--out", "--metrics", "--log-every", "--stop-after",
-                                              "--threads", "--quiet"};
+    const std::vector<std::string> allowed = {"--resume",    "--epochs",     "--out",     "--metrics",
+                                              "--log-every", "--stop-after", "--threads", "--quiet"};
     for (const std::string& flag : f.given_names())
       if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
-        throw UsageError(message("train: ", flag, " cannot change when resuming (the run goes on with its checkpoint's); "
-                                 "with --resume only --epochs, --out, --metrics, --log-every, --stop-after, --threads and --quiet"));
+        throw UsageError(
+            message("train: ", flag,
+                    " cannot change when resuming (the run goes on with its checkpoint's); "
+                    "with --resume only --epochs, --out, --metrics, --log-every, --stop-after, --threads and --quiet"));
   }
 
   TrainOptions o = d;
   o.arch = arch;
   o.task = f.has("--data") && !f.given("--task") ? "corpus" : f.choice("--task", tasks);
   if (arch != Architecture::EncoderDecoder && f.has("--data"))
-    throw UsageError(message("train: --data (your own corpus) is for --arch encoder-decoder, not ", architecture_name(arch)));
+    throw UsageError(
+        message("train: --data (your own corpus) is for --arch encoder-decoder, not ", architecture_name(arch)));
   if (o.task == "corpus" && !f.has("--data")) throw UsageError("train: --task corpus needs --data TRAIN.tsv");
-  if (o.task != "corpus" && f.has("--data")) throw UsageError(message("train: --data is for your own corpus, not --task ", o.task));
+  if (o.task != "corpus" && f.has("--data"))
+    throw UsageError(message("train: --data is for your own corpus, not --task ", o.task));
   o.data_path = f.text("--data"), o.valid_path = f.text("--valid"), o.test_path = f.text("--test");
   o.d_model = f.integer("--d-model"), o.layers = f.integer("--layers"), o.heads = f.integer("--heads");
   // 4 x d_model only for a d_model in range: 4 x 2^62 would overflow before the check names --d-model.
@@ -150,9 +161,11 @@ int train_command(int argc, char** argv) {
   o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : !sane_width ? 1 : o.d_model == d.d_model ? d.d_ff : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  o.tie_embeddings = d.tie_embeddings ? f.choice("--tie-embeddings", {"true", "false"}) == "true" : f.on("--tie-embeddings");
+  o.tie_embeddings =
+      d.tie_embeddings ? f.choice("--tie-embeddings", {"true", "false"}) == "true" : f.on("--tie-embeddings");
   o.activation = f.choice("--activation", {"relu", "gelu"}) == "gelu" ? Activation::GELU : Activation::ReLU;
-  o.positions = f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
+  o.positions =
+      f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
   o.max_len = f.integer("--max-len");
   o.batch_size = f.integer("--batch-size"), o.max_tokens = f.integer("--max-tokens");
   o.epochs = f.integer("--epochs"), o.batches_per_epoch = f.integer("--batches-per-epoch");
@@ -161,13 +174,16 @@ int train_command(int argc, char** argv) {
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
   // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
   const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
-  o.out_dir = f.has("--out") ? f.text("--out") : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir) : default_train_options(o.task, arch).out_dir;
+  o.out_dir = f.has("--out")    ? f.text("--out")
+              : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir)
+                                : default_train_options(o.task, arch).out_dir;
   if (!resume.empty() && f.given("--epochs")) {
     o.resume_epochs = f.integer("--epochs");
     if (o.resume_epochs < 1) throw UsageError(message("train: --epochs must be at least 1, got ", o.resume_epochs));
   }
   o.metrics_path = f.text("--metrics");
-  o.log_every = f.integer("--log-every"), o.eval_every = f.integer("--eval-every"), o.save_every = f.integer("--save-every");
+  o.log_every = f.integer("--log-every"), o.eval_every = f.integer("--eval-every"),
+  o.save_every = f.integer("--save-every");
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");
   o.quiet = f.on("--quiet");
   apply_threads(f, "train");
@@ -176,7 +192,8 @@ int train_command(int argc, char** argv) {
   } catch (const TrainOptionError& e) {
     // A value from the command line is a usage error, named as the user typed it. When resuming,
     // only the output options come from the command line; the others are the checkpoint's.
-    const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after" || e.field() == "epochs";
+    const bool from_flags =
+        resume.empty() || e.field() == "log_every" || e.field() == "stop_after" || e.field() == "epochs";
     if (!from_flags) throw;
     throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
   }

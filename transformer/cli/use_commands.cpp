@@ -5,10 +5,10 @@
 #include <iostream>
 
 #include "tensor/parallel.h"
-#include "transformer/train/checkpoint.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/model/decoder_only.h"
+#include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/trace.h"
 
@@ -18,7 +18,8 @@ void apply_threads(const Flags& f, const char* command) {
   // Compared as the 64-bit integer typed, before any narrowing: 4294967297 must not become 1.
   const int64_t threads = f.integer("--threads");
   if (threads < 0 || threads > max_threads())
-    throw UsageError(message(command, ": --threads must be from 0 to ", max_threads(), " (0: all cores), got ", f.text("--threads")));
+    throw UsageError(message(command, ": --threads must be from 0 to ", max_threads(), " (0: all cores), got ",
+                             f.text("--threads")));
   if (threads > 0) set_num_threads(static_cast<int>(threads));
 }
 
@@ -48,22 +49,26 @@ int translate_command(int argc, char** argv) {
       if (!lines.next(line)) break;
       const std::vector<std::string> words = split_words(line);
       if (!words.empty()) {
-        const auto unk = std::count_if(words.begin(), words.end(), [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
+        const auto unk = std::count_if(words.begin(), words.end(),
+                                       [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
         unknown += unk, unknown_lines += unk > 0;
         std::cout << join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab,
                                           f.integer("--beam"), f.number("--alpha")));
       }
     } catch (const DataError& e) {
       ++failed;
-      std::cerr << "gradformer translate: line " << lines.line_number() << " not translated (an empty line is printed): " << e.what() << "\n";
+      std::cerr << "gradformer translate: line " << lines.line_number()
+                << " not translated (an empty line is printed): " << e.what() << "\n";
     }
     std::cout << "\n" << std::flush;
   }
   if (unknown > 0)
     std::cerr << "gradformer translate: " << unknown << (unknown == 1 ? " word" : " words") << " in " << unknown_lines
-              << (unknown_lines == 1 ? " line was" : " lines were") << " not in the model's vocabulary and became <unk>\n";
+              << (unknown_lines == 1 ? " line was" : " lines were")
+              << " not in the model's vocabulary and became <unk>\n";
   if (failed > 0) {
-    std::cerr << "gradformer translate: " << failed << (failed == 1 ? " line" : " lines") << " could not be translated\n";
+    std::cerr << "gradformer translate: " << failed << (failed == 1 ? " line" : " lines")
+              << " could not be translated\n";
     return 1;
   }
   return 0;
@@ -88,7 +93,8 @@ int score_command(int argc, char** argv) {
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   const auto pairs = read_tsv(f.text("--data"), ckpt.info.config.max_len - 1);
   std::vector<EncodedPair> encoded;
-  for (const auto& p : pairs) encoded.push_back({ckpt.info.source_vocab.encode(p.source), ckpt.info.target_vocab.encode(p.target)});
+  for (const auto& p : pairs)
+    encoded.push_back({ckpt.info.source_vocab.encode(p.source), ckpt.info.target_vocab.encode(p.target)});
   for (size_t start = 0; start < encoded.size(); start += static_cast<size_t>(f.integer("--batch-size"))) {
     std::vector<int64_t> indices;
     for (size_t i = start; i < std::min(encoded.size(), start + static_cast<size_t>(f.integer("--batch-size"))); ++i)
@@ -116,30 +122,36 @@ int params_command(int argc, char** argv) {
   }
   const std::string preset = f.choice("--preset", {"base", "big", "tutorial", "gpt2-small", "bert-base"});
   if (preset == "gpt2-small") {
-    if (f.given("--vocab") || f.given("--length")) throw UsageError("params: gpt2-small has its own vocabulary and context (50257, 1024)");
+    if (f.given("--vocab") || f.given("--length"))
+      throw UsageError("params: gpt2-small has its own vocabulary and context (50257, 1024)");
     const TransformerConfig c = gpt2_small_config();
     const int64_t d = c.d_model, V = c.tgt_vocab;
-    std::printf("preset gpt2-small (decoder-only): d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld, context %lld\n",
-                static_cast<long long>(d), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),
-                static_cast<long long>(c.layers), static_cast<long long>(V), static_cast<long long>(c.max_len));
-    std::printf("  token embedding V d          %lld (tied: also the output projection)\n", static_cast<long long>(V * d));
+    std::printf(
+        "preset gpt2-small (decoder-only): d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld, context "
+        "%lld\n",
+        static_cast<long long>(d), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),
+        static_cast<long long>(c.layers), static_cast<long long>(V), static_cast<long long>(c.max_len));
+    std::printf("  token embedding V d          %lld (tied: also the output projection)\n",
+                static_cast<long long>(V * d));
     std::printf("  learned positions n_ctx d    %lld\n", static_cast<long long>(c.max_len * d));
-    std::printf("  %lld layers x (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d) = %lld x %lld\n", static_cast<long long>(c.layers),
-                static_cast<long long>(c.layers), static_cast<long long>(4 * d * d + 4 * d + 2 * d * c.d_ff + c.d_ff + d + 4 * d));
+    std::printf("  %lld layers x (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d) = %lld x %lld\n",
+                static_cast<long long>(c.layers), static_cast<long long>(c.layers),
+                static_cast<long long>(4 * d * d + 4 * d + 2 * d * c.d_ff + c.d_ff + d + 4 * d));
     std::printf("  final LayerNorm 2 d          %lld\n", static_cast<long long>(2 * d));
     std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(decoder_only_parameter_count(c)),
                 static_cast<double>(decoder_only_parameter_count(c)) / 1e6);
     return 0;
   }
   if (preset == "bert-base") {
-    if (f.given("--vocab") || f.given("--length")) throw UsageError("params: bert-base has its own vocabulary and length (30522, 512)");
+    if (f.given("--vocab") || f.given("--length"))
+      throw UsageError("params: bert-base has its own vocabulary and length (30522, 512)");
     return bert_base_params();
   }
   const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
   if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
   if (length > TransformerConfig::max_max_len)
     throw UsageError(message("params: --length must be at most ", TransformerConfig::max_max_len, ", got ", length));
-  const TransformerConfig c = preset == "base" ? TransformerConfig::base(vocab, vocab)
+  const TransformerConfig c = preset == "base"  ? TransformerConfig::base(vocab, vocab)
                               : preset == "big" ? TransformerConfig::big(vocab, vocab)
                                                 : TransformerConfig::tutorial(vocab, vocab);
   try {
@@ -150,8 +162,10 @@ int params_command(int argc, char** argv) {
   const FlopCount flops = flop_count(c, length, length);
   std::printf("preset %s: d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld%s\n", preset.c_str(),
               static_cast<long long>(c.d_model), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),
-              static_cast<long long>(c.layers), static_cast<long long>(vocab), c.tie_embeddings ? " (embeddings tied)" : "");
-  std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(parameter_count(c)), static_cast<double>(parameter_count(c)) / 1e6);
+              static_cast<long long>(c.layers), static_cast<long long>(vocab),
+              c.tie_embeddings ? " (embeddings tied)" : "");
+  std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(parameter_count(c)),
+              static_cast<double>(parameter_count(c)) / 1e6);
   std::printf("forward FLOPs per target token (%lld-token sentences): %.3g  (training: about 3x, %.3g)\n",
               static_cast<long long>(length), flops.forward_per_target_token(), flops.training_per_target_token());
   return 0;
@@ -179,13 +193,16 @@ int trace_command(int argc, char** argv) {
   }
   if (!f.has("--checkpoint")) throw UsageError("trace: --checkpoint is required");
   if (!f.given("\"SENTENCE\"") || split_words(f.text("\"SENTENCE\"")).empty())
-    throw UsageError("trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange .\"");
+    throw UsageError(
+        "trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange "
+        ".\"");
   if (f.integer("--beam") < 1) throw UsageError(message("trace: --beam must be at least 1, got ", f.text("--beam")));
   if (f.integer("--top") < 1) throw UsageError(message("trace: --top must be at least 1, got ", f.text("--top")));
   apply_threads(f, "trace");
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
-  const SentenceTrace t = trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab,
-                                         split_words(f.text("\"SENTENCE\"")), {.beam = f.integer("--beam"), .top = f.integer("--top")});
+  const SentenceTrace t =
+      trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, split_words(f.text("\"SENTENCE\"")),
+                     {.beam = f.integer("--beam"), .top = f.integer("--top")});
   std::cout << trace_text(t);
   if (f.has("--html")) {
     std::ofstream out(f.text("--html"), std::ios::binary);

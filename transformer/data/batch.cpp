@@ -16,7 +16,8 @@ Batch make_batch(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out,
   batch.src = src;
   batch.tgt_in = tgt_in;
   batch.tgt_out = tgt_out;
-  batch.ntokens = static_cast<int64_t>(sum(ne(tgt_out, scalar(static_cast<double>(pad), DType::Int64)).to(DType::Int64)).item());
+  batch.ntokens =
+      static_cast<int64_t>(sum(ne(tgt_out, scalar(static_cast<double>(pad), DType::Int64)).to(DType::Int64)).item());
   return batch;
 }
 
@@ -36,8 +37,7 @@ Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>&
     if (i < 0 || i >= static_cast<int64_t>(pairs.size()))
       throw IndexError(message("collate: index ", i, " is outside [0, ", pairs.size(), ")"));
     const EncodedPair& pair = pairs[static_cast<size_t>(i)];
-    if (pair.source.empty() || pair.target.empty())
-      throw DataError(message("collate: pair ", i, " has an empty side"));
+    if (pair.source.empty() || pair.target.empty()) throw DataError(message("collate: pair ", i, " has an empty side"));
     src_len = std::max(src_len, pair.source.size() + 1);  // + </s>
     tgt_len = std::max(tgt_len, pair.target.size() + 1);  // + <s> (input) or </s> (output)
   }

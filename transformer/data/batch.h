@@ -12,9 +12,9 @@
 namespace gradformer {
 
 struct Batch {
-  Tensor src;       // [B, S] int64: source ids, each sentence ending in </s>, then <pad>
-  Tensor tgt_in;    // [B, T] int64: decoder input, <s> then the target (teacher forcing)
-  Tensor tgt_out;   // [B, T] int64: what the decoder must predict, the target then </s>
+  Tensor src;           // [B, S] int64: source ids, each sentence ending in </s>, then <pad>
+  Tensor tgt_in;        // [B, T] int64: decoder input, <s> then the target (teacher forcing)
+  Tensor tgt_out;       // [B, T] int64: what the decoder must predict, the target then </s>
   int64_t ntokens = 0;  // non-pad tokens in tgt_out: what the loss is averaged over
   int64_t size() const { return src.size(0); }
 };

@@ -43,12 +43,13 @@ void cut_into_batches(const std::vector<EncodedPair>& pairs, const std::vector<i
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> plan_batches(const std::vector<EncodedPair>& pairs,
-                                               const BatchingOptions& options, Generator* gen) {
+std::vector<std::vector<int64_t>> plan_batches(const std::vector<EncodedPair>& pairs, const BatchingOptions& options,
+                                               Generator* gen) {
   if (options.max_tokens < 0 || options.max_sentences < 0 || (options.max_tokens == 0 && options.max_sentences == 0))
     throw ValueError(message("plan_batches: need max_tokens > 0 or max_sentences > 0 (neither negative), got ",
                              options.max_tokens, " and ", options.max_sentences));
-  if (options.pool_size < 1) throw ValueError(message("plan_batches: pool_size must be positive, got ", options.pool_size));
+  if (options.pool_size < 1)
+    throw ValueError(message("plan_batches: pool_size must be positive, got ", options.pool_size));
 
   std::vector<int64_t> order(pairs.size());
   std::iota(order.begin(), order.end(), int64_t{0});

@@ -26,8 +26,8 @@ struct BatchingOptions {
 /// and with the batch order shuffled (training). Without (nullptr): the whole corpus sorted by
 /// length, stably, in that order (evaluation, reproducible without a seed). A sentence alone over
 /// the token budget gets a batch of its own; no sentence is ever dropped.
-std::vector<std::vector<int64_t>> plan_batches(const std::vector<EncodedPair>& pairs,
-                                               const BatchingOptions& options, Generator* gen);
+std::vector<std::vector<int64_t>> plan_batches(const std::vector<EncodedPair>& pairs, const BatchingOptions& options,
+                                               Generator* gen);
 
 /// Fisher-Yates with our generator, so every standard library shuffles alike.
 void shuffle_indices(std::vector<int64_t>& indices, Generator& gen);

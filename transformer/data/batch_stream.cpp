@@ -11,7 +11,9 @@ CopyTaskStream::CopyTaskStream(int64_t batch_size, uint64_t seed, CopyTaskOption
 
 Batch CopyTaskStream::next() { return copy_task_batch(batch_size_, gen_, options_); }
 
-std::map<std::string, std::string> CopyTaskStream::state() const { return {{"data.generator", generator_state_text(gen_)}}; }
+std::map<std::string, std::string> CopyTaskStream::state() const {
+  return {{"data.generator", generator_state_text(gen_)}};
+}
 
 void CopyTaskStream::restore(const std::map<std::string, std::string>& state, const std::string& source) {
   restore_generator(gen_, SavedState(state, source).text("data.generator"), source);
@@ -38,9 +40,10 @@ Batch CorpusStream::next() {
 }
 
 std::map<std::string, std::string> CorpusStream::state() const {
-  return {{"data.epoch", std::to_string(epoch_)},
-          {"data.position", std::to_string(position_)},
-          {"data.epoch_generator", std::to_string(epoch_start_state_[0]) + " " + std::to_string(epoch_start_state_[1])}};
+  return {
+      {"data.epoch", std::to_string(epoch_)},
+      {"data.position", std::to_string(position_)},
+      {"data.epoch_generator", std::to_string(epoch_start_state_[0]) + " " + std::to_string(epoch_start_state_[1])}};
 }
 
 void CorpusStream::restore(const std::map<std::string, std::string>& state, const std::string& source) {
@@ -53,7 +56,8 @@ void CorpusStream::restore(const std::map<std::string, std::string>& state, cons
   position_ = position;
   if (epoch_ < 0) throw CheckpointError(message(source, ": data.epoch ", epoch_, " is negative"));
   if (position_ < 0 || position_ > static_cast<int64_t>(plan_.size()))
-    throw CheckpointError(message(source, ": data.position ", position_, " is outside the epoch's ", plan_.size(), " batches"));
+    throw CheckpointError(
+        message(source, ": data.position ", position_, " is outside the epoch's ", plan_.size(), " batches"));
 }
 
 }  // namespace gradformer

@@ -47,7 +47,8 @@ MlmBatch mask_tokens(const Tensor& ids, int64_t vocab_size, Generator& gen, cons
   if (o.mask + o.random > 1)
     throw ValueError(message("mask_tokens: mask ", o.mask, " + random ", o.random, " exceeds 1"));
   if (vocab_size <= kFirstWordId)
-    throw ValueError(message("mask_tokens: vocab_size must exceed ", kFirstWordId, " (the specials and <mask>), got ", vocab_size));
+    throw ValueError(
+        message("mask_tokens: vocab_size must exceed ", kFirstWordId, " (the specials and <mask>), got ", vocab_size));
 
   std::vector<int64_t> input = ids.contiguous().to_vector<int64_t>(), labels(input.size(), Vocab::pad);
   MlmBatch out;

@@ -27,9 +27,9 @@
 
 namespace gradformer {
 
-inline constexpr int64_t kMaskId = 4;                  // <mask> in an encoder-only vocabulary
+inline constexpr int64_t kMaskId = 4;  // <mask> in an encoder-only vocabulary
 inline constexpr std::string_view kMaskToken = "<mask>";
-inline constexpr int64_t kFirstWordId = 5;             // ids below are specials, never chosen or drawn
+inline constexpr int64_t kFirstWordId = 5;  // ids below are specials, never chosen or drawn
 
 /// The four specials, <mask>, then the words of `sentences` as Vocab::build orders them.
 Vocab encoder_only_vocab(const std::vector<std::vector<std::string>>& sentences);

@@ -21,7 +21,7 @@ struct NounPhrase {
 
 // Either "subject verb object" or "subject is adjective" (a copular clause, with être).
 struct Clause {
-  int pronoun = -1;  // subject pronoun, or -1 for a noun phrase subject
+  int pronoun = -1;                    // subject pronoun, or -1 for a noun phrase subject
   Gender speaker = Gender::masculine;  // what je, tu, nous and vous agree with (English cannot tell)
   NounPhrase subject;
   bool copular = false;
@@ -34,8 +34,7 @@ struct Clause {
 // The French person (0 je ... 5 ils/elles) and gender of a clause's subject.
 std::pair<int, Gender> subject_person(const Clause& clause) {
   const ToyLexicon& lex = toy_lexicon();
-  if (clause.pronoun < 0)
-    return {clause.subject.plural ? 5 : 2, lex.nouns[clause.subject.noun].gender};
+  if (clause.pronoun < 0) return {clause.subject.plural ? 5 : 2, lex.nouns[clause.subject.noun].gender};
   const ToyPronoun& pronoun = lex.pronouns[static_cast<size_t>(clause.pronoun)];
   if (pronoun.fr == "il" || pronoun.fr == "ils") return {pronoun.person, Gender::masculine};
   if (pronoun.fr == "elle" || pronoun.fr == "elles") return {pronoun.person, Gender::feminine};
@@ -213,7 +212,7 @@ double clause_probability(const Clause& c) {
   const ToyLexicon& lex = toy_lexicon();
   double p = c.pronoun >= 0 ? 0.4 / static_cast<double>(lex.pronouns.size())
                             : 0.6 * noun_phrase_probability(c.subject, /*animate=*/true, false);
-  p *= 0.5;                        // the speaker's gender, either way
+  p *= 0.5;  // the speaker's gender, either way
   p *= c.negated ? 0.35 : 0.65;
   p *= c.copular ? 0.2 : 0.8;
   if (c.copular) return p / static_cast<double>(lex.adjectives.size());
@@ -234,8 +233,10 @@ ScoredToyPair sample_scored_toy_pair(Generator& gen) {
     for (bool object_plural : {false, true}) {
       Clause c = drawn;
       c.speaker = speaker;
-      if (!c.copular) c.object.plural = object_plural;
-      else if (object_plural) continue;  // a copular clause has no object
+      if (!c.copular)
+        c.object.plural = object_plural;
+      else if (object_plural)
+        continue;  // a copular clause has no object
       if (french(c) == sentence) p += clause_probability(c);
     }
   return {{sentence, english(drawn)}, std::log(p)};
@@ -280,7 +281,8 @@ std::vector<std::string> write_toy_corpus(const ToyCorpus& corpus, const std::st
   std::filesystem::create_directories(directory, error);
   if (error) throw DataError(message(directory, ": cannot create directory: ", error.message()));
   std::vector<std::string> paths;
-  for (const auto& [name, pairs] : {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}}) {
+  for (const auto& [name, pairs] :
+       {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}}) {
     const std::string path = (std::filesystem::path(directory) / (std::string("toy-fr-en.") + name + ".tsv")).string();
     write_tsv(path, *pairs);
     paths.push_back(path);

@@ -8,9 +8,8 @@ using enum Gender;
 // Regular -er verbs: stem + e, es, e, ons, ez, ent ("manger" keeps its e before -ons: mangeons).
 ToyVerb er_verb(const std::string& stem, const std::string& en_base, const std::string& en_third_person) {
   const std::string nous_stem = stem.back() == 'g' ? stem + "e" : stem;
-  return {{stem + "e", stem + "es", stem + "e", nous_stem + "ons", stem + "ez", stem + "ent"},
-          en_base,
-          en_third_person};
+  return {
+      {stem + "e", stem + "es", stem + "e", nous_stem + "ons", stem + "ez", stem + "ent"}, en_base, en_third_person};
 }
 
 // Adjectives whose feminine adds -e and plural adds -s ("vert verte verts vertes"), or that
@@ -77,15 +76,21 @@ ToyLexicon build() {
       {{"heureux", "heureuse", "heureux", "heureuses"}, "happy", false},
   };
   lexicon.verbs = {
-      er_verb("mang", "eat", "eats"),         er_verb("regard", "watch", "watches"),
-      er_verb("cherch", "look for", "looks for"), er_verb("trouv", "find", "finds"),
-      er_verb("port", "carry", "carries"),    er_verb("lav", "wash", "washes"),
-      er_verb("gard", "keep", "keeps"),       er_verb("dessin", "draw", "draws"),
-      er_verb("cach", "hide", "hides"),       er_verb("pouss", "push", "pushes"),
-      er_verb("touch", "touch", "touches"),   er_verb("visit", "visit", "visits"),
+      er_verb("mang", "eat", "eats"),
+      er_verb("regard", "watch", "watches"),
+      er_verb("cherch", "look for", "looks for"),
+      er_verb("trouv", "find", "finds"),
+      er_verb("port", "carry", "carries"),
+      er_verb("lav", "wash", "washes"),
+      er_verb("gard", "keep", "keeps"),
+      er_verb("dessin", "draw", "draws"),
+      er_verb("cach", "hide", "hides"),
+      er_verb("pouss", "push", "pushes"),
+      er_verb("touch", "touch", "touches"),
+      er_verb("visit", "visit", "visits"),
   };
   lexicon.pronouns = {
-      {"je", "i", 0},    {"tu", "you", 1},   {"il", "he", 2},     {"elle", "she", 2},
+      {"je", "i", 0},    {"tu", "you", 1},   {"il", "he", 2},    {"elle", "she", 2},
       {"nous", "we", 3}, {"vous", "you", 4}, {"ils", "they", 5}, {"elles", "they", 5},
   };
   return lexicon;

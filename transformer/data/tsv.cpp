@@ -36,13 +36,13 @@ namespace {
 
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";  // UTF-8's, which some editors put first
 
-std::vector<std::string> read_side(std::string_view text, const char* side, int64_t max_tokens,
-                                   const std::string& name, int64_t line) {
+std::vector<std::string> read_side(std::string_view text, const char* side, int64_t max_tokens, const std::string& name,
+                                   int64_t line) {
   std::vector<std::string> words = split_words(text);
   if (words.empty()) throw DataError(at_line(name, line, message("empty ", side, " sentence")));
   if (max_tokens > 0 && static_cast<int64_t>(words.size()) > max_tokens)
-    throw DataError(at_line(name, line, message(side, " sentence has ", words.size(),
-                                                " tokens, more than the maximum of ", max_tokens)));
+    throw DataError(at_line(
+        name, line, message(side, " sentence has ", words.size(), " tokens, more than the maximum of ", max_tokens)));
   return words;
 }
 
@@ -55,17 +55,19 @@ bool LineReader::next(std::string& line) {
     return false;
   }
   ++line_;
-  if (!line.empty() && line.back() == '\r') line.pop_back();               // Windows line end
+  if (!line.empty() && line.back() == '\r') line.pop_back();  // Windows line end
   if (line_ == 1 && line.rfind(kByteOrderMark, 0) == 0) line.erase(0, 3);
   if (const auto bad = invalid_utf8_at(line))
-    throw DataError(at_line(name_, line_, message("not valid UTF-8 (byte 0x", std::hex, std::uppercase,
-                                                  static_cast<int>(static_cast<unsigned char>(line[*bad])), std::dec,
-                                                  " at column ", *bad + 1, "); save the file as UTF-8")));
+    throw DataError(at_line(name_, line_,
+                            message("not valid UTF-8 (byte 0x", std::hex, std::uppercase,
+                                    static_cast<int>(static_cast<unsigned char>(line[*bad])), std::dec, " at column ",
+                                    *bad + 1, "); save the file as UTF-8")));
   return true;
 }
 
 std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, int64_t max_tokens) {
-  if (max_tokens < 0) throw ValueError(message("read_tsv: max_tokens must be 0 (no limit) or positive, got ", max_tokens));
+  if (max_tokens < 0)
+    throw ValueError(message("read_tsv: max_tokens must be 0 (no limit) or positive, got ", max_tokens));
   std::vector<SentencePair> pairs;
   std::string text;
   LineReader lines(in, name);
@@ -73,8 +75,7 @@ std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, i
     const int64_t line = lines.line_number();
     if (text.find_first_not_of(" \t") == std::string::npos) continue;  // a blank line
     const size_t tab = text.find('\t');
-    if (tab == std::string::npos)
-      throw DataError(at_line(name, line, "no tab: expected source<TAB>target"));
+    if (tab == std::string::npos) throw DataError(at_line(name, line, "no tab: expected source<TAB>target"));
     if (text.find('\t', tab + 1) != std::string::npos)
       throw DataError(at_line(name, line, "more than one tab: expected source<TAB>target"));
     const std::string_view view(text);
@@ -107,7 +108,8 @@ void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs) 
   // parse_tsv strips a byte-order mark from the start of the file, so a first token beginning
   // with one would come back without it.
   if (!pairs.empty() && pairs[0].source[0].rfind(kByteOrderMark, 0) == 0)
-    throw DataError("write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
+    throw DataError(
+        "write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw DataError(message(path, ": cannot open for writing: ", std::strerror(errno)));
   for (const SentencePair& pair : pairs) out << join_words(pair.source) << '\t' << join_words(pair.target) << '\n';

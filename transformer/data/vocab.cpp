@@ -6,9 +6,7 @@
 namespace gradformer {
 namespace {
 
-bool has_whitespace(std::string_view token) {
-  return token.find_first_of(" \t\n\r\v\f") != std::string_view::npos;
-}
+bool has_whitespace(std::string_view token) { return token.find_first_of(" \t\n\r\v\f") != std::string_view::npos; }
 
 }  // namespace
 
@@ -21,8 +19,7 @@ void Vocab::add(const std::string& token) {
   tokens_.push_back(token);
 }
 
-Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences, int64_t min_count,
-                   int64_t max_size) {
+Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences, int64_t min_count, int64_t max_size) {
   if (min_count < 1) throw ValueError(message("Vocab::build: min_count must be at least 1, got ", min_count));
   if (max_size < 0 || (max_size > 0 && max_size < static_cast<int64_t>(specials.size())))
     throw ValueError(message("Vocab::build: max_size must be 0 (no cap) or at least the ", specials.size(),
@@ -37,8 +34,7 @@ Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences, int64
     }
   }
   std::vector<std::pair<std::string, int64_t>> by_count(counts.begin(), counts.end());
-  std::stable_sort(by_count.begin(), by_count.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 
   Vocab vocab;
   for (const auto& [word, count] : by_count) {
@@ -57,8 +53,7 @@ int64_t Vocab::id(std::string_view token) const {
 }
 
 const std::string& Vocab::token(int64_t id) const {
-  if (id < 0 || id >= size())
-    throw IndexError(message("Vocab::token: id ", id, " is outside [0, ", size(), ")"));
+  if (id < 0 || id >= size()) throw IndexError(message("Vocab::token: id ", id, " is outside [0, ", size(), ")"));
   return tokens_[static_cast<size_t>(id)];
 }
 
@@ -108,8 +103,8 @@ Vocab Vocab::from_text(std::string_view text, const std::string& source) {
     if (i < specials.size() && token != specials[i])
       throw DataError(at_line(source, line, message("expected the special ", specials[i], ", found '", token, "'")));
     if (vocab.contains(token))
-      throw DataError(at_line(source, line, message("duplicate token '", token, "' (first on line ",
-                                                    vocab.ids_.at(token) + 1, ")")));
+      throw DataError(at_line(source, line,
+                              message("duplicate token '", token, "' (first on line ", vocab.ids_.at(token) + 1, ")")));
     vocab.add(token);
   }
   return vocab;

@@ -15,7 +15,7 @@ namespace {
 // ---- argument checks, shared by both versions ----------------------------------------------------
 
 struct AttentionShape {
-  Shape lead;  // the leading dimensions, [B, H] in a Transformer
+  Shape lead;            // the leading dimensions, [B, H] in a Transformer
   int64_t matrices = 1;  // how many [Tq, Tk] score matrices: the product of lead (B * H)
   int64_t tq = 0, tk = 0, dk = 0, dv = 0;
   Tensor mask;  // expanded to [lead..., Tq, Tk] (a view), or undefined
@@ -51,8 +51,8 @@ AttentionShape check(const char* op, const Variable& q, const Variable& k, const
     scores.push_back(s.tq);
     scores.push_back(s.tk);
     if (mask.dim() > scores.rank() || !broadcasts_to(mask.shape(), scores))
-      throw ShapeError(message(op, ": mask ", mask.shape(), " does not broadcast to the scores ", scores, " (q ", q.shape(),
-                               ", k ", k.shape(), ")"));
+      throw ShapeError(message(op, ": mask ", mask.shape(), " does not broadcast to the scores ", scores, " (q ",
+                               q.shape(), ", k ", k.shape(), ")"));
     s.mask = mask.expand(scores);
   }
   if (!(options.dropout_p >= 0 && options.dropout_p < 1))
@@ -85,7 +85,8 @@ std::vector<int64_t> lead_offsets(const Tensor& t) {
   return off;
 }
 
-// The mask as one [Tq, Tk] matrix per score matrix n: allowed(n, i, j) = base[off[n] + i * rs + j * cs] (strides may be 0).
+// The mask as one [Tq, Tk] matrix per score matrix n: allowed(n, i, j) = base[off[n] + i * rs + j * cs] (strides may be
+// 0).
 struct MaskRows {
   Tensor t;
   const bool* base = nullptr;
@@ -114,7 +115,8 @@ MaskRows mask_rows(const Tensor& mask) {  // mask: [lead..., Tq, Tk], any stride
 // The backward pass, a function of its own so a debugger can stop in it by name
 // (break scaled_dot_product_attention_backward). P: the attention weights [..., Tq, Tk];
 // F: the dropout factors or undefined; g = dO: [..., Tq, d_v] -> dQ, dK, dV into dx.
-static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor& F, double scale, const Tensor& g, Grads& dx) {
+static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor& F, double scale, const Tensor& g,
+                                                  Grads& dx) {
   const int64_t Tk = P.size(-1);
   const Tensor& qv = dx.input(0);
   const Tensor& kv = dx.input(1);

@@ -7,10 +7,11 @@ namespace gradformer {
 
 DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen)
     : norm_placement(c.norm), activation(c.activation) {
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
-                                                                                         dropout_gen, c.dtype));
-  multihead_attn = register_module("multihead_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
-                                                                                         dropout_gen, c.dtype));
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout,
+                                                                                skip_init, dropout_gen, c.dtype));
+  multihead_attn = register_module(
+      "multihead_attn",
+      std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, dropout_gen, c.dtype));
   linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
   linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, skip_init, true, c.dtype));
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
@@ -51,7 +52,9 @@ Variable DecoderLayer::layer(const Variable& x, SelfAttention self, CrossAttenti
     if (keep_attention) cross_attention = a.weights;
     return dropout2->forward(a.output);
   };
-  auto ffn = [&](const Variable& h) { return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout, activation)); };
+  auto ffn = [&](const Variable& h) {
+    return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout, activation));
+  };
   if (norm_placement == NormPlacement::Post) {
     // LayerNorm(x + Sublayer(x)), three times
     const Variable h1 = norm1->forward(x + self_block(x));
@@ -72,17 +75,21 @@ Variable DecoderLayer::forward(const Variable& x, const Variable& memory, const 
 }
 
 Variable DecoderLayer::forward_step(const Variable& x, const Tensor& src_mask, LayerCache& cache) const {
-  if (cache.memory.empty()) throw ValueError("DecoderLayer: forward_step needs the memory's keys and values in the cache");
+  if (cache.memory.empty())
+    throw ValueError("DecoderLayer: forward_step needs the memory's keys and values in the cache");
   return layer(
       x, [&](const Variable& h) { return self_attn->forward_step(h, cache.self); },
-      [&](const Variable& h) { return multihead_attn->attend(multihead_attn->project_query(h), cache.memory, src_mask); });
+      [&](const Variable& h) {
+        return multihead_attn->attend(multihead_attn->project_query(h), cache.memory, src_mask);
+      });
 }
 
 Decoder::Decoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen) {
   if (num_layers <= 0) throw ValueError(message("Decoder: the number of layers must be positive, got ", num_layers));
   layers = register_module("layers", std::make_shared<ModuleList<DecoderLayer>>());
   for (int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<DecoderLayer>(c, skip_init, dropout_gen));
-  if (c.norm == NormPlacement::Pre) norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  if (c.norm == NormPlacement::Pre)
+    norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
 }
 
 Decoder::Decoder(const LayerConfig& c, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)
@@ -95,7 +102,8 @@ void Decoder::reset_parameters(Generator& init_gen) {
   if (norm) norm->reset_parameters();
 }
 
-Variable Decoder::forward(const Variable& x, const Variable& memory, const Tensor& src_mask, const Tensor& tgt_mask) const {
+Variable Decoder::forward(const Variable& x, const Variable& memory, const Tensor& src_mask,
+                          const Tensor& tgt_mask) const {
   Variable h = x;
   for (const auto& layer : *layers) h = layer->forward(h, memory, src_mask, tgt_mask);
   return norm ? norm->forward(h) : h;
@@ -103,7 +111,8 @@ Variable Decoder::forward(const Variable& x, const Variable& memory, const Tenso
 
 DecoderCache Decoder::start_cache(const Variable& memory) const {
   DecoderCache cache;
-  for (const auto& layer : *layers) cache.layers.push_back({KVCache{}, layer->multihead_attn->project_key_value(memory)});
+  for (const auto& layer : *layers)
+    cache.layers.push_back({KVCache{}, layer->multihead_attn->project_key_value(memory)});
   return cache;
 }
 

@@ -49,7 +49,7 @@ std::vector<Hypothesis> greedy_decode(EncoderDecoder& model, const Tensor& src, 
   std::vector<bool> done(static_cast<size_t>(batch), false);
   for (int64_t step = 0; step < options.max_len; ++step) {
     const Tensor logp = next_log_probs(model, memory, src_mask, prefix, cache, options.use_cache);  // [B, V]
-    const Tensor best = argmax(logp, -1);                                                            // [B]
+    const Tensor best = argmax(logp, -1);                                                           // [B]
     const int64_t* ids = best.data<int64_t>();
     bool all_done = true;
     for (int64_t b = 0; b < batch; ++b) {
@@ -99,7 +99,8 @@ Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& s
     std::iota(order.begin(), order.end(), 0);
     auto total = [&](int64_t c) { return alive_logp[static_cast<size_t>(c / vocab)] + lp[c]; };
     const auto take = std::min<int64_t>(static_cast<int64_t>(order.size()), 2 * beam);
-    std::partial_sort(order.begin(), order.begin() + take, order.end(), [&](int64_t a, int64_t b) { return total(a) > total(b); });
+    std::partial_sort(order.begin(), order.begin() + take, order.end(),
+                      [&](int64_t a, int64_t b) { return total(a) > total(b); });
 
     std::vector<int64_t> origin, next_token;
     std::vector<double> next_logp;
@@ -123,8 +124,9 @@ Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& s
     // (its log-probability only falls, and its length penalty is at most that of max_len tokens).
     double best_finished = -std::numeric_limits<double>::infinity();
     for (const Hypothesis& h : finished) best_finished = std::max(best_finished, h.score);
-    const double best_alive = next_logp.empty() ? -std::numeric_limits<double>::infinity()
-                                                : next_logp.front() / length_penalty(static_cast<size_t>(options.max_len));
+    const double best_alive = next_logp.empty()
+                                  ? -std::numeric_limits<double>::infinity()
+                                  : next_logp.front() / length_penalty(static_cast<size_t>(options.max_len));
     if (options.on_step) {
       std::vector<Hypothesis> alive;
       for (size_t i = 0; i < next_tokens.size(); ++i)

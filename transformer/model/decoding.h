@@ -30,9 +30,9 @@ struct DecodeOptions {
   // The defaults are the data layer's ids of <s> and </s> (Vocab::bos, Vocab::eos; the training
   // layer checks that they agree, since the model knows nothing of vocabularies).
   static constexpr int64_t default_bos = 1, default_eos = 2;
-  int64_t max_len = 64;        // tokens generated at most, </s> included
-  int64_t bos = default_bos;   // the first decoder input
-  int64_t eos = default_eos;   // stops a hypothesis; -1: never stop early (the copy task)
+  int64_t max_len = 64;       // tokens generated at most, </s> included
+  int64_t bos = default_bos;  // the first decoder input
+  int64_t eos = default_eos;  // stops a hypothesis; -1: never stop early (the copy task)
   bool use_cache = true;      // false: recompute the whole prefix at each step (for comparison)
   /// Beam search calls it after every step with the live hypotheses, best first (score: log P
   /// over the length penalty), so a tracer can show the beams; empty: nothing is called.

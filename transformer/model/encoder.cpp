@@ -7,8 +7,8 @@ namespace gradformer {
 
 EncoderLayer::EncoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen)
     : norm_placement(c.norm), activation(c.activation) {
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init,
-                                                                                         dropout_gen, c.dtype));
+  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout,
+                                                                                skip_init, dropout_gen, c.dtype));
   linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
   linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, skip_init, true, c.dtype));
   norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
@@ -38,7 +38,9 @@ Variable EncoderLayer::layer(const Variable& x, SelfAttention self) const {
     if (keep_attention) attention = a.weights;
     return dropout1->forward(a.output);
   };
-  auto ffn = [&](const Variable& h) { return dropout2->forward(feed_forward(h, *linear1, *linear2, *dropout, activation)); };
+  auto ffn = [&](const Variable& h) {
+    return dropout2->forward(feed_forward(h, *linear1, *linear2, *dropout, activation));
+  };
   if (norm_placement == NormPlacement::Post) {
     // LayerNorm(x + Sublayer(x))
     const Variable h = norm1->forward(x + self_attention(x));
@@ -61,7 +63,8 @@ Encoder::Encoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared
   if (num_layers <= 0) throw ValueError(message("Encoder: the number of layers must be positive, got ", num_layers));
   layers = register_module("layers", std::make_shared<ModuleList<EncoderLayer>>());
   for (int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<EncoderLayer>(c, skip_init, dropout_gen));
-  if (c.norm == NormPlacement::Pre) norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  if (c.norm == NormPlacement::Pre)
+    norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
 }
 
 Encoder::Encoder(const LayerConfig& c, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)

@@ -11,9 +11,12 @@ namespace gradformer {
 
 const char* architecture_name(Architecture arch) {
   switch (arch) {
-    case Architecture::EncoderDecoder: return "encoder-decoder";
-    case Architecture::DecoderOnly: return "decoder-only";
-    case Architecture::EncoderOnly: return "encoder-only";
+    case Architecture::EncoderDecoder:
+      return "encoder-decoder";
+    case Architecture::DecoderOnly:
+      return "decoder-only";
+    case Architecture::EncoderOnly:
+      return "encoder-only";
   }
   return "?";
 }
@@ -66,20 +69,24 @@ void TransformerConfig::validate() const {
   // times that, with the gradients and Adam's two moments).
   // parameter_count's formula (it calls validate(), so it cannot be called here).
   const int64_t d = d_model, attention = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d;
-  const int64_t parameters = (tie_embeddings ? src_vocab * d + tgt_vocab : (src_vocab + tgt_vocab) * d + d * tgt_vocab + tgt_vocab) +
-                             layers * (3 * attention + 2 * ffn + 10 * d) + (norm == NormPlacement::Pre ? 4 * d : 0);
+  const int64_t parameters =
+      (tie_embeddings ? src_vocab * d + tgt_vocab : (src_vocab + tgt_vocab) * d + d * tgt_vocab + tgt_vocab) +
+      layers * (3 * attention + 2 * ffn + 10 * d) + (norm == NormPlacement::Pre ? 4 * d : 0);
   if (parameters + max_len * d > max_numbers)
-    throw ValueError(message("TransformerConfig: the model would hold ", parameters, " parameters and a ", max_len, " x ", d,
-                             " positional table, more than the ", max_numbers, " numbers allowed (d_model ", d, ", d_ff ", d_ff,
-                             ", layers ", layers, ", vocabularies ", src_vocab, " and ", tgt_vocab, ", max_len ", max_len, ")"));
+    throw ValueError(message("TransformerConfig: the model would hold ", parameters, " parameters and a ", max_len,
+                             " x ", d, " positional table, more than the ", max_numbers, " numbers allowed (d_model ",
+                             d, ", d_ff ", d_ff, ", layers ", layers, ", vocabularies ", src_vocab, " and ", tgt_vocab,
+                             ", max_len ", max_len, ")"));
   if (d_model % heads != 0)
     throw ValueError(message("TransformerConfig: d_model ", d_model, " is not divisible by heads ", heads));
   if (d_model % 2 != 0 && positions == Positions::Sinusoidal)
     throw ValueError(message("TransformerConfig: d_model must be even (sine and cosine pairs), got ", d_model));
-  if (!(dropout >= 0 && dropout < 1)) throw ValueError(message("TransformerConfig: dropout must be in [0, 1), got ", dropout));
+  if (!(dropout >= 0 && dropout < 1))
+    throw ValueError(message("TransformerConfig: dropout must be in [0, 1), got ", dropout));
   if (arch != Architecture::EncoderDecoder && src_vocab != tgt_vocab)
     throw ValueError(message("TransformerConfig: a ", architecture_name(arch),
-                             " model has one vocabulary, so src_vocab must equal tgt_vocab, got ", src_vocab, " and ", tgt_vocab));
+                             " model has one vocabulary, so src_vocab must equal tgt_vocab, got ", src_vocab, " and ",
+                             tgt_vocab));
   if (tie_embeddings && src_vocab != tgt_vocab)
     throw ValueError(message("TransformerConfig: tie_embeddings needs one shared vocabulary, got src_vocab ", src_vocab,
                              " and tgt_vocab ", tgt_vocab));
@@ -117,7 +124,8 @@ FlopCount flop_count(const TransformerConfig& c, int64_t src_len, int64_t tgt_le
 VocabProjection::VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight, bool with_bias) {
   if (tied_weight.defined()) {
     if (tied_weight.shape() != Shape{vocab, d_model})
-      throw ShapeError(message("VocabProjection: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
+      throw ShapeError(
+          message("VocabProjection: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
     weight = tied_weight;
   } else {
     weight = register_parameter("weight", zeros({vocab, d_model}, dtype));
@@ -134,14 +142,17 @@ EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed, S
     : config_(config), dropout_gen_(std::make_shared<Generator>(seed, 1)) {
   config_.validate();
   if (config_.arch != Architecture::EncoderDecoder)
-    throw ValueError(message("EncoderDecoder: the configuration is ", architecture_name(config_.arch), ", not encoder-decoder"));
+    throw ValueError(
+        message("EncoderDecoder: the configuration is ", architecture_name(config_.arch), ", not encoder-decoder"));
   const TransformerConfig& c = config_;
   src_embed = register_module("src_embed", std::make_shared<Embedding>(c.src_vocab, c.d_model, skip_init, c.dtype));
-  tgt_embed = c.tie_embeddings
-                  ? src_embed
-                  : register_module("tgt_embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, skip_init, c.dtype));
+  tgt_embed =
+      c.tie_embeddings
+          ? src_embed
+          : register_module("tgt_embed", std::make_shared<Embedding>(c.tgt_vocab, c.d_model, skip_init, c.dtype));
   positional_encoding = register_module(
-      "positional_encoding", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
+      "positional_encoding",
+      std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
   encoder = register_module("encoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
   decoder = register_module("decoder", std::make_shared<Decoder>(c.layer(), c.layers, skip_init, dropout_gen_));
   output_projection = register_module(
@@ -149,7 +160,8 @@ EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed, S
                                                      c.tie_embeddings ? src_embed->weight : Variable()));
 }
 
-EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed) : EncoderDecoder(config, seed, skip_init) {
+EncoderDecoder::EncoderDecoder(const TransformerConfig& config, uint64_t seed)
+    : EncoderDecoder(config, seed, skip_init) {
   Generator init(seed, 0);
   reset_parameters(init);
 }
@@ -188,7 +200,8 @@ void EncoderDecoder::reset_parameters(Generator& init_gen) {
 // Ids outside [0, vocab) are an IndexError of the embedding lookup.
 void EncoderDecoder::check_ids(const char* what, const Tensor& ids) const {
   if (ids.dtype() != DType::Int64 || ids.dim() != 2)
-    throw ShapeError(message("EncoderDecoder: ", what, " must be [B, T] int64 token ids, got ", ids.shape(), " ", ids.dtype()));
+    throw ShapeError(
+        message("EncoderDecoder: ", what, " must be [B, T] int64 token ids, got ", ids.shape(), " ", ids.dtype()));
 }
 
 // "In the embedding layers, we multiply those weights by sqrt(d_model)."
@@ -205,11 +218,12 @@ Variable EncoderDecoder::embed_target(const Tensor& tgt, int64_t start) const {
 static void check_mask(const char* what, const Tensor& mask, int64_t batch, int64_t queries, int64_t keys) {
   if (!mask.defined()) return;
   if (mask.dtype() != DType::Bool)
-    throw DTypeError(message("EncoderDecoder: ", what, " must be bool (true where attention is allowed), got ", mask.dtype()));
-  if (mask.dim() != 3 || (mask.size(0) != batch && mask.size(0) != 1) || (mask.size(1) != queries && mask.size(1) != 1) ||
-      mask.size(2) != keys)
-    throw ShapeError(message("EncoderDecoder: ", what, " ", mask.shape(), " does not fit [", batch, ", ", queries, " or 1, ",
-                             keys, "]"));
+    throw DTypeError(
+        message("EncoderDecoder: ", what, " must be bool (true where attention is allowed), got ", mask.dtype()));
+  if (mask.dim() != 3 || (mask.size(0) != batch && mask.size(0) != 1) ||
+      (mask.size(1) != queries && mask.size(1) != 1) || mask.size(2) != keys)
+    throw ShapeError(message("EncoderDecoder: ", what, " ", mask.shape(), " does not fit [", batch, ", ", queries,
+                             " or 1, ", keys, "]"));
 }
 
 Variable EncoderDecoder::encode(const Tensor& src, const Tensor& src_mask) const {
@@ -233,7 +247,8 @@ Variable EncoderDecoder::logits(const Variable& decoded) const { return output_p
 
 Variable EncoderDecoder::log_probs(const Variable& decoded) const { return log_softmax(logits(decoded), -1); }
 
-Variable EncoderDecoder::forward(const Tensor& src, const Tensor& tgt_in, const Tensor& src_mask, const Tensor& tgt_mask) const {
+Variable EncoderDecoder::forward(const Tensor& src, const Tensor& tgt_in, const Tensor& src_mask,
+                                 const Tensor& tgt_mask) const {
   return logits(decode(encode(src, src_mask), src_mask, tgt_in, tgt_mask));
 }
 

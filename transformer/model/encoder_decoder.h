@@ -69,7 +69,7 @@ struct TransformerConfig {
   Architecture arch = Architecture::EncoderDecoder;
   int64_t src_vocab = 0, tgt_vocab = 0;
   int64_t d_model = 512, d_ff = 2048, heads = 8, layers = 6;  // layers: N, in the encoder and in the decoder
-  double dropout = 0.1;                                        // P_drop
+  double dropout = 0.1;                                       // P_drop
   NormPlacement norm = NormPlacement::Post;
   int64_t max_len = 512;  // the longest sequence the positional encoding covers
   bool tie_embeddings = false;
@@ -152,8 +152,8 @@ class EncoderDecoder : public Module {
 
   /// The initialisation, in one pass, each parameter drawn once: every parameter of 2 or more
   /// dimensions Xavier-uniform (as the Annotated Transformer and the reference implementations),
-  /// learned positions N(0, 0.02), LayerNorm gains 1 and biases 0, attention biases 0, the feed-forward and output biases
-  /// PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  /// learned positions N(0, 0.02), LayerNorm gains 1 and biases 0, attention biases 0, the feed-forward and output
+  /// biases PyTorch's Linear default U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
   void reset_parameters(Generator& init_gen);
 
   /// src: [B, S] int64 -> [B, S, d]:  dropout(src_embed(src) * sqrt(d) + PE)

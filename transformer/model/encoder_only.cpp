@@ -13,7 +13,8 @@ namespace gradformer {
 EncoderOnlyConfig EncoderOnlyConfig::bert_base() {
   EncoderOnlyConfig c;
   c.vocab = 30522, c.d_model = 768, c.d_ff = 3072, c.heads = 12, c.layers = 12, c.dropout = 0.1;
-  c.max_len = 512, c.positions = Positions::Learned, c.activation = Activation::GELU, c.types = 2, c.embed_norm = true, c.tie_embeddings = true;
+  c.max_len = 512, c.positions = Positions::Learned, c.activation = Activation::GELU, c.types = 2, c.embed_norm = true,
+  c.tie_embeddings = true;
   return c;
 }
 
@@ -28,7 +29,8 @@ void EncoderOnlyConfig::validate() const {
     throw ValueError(message("EncoderOnlyConfig: d_model ", d_model, " is not divisible by heads ", heads));
   if (positions == Positions::Sinusoidal && d_model % 2 != 0)
     throw ValueError(message("EncoderOnlyConfig: d_model must be even for sinusoidal positions, got ", d_model));
-  if (!(dropout >= 0 && dropout < 1)) throw ValueError(message("EncoderOnlyConfig: dropout must be in [0, 1), got ", dropout));
+  if (!(dropout >= 0 && dropout < 1))
+    throw ValueError(message("EncoderOnlyConfig: dropout must be in [0, 1), got ", dropout));
   if (dtype != DType::Float32 && dtype != DType::Float64)
     throw DTypeError(message("EncoderOnlyConfig: dtype must be float32 or float64, got ", dtype));
 }
@@ -38,7 +40,8 @@ EncoderOnlyCount parameter_count(const EncoderOnlyConfig& c) {
   const int64_t d = c.d_model, norm = 2 * d;
   const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d;
   EncoderOnlyCount n;
-  n.embeddings = c.vocab * d + (c.positions == Positions::Learned ? c.max_len * d : 0) + c.types * d + (c.embed_norm ? norm : 0);
+  n.embeddings =
+      c.vocab * d + (c.positions == Positions::Learned ? c.max_len * d : 0) + c.types * d + (c.embed_norm ? norm : 0);
   n.encoder = c.layers * (attention + ffn + 2 * norm) + (c.norm == NormPlacement::Pre ? norm : 0);
   n.pooler = d * d + d;
   n.mlm_head = d * d + d + norm + c.vocab + (c.tie_embeddings ? 0 : c.vocab * d);
@@ -53,7 +56,8 @@ MlmHead::MlmHead(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weig
   norm = register_module("norm", std::make_shared<LayerNorm>(d_model, 1e-5, dtype));
   if (tied_weight.defined()) {
     if (tied_weight.shape() != Shape{vocab, d_model})
-      throw ShapeError(message("MlmHead: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
+      throw ShapeError(
+          message("MlmHead: a tied weight must be [", vocab, ", ", d_model, "], got ", tied_weight.shape()));
     weight = tied_weight;
   } else {
     weight = register_parameter("weight", zeros({vocab, d_model}, dtype));
@@ -62,7 +66,9 @@ MlmHead::MlmHead(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weig
 }
 
 // [..., d] -> [..., d] -> [..., V]
-Variable MlmHead::forward(const Variable& h) const { return linear(norm->forward(gelu(dense->forward(h))), weight, bias); }
+Variable MlmHead::forward(const Variable& h) const {
+  return linear(norm->forward(gelu(dense->forward(h))), weight, bias);
+}
 
 // ---- the model ----------------------------------------------------------------------------------------
 
@@ -72,9 +78,10 @@ EncoderOnly::EncoderOnly(const EncoderOnlyConfig& config, uint64_t seed, SkipIni
   const EncoderOnlyConfig& c = config_;
   tok_embed = register_module("tok_embed", std::make_shared<Embedding>(c.vocab, c.d_model, skip_init, c.dtype));
   // Its own dropout off: embed_dropout below does it once, after the types and the norm.
-  pos_embed = register_module("pos_embed", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, 0.0, dropout_gen_,
-                                                                                c.dtype, c.positions));
-  if (c.types > 0) type_embed = register_module("type_embed", std::make_shared<Embedding>(c.types, c.d_model, skip_init, c.dtype));
+  pos_embed = register_module(
+      "pos_embed", std::make_shared<PositionalEncoding>(c.d_model, c.max_len, 0.0, dropout_gen_, c.dtype, c.positions));
+  if (c.types > 0)
+    type_embed = register_module("type_embed", std::make_shared<Embedding>(c.types, c.d_model, skip_init, c.dtype));
   if (c.embed_norm) embed_norm = register_module("embed_norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
   embed_dropout = register_module("embed_dropout", std::make_shared<Dropout>(c.dropout, dropout_gen_));
   encoder = register_module("encoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
@@ -93,9 +100,12 @@ EncoderOnly::EncoderOnly(const EncoderOnlyConfig& config, uint64_t seed) : Encod
 void EncoderOnly::reset_parameters(Generator& init_gen) {
   // One pass in name order: every matrix Xavier-uniform, every vector 0, then the LayerNorm gains 1.
   for (const auto& [name, p] : named_parameters()) {
-    if (name == "pos_embed.weight") pos_embed->reset_parameters(init_gen);  // N(0, 0.02), as BERT's
-    else if (p.dim() >= 2) xavier_uniform_(p, init_gen);
-    else fill_(p, 0.0);
+    if (name == "pos_embed.weight")
+      pos_embed->reset_parameters(init_gen);  // N(0, 0.02), as BERT's
+    else if (p.dim() >= 2)
+      xavier_uniform_(p, init_gen);
+    else
+      fill_(p, 0.0);
   }
   for (const auto& layer : *encoder->layers) layer->norm1->reset_parameters(), layer->norm2->reset_parameters();
   if (encoder->norm) encoder->norm->reset_parameters();

@@ -52,11 +52,11 @@ struct EncoderOnlyConfig {
   NormPlacement norm = NormPlacement::Post;
   int64_t max_len = 128;
   Positions positions = Positions::Sinusoidal;  // BERT's are learned, a [max_len, d] table
-  Activation activation = Activation::GELU;      // "we use a gelu activation" (BERT, appendix A.2)
-  int64_t types = 0;               // BERT's segment (token type) embeddings, 2; 0 for none
-  bool embed_norm = false;         // BERT's LayerNorm over the embedding sum
-  bool tie_embeddings = true;      // the MLM output matrix is tok_embed.weight
-  int64_t classes = 2;             // C, the classifier's outputs
+  Activation activation = Activation::GELU;     // "we use a gelu activation" (BERT, appendix A.2)
+  int64_t types = 0;                            // BERT's segment (token type) embeddings, 2; 0 for none
+  bool embed_norm = false;                      // BERT's LayerNorm over the embedding sum
+  bool tie_embeddings = true;                   // the MLM output matrix is tok_embed.weight
+  int64_t classes = 2;                          // C, the classifier's outputs
   DType dtype = DType::Float32;
 
   /// BERT-base (section 3): "L=12, H=768, A=12", d_ff 4H, V 30522, 512 learned positions, 2 types,
@@ -117,9 +117,9 @@ class EncoderOnly : public Module {
   const EncoderOnlyConfig& config() const { return config_; }
   const std::shared_ptr<Generator>& dropout_generator() const { return dropout_gen_; }
 
-  std::shared_ptr<Embedding> tok_embed, type_embed;    // type_embed may be null
-  std::shared_ptr<PositionalEncoding> pos_embed;        // learned: the parameter pos_embed.weight
-  std::shared_ptr<LayerNorm> embed_norm;                         // may be null
+  std::shared_ptr<Embedding> tok_embed, type_embed;  // type_embed may be null
+  std::shared_ptr<PositionalEncoding> pos_embed;     // learned: the parameter pos_embed.weight
+  std::shared_ptr<LayerNorm> embed_norm;             // may be null
   std::shared_ptr<Dropout> embed_dropout;
   std::shared_ptr<Encoder> encoder;
   std::shared_ptr<MlmHead> mlm_head;

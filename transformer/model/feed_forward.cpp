@@ -12,8 +12,8 @@ Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& li
   return linear2.forward(dropout.forward(activation == Activation::GELU ? gelu(hidden) : relu(hidden)));
 }
 
-FeedForward::FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit, std::shared_ptr<Generator> dropout_gen,
-                         DType dtype, Activation activation_)
+FeedForward::FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit,
+                         std::shared_ptr<Generator> dropout_gen, DType dtype, Activation activation_)
     : activation(activation_) {
   linear1 = register_module("linear1", std::make_shared<Linear>(d_model, d_ff, skip_init, true, dtype));
   linear2 = register_module("linear2", std::make_shared<Linear>(d_ff, d_model, skip_init, true, dtype));

@@ -22,8 +22,8 @@
 
 namespace gradformer {
 
-/// linear2(dropout(act(linear1(x)))), act relu (the paper) or gelu (GPT, BERT)   x: [..., d_model] -> [..., d_ff] -> [..., d_model]
-/// (dropout on the hidden activations, as PyTorch's TransformerEncoderLayer and the Annotated
+/// linear2(dropout(act(linear1(x)))), act relu (the paper) or gelu (GPT, BERT)   x: [..., d_model] -> [..., d_ff] ->
+/// [..., d_model] (dropout on the hidden activations, as PyTorch's TransformerEncoderLayer and the Annotated
 /// Transformer do.)
 Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& linear2, const Dropout& dropout,
                       Activation activation = Activation::ReLU);
@@ -32,13 +32,16 @@ Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& li
 class FeedForward : public Module {
  public:
   /// Initialised as PyTorch's Linears (reset_parameters).
-  FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, Generator& init_gen, std::shared_ptr<Generator> dropout_gen,
-              DType dtype = DType::Float32, Activation activation = Activation::ReLU);
+  FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, Generator& init_gen,
+              std::shared_ptr<Generator> dropout_gen, DType dtype = DType::Float32,
+              Activation activation = Activation::ReLU);
   /// The same, allocated but not initialised (see nn/init.h).
   FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit, std::shared_ptr<Generator> dropout_gen,
               DType dtype = DType::Float32, Activation activation = Activation::ReLU);
   void reset_parameters(Generator& init_gen);
-  Variable forward(const Variable& x) const { return feed_forward(x, *linear1, *linear2, *dropout, activation); }  // [..., d] -> [..., d]
+  Variable forward(const Variable& x) const {
+    return feed_forward(x, *linear1, *linear2, *dropout, activation);
+  }  // [..., d] -> [..., d]
   std::shared_ptr<Linear> linear1, linear2;
   std::shared_ptr<Dropout> dropout;
   Activation activation;

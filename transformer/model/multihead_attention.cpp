@@ -71,7 +71,8 @@ std::pair<Variable, KVCache> MultiheadAttention::project_query_key_value(const V
   check_input("input", x);
   const int64_t d = d_model_;
   const Variable qkv = project_rows(x, in_proj_weight, in_proj_bias, 0, 3 * d);  // [B, T, 3d]
-  return {split_heads(narrow(qkv, 2, 0, d)), {split_heads(narrow(qkv, 2, d, d)), split_heads(narrow(qkv, 2, 2 * d, d))}};
+  return {split_heads(narrow(qkv, 2, 0, d)),
+          {split_heads(narrow(qkv, 2, d, d)), split_heads(narrow(qkv, 2, 2 * d, d))}};
 }
 
 // Concat(head_1, ..., head_h) W^O   q: [B, H, Tq, d_k], kv: [B, H, Tk, d_k] -> [B, Tq, d]
@@ -108,16 +109,17 @@ Attention MultiheadAttention::forward(const Variable& query, const Variable& key
 Attention MultiheadAttention::forward_step(const Variable& x, KVCache& cache, const Tensor& mask) const {
   auto [q, kv] = project_query_key_value(x);
   if (!cache.empty() && (cache.k.size(0) != x.size(0)))
-    throw ShapeError(message("MultiheadAttention: forward_step input ", x.shape(), " does not match the cache's batch of ",
-                             cache.k.size(0)));
+    throw ShapeError(message("MultiheadAttention: forward_step input ", x.shape(),
+                             " does not match the cache's batch of ", cache.k.size(0)));
   const bool first = cache.empty();
   cache.k = first ? kv.k : concat({cache.k, kv.k}, 2);  // [B, H, T_cached + Tn, d_k]
   cache.v = first ? kv.v : concat({cache.v, kv.v}, 2);
   if (mask.defined() || x.size(1) == 1) return attend(q, cache, mask);
   // Several new positions at once: each sees the cached ones and the new ones up to itself.
   const int64_t tn = x.size(1), past = cache.length() - tn;
-  const Tensor allowed = le(arange(0, static_cast<double>(cache.length()), 1.0, DType::Int64).unsqueeze(0),
-                            arange(static_cast<double>(past), static_cast<double>(past + tn), 1.0, DType::Int64).unsqueeze(1));
+  const Tensor allowed =
+      le(arange(0, static_cast<double>(cache.length()), 1.0, DType::Int64).unsqueeze(0),
+         arange(static_cast<double>(past), static_cast<double>(past + tn), 1.0, DType::Int64).unsqueeze(1));
   return attend(q, cache, allowed);  // [Tn, T_cached]
 }
 

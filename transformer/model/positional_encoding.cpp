@@ -11,12 +11,14 @@ namespace gradformer {
 // PE(pos, 2i) = sin(pos / 10000^(2i/d)),  PE(pos, 2i+1) = cos(pos / 10000^(2i/d))
 Tensor sinusoidal_encoding(int64_t max_len, int64_t d_model, DType dtype) {
   if (max_len <= 0 || d_model <= 0 || d_model % 2 != 0)
-    throw ValueError(message("sinusoidal_encoding: max_len must be positive and d_model positive and even, got max_len ",
-                             max_len, ", d_model ", d_model));
+    throw ValueError(
+        message("sinusoidal_encoding: max_len must be positive and d_model positive and even, got max_len ", max_len,
+                ", d_model ", d_model));
   std::vector<double> pe(static_cast<size_t>(max_len * d_model));
   for (int64_t pos = 0; pos < max_len; ++pos)
     for (int64_t i = 0; 2 * i < d_model; ++i) {
-      const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d_model));
+      const double angle =
+          static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d_model));
       pe[static_cast<size_t>(pos * d_model + 2 * i)] = std::sin(angle);
       pe[static_cast<size_t>(pos * d_model + 2 * i + 1)] = std::cos(angle);
     }
@@ -29,7 +31,8 @@ Tensor positional_rotation(int64_t k, int64_t d_model, DType dtype) {
     throw ValueError(message("positional_rotation: d_model must be positive and even, got ", d_model));
   std::vector<double> r(static_cast<size_t>(d_model * d_model), 0.0);
   for (int64_t i = 0; 2 * i < d_model; ++i) {
-    const double a = static_cast<double>(k) / std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d_model));
+    const double a =
+        static_cast<double>(k) / std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d_model));
     const int64_t s = 2 * i, c = 2 * i + 1;
     r[static_cast<size_t>(s * d_model + s)] = std::cos(a);
     r[static_cast<size_t>(s * d_model + c)] = std::sin(a);

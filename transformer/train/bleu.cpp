@@ -8,8 +8,8 @@ namespace gradformer {
 namespace {
 
 template <class Token>
-void check_corpus(const std::vector<std::vector<Token>>& hypotheses,
-                  const std::vector<std::vector<Token>>& references, const char* op) {
+void check_corpus(const std::vector<std::vector<Token>>& hypotheses, const std::vector<std::vector<Token>>& references,
+                  const char* op) {
   if (hypotheses.size() != references.size())
     throw ValueError(message(op, ": ", hypotheses.size(), " hypotheses but ", references.size(), " references"));
   if (hypotheses.empty()) throw ValueError(message(op, ": empty corpus"));
@@ -49,9 +49,12 @@ BleuScore bleu(const std::vector<std::vector<Token>>& hypotheses, const std::vec
   double log_precision_sum = 0;
   bool any_zero = false;
   for (size_t n = 0; n < 4; ++n) {
-    score.precisions[n] = score.totals[n] == 0 ? 0.0 : static_cast<double>(score.matches[n]) / static_cast<double>(score.totals[n]);
-    if (score.matches[n] == 0) any_zero = true;
-    else log_precision_sum += std::log(score.precisions[n]);
+    score.precisions[n] =
+        score.totals[n] == 0 ? 0.0 : static_cast<double>(score.matches[n]) / static_cast<double>(score.totals[n]);
+    if (score.matches[n] == 0)
+      any_zero = true;
+    else
+      log_precision_sum += std::log(score.precisions[n]);
   }
   const auto c = static_cast<double>(score.hypothesis_length), r = static_cast<double>(score.reference_length);
   score.brevity_penalty = c == 0 ? 0.0 : c > r ? 1.0 : std::exp(1.0 - r / c);
@@ -60,7 +63,8 @@ BleuScore bleu(const std::vector<std::vector<Token>>& hypotheses, const std::vec
 }
 
 template <class Token>
-double exact_match(const std::vector<std::vector<Token>>& hypotheses, const std::vector<std::vector<Token>>& references) {
+double exact_match(const std::vector<std::vector<Token>>& hypotheses,
+                   const std::vector<std::vector<Token>>& references) {
   check_corpus(hypotheses, references, "exact_match_rate");
   size_t equal = 0;
   for (size_t s = 0; s < hypotheses.size(); ++s) equal += hypotheses[s] == references[s] ? 1 : 0;

@@ -18,13 +18,13 @@
 namespace gradformer {
 
 struct BleuScore {
-  double bleu = 0;                       // 0..100
-  std::array<double, 4> precisions{};    // p_1..p_4, each 0..1
-  std::array<int64_t, 4> matches{};      // clipped n-gram matches, summed over the corpus
-  std::array<int64_t, 4> totals{};       // hypothesis n-grams, summed over the corpus
-  double brevity_penalty = 0;            // 0..1
-  int64_t hypothesis_length = 0;         // c
-  int64_t reference_length = 0;          // r
+  double bleu = 0;                     // 0..100
+  std::array<double, 4> precisions{};  // p_1..p_4, each 0..1
+  std::array<int64_t, 4> matches{};    // clipped n-gram matches, summed over the corpus
+  std::array<int64_t, 4> totals{};     // hypothesis n-grams, summed over the corpus
+  double brevity_penalty = 0;          // 0..1
+  int64_t hypothesis_length = 0;       // c
+  int64_t reference_length = 0;        // r
 };
 
 /// hypotheses[i] is scored against references[i]. ValueError if the counts differ or are zero.

@@ -15,7 +15,8 @@ constexpr const char* kOptimizerPrefix = "optimizer.";
 const std::string& require(const std::map<std::string, std::string>& metadata, const std::string& key,
                            const std::string& source) {
   const auto it = metadata.find(key);
-  if (it == metadata.end()) throw CheckpointError(message(source, ": not a gradformer checkpoint: no metadata '", key, "'"));
+  if (it == metadata.end())
+    throw CheckpointError(message(source, ": not a gradformer checkpoint: no metadata '", key, "'"));
   return it->second;
 }
 
@@ -76,7 +77,8 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
   c.max_len = integer("config.max_len");
   c.dropout = to_double(require(m, "config.dropout", source), "config.dropout", source);
   const std::string& norm = require(m, "config.norm", source);
-  if (norm != "pre" && norm != "post") throw CheckpointError(message(source, ": config.norm must be pre or post, got '", norm, "'"));
+  if (norm != "pre" && norm != "post")
+    throw CheckpointError(message(source, ": config.norm must be pre or post, got '", norm, "'"));
   c.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   const std::string& tie = require(m, "config.tie_embeddings", source);
   if (tie != "true" && tie != "false")
@@ -92,7 +94,8 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
   try {
     c.arch = parse_architecture(arch);
   } catch (const ValueError&) {
-    throw CheckpointError(message(source, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+    throw CheckpointError(
+        message(source, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
   }
   const std::string& activation = optional_entry(m, "config.activation", relu);
   if (activation != "relu" && activation != "gelu")
@@ -146,7 +149,8 @@ CheckpointContents read_checkpoint(const std::string& path) {
     throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")"));
   // An encoder-only checkpoint's configuration is its own (encoder_only_checkpoint.h): refused here by name.
   if (const std::string arch = checkpoint_arch(m); arch == kEncoderOnlyArch)
-    throw CheckpointError(message(path, ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
+    throw CheckpointError(message(
+        path, ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
   CheckpointContents out;
   out.info.config = config_from_metadata(m, path);
   try {
@@ -155,28 +159,32 @@ CheckpointContents read_checkpoint(const std::string& path) {
   } catch (const DataError& e) {
     throw CheckpointError(e.what());
   }
-  if (out.info.source_vocab.size() != out.info.config.src_vocab || out.info.target_vocab.size() != out.info.config.tgt_vocab)
+  if (out.info.source_vocab.size() != out.info.config.src_vocab ||
+      out.info.target_vocab.size() != out.info.config.tgt_vocab)
     throw CheckpointError(message(path, ": vocabularies of ", out.info.source_vocab.size(), " and ",
-                                  out.info.target_vocab.size(), " tokens do not match the model's ", out.info.config.src_vocab,
-                                  " and ", out.info.config.tgt_vocab));
+                                  out.info.target_vocab.size(), " tokens do not match the model's ",
+                                  out.info.config.src_vocab, " and ", out.info.config.tgt_vocab));
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;
   for (auto& [name, t] : file.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
-    else out.parameters.emplace(name, t);
+    if (name.rfind(kOptimizerPrefix, 0) == 0)
+      out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
+    else
+      out.parameters.emplace(name, t);
   }
   for (const auto& [name, t] : out.parameters) {
     double value = 0;
     if (is_floating(t.dtype()) && first_non_finite(t, &value))
-      throw CheckpointError(message(path, ": a non-finite parameter (", name, " holds ", value, "): the model is unusable"));
+      throw CheckpointError(
+          message(path, ": a non-finite parameter (", name, " holds ", value, "): the model is unusable"));
   }
   return out;
 }
 
 void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
   if (info.config.arch != needed)
-    throw CheckpointError(message(path, ": a ", architecture_name(info.config.arch), " checkpoint (config.arch), but this needs an ",
-                                  architecture_name(needed), " one"));
+    throw CheckpointError(message(path, ": a ", architecture_name(info.config.arch),
+                                  " checkpoint (config.arch), but this needs an ", architecture_name(needed), " one"));
 }
 
 void load_parameters(Module& model, const StateDict& parameters, const std::string& path) {

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "nn/safetensors.h"
-#include "transformer/model/encoder_decoder.h"
 #include "transformer/data/vocab.h"
+#include "transformer/model/encoder_decoder.h"
 
 namespace gradformer {
 

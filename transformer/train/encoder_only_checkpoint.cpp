@@ -50,16 +50,20 @@ std::map<std::string, std::string> encoder_only_config_to_metadata(const Encoder
           {"config.dtype", std::string(name(c.dtype))}};
 }
 
-EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& m, const std::string& source) {
+EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& m,
+                                                    const std::string& source) {
   const SavedState saved(m, source);
   auto one_of = [&](const char* key, const char* a, const char* b) {
     const std::string& v = saved.text(key);
-    if (v != a && v != b) throw CheckpointError(message(source, ": ", key, " must be ", a, " or ", b, ", got '", v, "'"));
+    if (v != a && v != b)
+      throw CheckpointError(message(source, ": ", key, " must be ", a, " or ", b, ", got '", v, "'"));
     return v == a;
   };
   EncoderOnlyConfig c;
-  c.vocab = saved.integer("config.vocab"), c.d_model = saved.integer("config.d_model"), c.d_ff = saved.integer("config.d_ff");
-  c.heads = saved.integer("config.heads"), c.layers = saved.integer("config.layers"), c.max_len = saved.integer("config.max_len");
+  c.vocab = saved.integer("config.vocab"), c.d_model = saved.integer("config.d_model"),
+  c.d_ff = saved.integer("config.d_ff");
+  c.heads = saved.integer("config.heads"), c.layers = saved.integer("config.layers"),
+  c.max_len = saved.integer("config.max_len");
   c.types = saved.integer("config.types"), c.classes = saved.integer("config.classes");
   c.dropout = saved.number("config.dropout");
   c.norm = one_of("config.norm", "pre", "post") ? NormPlacement::Pre : NormPlacement::Post;
@@ -95,9 +99,11 @@ LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const st
   const auto& m = file.metadata;
   const SavedState saved(m, path);
   if (saved.text("format") != kFormat)
-    throw CheckpointError(message(path, ": unknown checkpoint format '", saved.text("format"), "' (expected ", kFormat, ")"));
+    throw CheckpointError(
+        message(path, ": unknown checkpoint format '", saved.text("format"), "' (expected ", kFormat, ")"));
   if (const std::string arch = checkpoint_arch(m); arch != kEncoderOnlyArch)
-    throw CheckpointError(message(path, ": an ", arch, " checkpoint (config.arch), but ", what, " needs an encoder-only one"));
+    throw CheckpointError(
+        message(path, ": an ", arch, " checkpoint (config.arch), but ", what, " needs an encoder-only one"));
   LoadedEncoderOnly out;
   out.info.config = encoder_only_config_from_metadata(m, path);
   try {
@@ -106,15 +112,18 @@ LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const st
     throw CheckpointError(e.what());
   }
   if (out.info.vocab.size() != out.info.config.vocab)
-    throw CheckpointError(message(path, ": a vocabulary of ", out.info.vocab.size(), " tokens does not match config.vocab ",
-                                  out.info.config.vocab));
+    throw CheckpointError(message(path, ": a vocabulary of ", out.info.vocab.size(),
+                                  " tokens does not match config.vocab ", out.info.config.vocab));
   out.info.labels = lines(saved.text("labels"));
   if (static_cast<int64_t>(out.info.labels.size()) != out.info.config.classes)
-    throw CheckpointError(message(path, ": ", out.info.labels.size(), " labels for config.classes ", out.info.config.classes));
+    throw CheckpointError(
+        message(path, ": ", out.info.labels.size(), " labels for config.classes ", out.info.config.classes));
   StateDict params;
   for (auto& [name, t] : file.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
-    else params.emplace(name, t);
+    if (name.rfind(kOptimizerPrefix, 0) == 0)
+      out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
+    else
+      params.emplace(name, t);
   }
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;

@@ -2,8 +2,8 @@
 // its parameters under EncoderOnly's names (encoder_only.h), optimizer.* for resuming, and metadata
 //   config.arch = encoder-only, config.vocab, config.d_model, config.d_ff, config.heads,
 //   config.layers, config.dropout, config.norm, config.max_len, config.positions (sinusoidal |
-//   learned), config.activation (relu | gelu), config.types, config.embed_norm, config.tie_embeddings, config.classes, config.dtype,
-//   vocab.source (one token per line; <mask> at id 4), labels (one class name per line), state.*
+//   learned), config.activation (relu | gelu), config.types, config.embed_norm, config.tie_embeddings, config.classes,
+//   config.dtype, vocab.source (one token per line; <mask> at id 4), labels (one class name per line), state.*
 // The keys the other architectures share mean the same here; config.src_vocab/tgt_vocab become
 // config.vocab, and the BERT-only ones are new. A checkpoint of another architecture is refused by
 // name, and so is this one by read_checkpoint (checkpoint.h).
@@ -25,8 +25,8 @@ inline constexpr const char* kEncoderOnlyArch = "encoder-only";
 struct EncoderOnlyCheckpointInfo {
   EncoderOnlyConfig config;
   Vocab vocab;
-  std::vector<std::string> labels;            // the classifier's class names, config.classes of them
-  std::map<std::string, std::string> state;   // "train.step", "options.task", ... (without "state.")
+  std::vector<std::string> labels;           // the classifier's class names, config.classes of them
+  std::map<std::string, std::string> state;  // "train.step", "options.task", ... (without "state.")
 };
 
 /// Writes parameters, optimizer state (may be empty) and info to `path`, atomically.

@@ -40,11 +40,16 @@ std::string exact(double v) {
 }
 
 std::map<std::string, std::string> to_state(const EncoderOnlyTrainOptions& o) {
-  return {{"options.task", o.task},           {"options.init_path", o.init_path},
-          {"options.steps", message(o.steps)}, {"options.batch_size", message(o.batch_size)},
-          {"options.lr", exact(o.lr)},         {"options.warmup", message(o.warmup)},
-          {"options.clip", exact(o.clip)},     {"options.labelled", message(o.labelled)},
-          {"options.seed", message(o.seed)},   {"options.save_every", message(o.save_every)}};
+  return {{"options.task", o.task},
+          {"options.init_path", o.init_path},
+          {"options.steps", message(o.steps)},
+          {"options.batch_size", message(o.batch_size)},
+          {"options.lr", exact(o.lr)},
+          {"options.warmup", message(o.warmup)},
+          {"options.clip", exact(o.clip)},
+          {"options.labelled", message(o.labelled)},
+          {"options.seed", message(o.seed)},
+          {"options.save_every", message(o.save_every)}};
 }
 
 // Resuming takes the checkpoint's options but the output ones from the caller (as train() does).
@@ -61,17 +66,20 @@ EncoderOnlyTrainOptions from_state(const std::map<std::string, std::string>& s, 
 }
 
 void validate(const EncoderOnlyTrainOptions& o) {
-  if (o.task != "mlm" && o.task != "classify") throw TrainOptionError("task", message("must be mlm or classify, got '", o.task, "'"));
+  if (o.task != "mlm" && o.task != "classify")
+    throw TrainOptionError("task", message("must be mlm or classify, got '", o.task, "'"));
   const std::pair<const char*, int64_t> at_least_one[] = {
       {"steps", o.steps}, {"batch_size", o.batch_size}, {"warmup", o.warmup}, {"log_every", o.log_every}};
   for (const auto& [field, value] : at_least_one)
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
   if (o.task == "classify" && (o.labelled < 1 || o.labelled > 10000))
-    throw TrainOptionError("labelled", message("must be in [1, 10000] (the toy corpus's train split), got ", o.labelled));
+    throw TrainOptionError("labelled",
+                           message("must be in [1, 10000] (the toy corpus's train split), got ", o.labelled));
   if (o.save_every < 0) throw TrainOptionError("save_every", message("must be at least 0, got ", o.save_every));
   if (o.stop_after < 0) throw TrainOptionError("stop_after", message("must be at least 0, got ", o.stop_after));
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
-  if (!(o.clip >= 0 && std::isfinite(o.clip))) throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
+  if (!(o.clip >= 0 && std::isfinite(o.clip)))
+    throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
   if (!o.init_path.empty() && o.task != "classify")
     throw TrainOptionError("init_path", "is for --task classify (fine-tuning a pre-trained checkpoint)");
 }
@@ -97,8 +105,8 @@ std::vector<int64_t> draw_indices(int64_t count, int64_t n, Generator& gen) {
 }
 
 // Loss and accuracy of the MLM over sentences, masked with a fixed generator (the same draw every time).
-std::pair<double, double> mlm_evaluate(const EncoderOnly& model, const Vocab& vocab, const std::vector<std::vector<std::string>>& sentences,
-                                       uint64_t seed) {
+std::pair<double, double> mlm_evaluate(const EncoderOnly& model, const Vocab& vocab,
+                                       const std::vector<std::vector<std::string>>& sentences, uint64_t seed) {
   InferenceGuard guard(const_cast<EncoderOnly&>(model));
   Generator gen(seed, 3);
   double loss = 0, right = 0, chosen = 0;
@@ -116,7 +124,8 @@ std::pair<double, double> mlm_evaluate(const EncoderOnly& model, const Vocab& vo
 
 }  // namespace
 
-std::vector<int64_t> classify(const EncoderOnly& model, const Vocab& vocab, const std::vector<std::vector<std::string>>& sentences) {
+std::vector<int64_t> classify(const EncoderOnly& model, const Vocab& vocab,
+                              const std::vector<std::vector<std::string>>& sentences) {
   InferenceGuard guard(const_cast<EncoderOnly&>(model));
   std::vector<int64_t> out;
   for (size_t start = 0; start < sentences.size(); start += 100) {
@@ -154,9 +163,18 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
   if (from) {
     model = std::move(from->model);
   } else {
-    EncoderOnlyConfig c{.vocab = vocab.size(), .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
-                        .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len, .positions = o.positions,
-                        .activation = o.activation, .tie_embeddings = o.tie_embeddings, .classes = 2};
+    EncoderOnlyConfig c{.vocab = vocab.size(),
+                        .d_model = o.d_model,
+                        .d_ff = o.d_ff,
+                        .heads = o.heads,
+                        .layers = o.layers,
+                        .dropout = o.dropout,
+                        .norm = o.norm,
+                        .max_len = o.max_len,
+                        .positions = o.positions,
+                        .activation = o.activation,
+                        .tie_embeddings = o.tie_embeddings,
+                        .classes = 2};
     model = std::make_unique<EncoderOnly>(c, o.seed);
   }
   model->train();
@@ -174,7 +192,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
     step = saved.integer("train.step");
   }
   const std::vector<LabelledSentence> labelled =
-      o.task == "classify" ? negation_task({corpus.train.begin(), corpus.train.begin() + o.labelled}) : std::vector<LabelledSentence>{};
+      o.task == "classify" ? negation_task({corpus.train.begin(), corpus.train.begin() + o.labelled})
+                           : std::vector<LabelledSentence>{};
   const NoamSchedule schedule(model->config().d_model, o.warmup, o.lr);
   const int64_t last_step = o.stop_after > 0 ? std::min(o.stop_after, o.steps) : o.steps;
 
@@ -194,9 +213,10 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
   auto say = [&](const std::string& line) {
     if (!o.quiet) std::cout << line << "\n" << std::flush;
   };
-  say(message("training encoder-only ", o.task, ": ", model->parameter_count(), " parameters (d_model ", model->config().d_model,
-              ", ", model->config().layers, " layers, ", model->config().heads, " heads), ", o.steps, " steps of ", o.batch_size,
-              " sentences", o.task == "classify" ? message(" from ", o.labelled, " labelled") : "",
+  say(message("training encoder-only ", o.task, ": ", model->parameter_count(), " parameters (d_model ",
+              model->config().d_model, ", ", model->config().layers, " layers, ", model->config().heads, " heads), ",
+              o.steps, " steps of ", o.batch_size, " sentences",
+              o.task == "classify" ? message(" from ", o.labelled, " labelled") : "",
               o.init_path.empty() ? "" : message(", from ", o.init_path)));
   double window = 0;
   while (step < last_step) {
@@ -223,7 +243,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
     report.losses.push_back(loss.item());
     window += loss.item();
     if (step % o.log_every == 0 || step == last_step) {
-      say(message("step ", step, ": loss ", window / static_cast<double>((step - 1) % o.log_every + 1), ", lr ", adam.lr()));
+      say(message("step ", step, ": loss ", window / static_cast<double>((step - 1) % o.log_every + 1), ", lr ",
+                  adam.lr()));
       window = 0;
     }
     if (o.save_every > 0 && step % o.save_every == 0 && step != last_step) save();
@@ -233,12 +254,13 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
   if (o.task == "mlm") {
     const std::vector<std::vector<std::string>> valid(valid_sentences.begin(), valid_sentences.begin() + 500);
     std::tie(report.valid_loss, report.valid_accuracy) = mlm_evaluate(*model, vocab, valid, o.seed);
-    say(message("valid (500 sentences): MLM loss ", report.valid_loss, " per chosen token, ", 100 * report.valid_accuracy,
-                "% of chosen tokens recovered"));
+    say(message("valid (500 sentences): MLM loss ", report.valid_loss, " per chosen token, ",
+                100 * report.valid_accuracy, "% of chosen tokens recovered"));
   } else {
     report.valid_accuracy = classify_accuracy(*model, vocab, negation_task(corpus.valid));
     report.test_accuracy = classify_accuracy(*model, vocab, negation_task(corpus.test));
-    say(message("accuracy: valid ", 100 * report.valid_accuracy, "%, test ", 100 * report.test_accuracy, "% (1000 sentences each)"));
+    say(message("accuracy: valid ", 100 * report.valid_accuracy, "%, test ", 100 * report.test_accuracy,
+                "% (1000 sentences each)"));
   }
   say(message("trained ", report.steps, " steps in ", report.train_seconds, " s; saved ", report.checkpoint_path));
   return report;

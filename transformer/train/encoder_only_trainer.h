@@ -16,8 +16,8 @@
 namespace gradformer {
 
 struct EncoderOnlyTrainOptions {
-  std::string task = "mlm";    // "mlm" (pre-training) or "classify" (fine-tuning)
-  std::string init_path;       // classify: start from this encoder-only checkpoint (empty: from scratch)
+  std::string task = "mlm";  // "mlm" (pre-training) or "classify" (fine-tuning)
+  std::string init_path;     // classify: start from this encoder-only checkpoint (empty: from scratch)
 
   // The model (ignored with init_path or when resuming: the checkpoint's configuration wins).
   int64_t d_model = 64, d_ff = 256, heads = 4, layers = 2;
@@ -34,7 +34,7 @@ struct EncoderOnlyTrainOptions {
   double lr = 1.0;
   int64_t warmup = 300;
   double clip = 1.0;
-  int64_t labelled = 16;       // classify: the labelled training sentences (the first of the train split)
+  int64_t labelled = 16;  // classify: the labelled training sentences (the first of the train split)
   uint64_t seed = 1;
 
   std::string out_dir = "runs/encoder-only-mlm";
@@ -51,9 +51,9 @@ struct EncoderOnlyReport {
   int64_t first_step = 1, steps = 0;
   std::vector<double> losses;  // each step's training loss
   double train_seconds = 0;
-  double valid_loss = 0;       // mlm: over the chosen positions of the valid split; classify: cross-entropy
-  double valid_accuracy = 0;   // mlm: original token recovered at chosen positions; classify: labels right
-  double test_accuracy = 0;    // classify only
+  double valid_loss = 0;      // mlm: over the chosen positions of the valid split; classify: cross-entropy
+  double valid_accuracy = 0;  // mlm: original token recovered at chosen positions; classify: labels right
+  double test_accuracy = 0;   // classify only
   std::string checkpoint_path;
 };
 
@@ -65,7 +65,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& options, con
 /// Accuracy of the classifier on labelled sentences (eval mode, batches of 100).
 double classify_accuracy(const EncoderOnly& model, const Vocab& vocab, const std::vector<LabelledSentence>& examples);
 /// The predicted class of each sentence (tokens split on whitespace).
-std::vector<int64_t> classify(const EncoderOnly& model, const Vocab& vocab, const std::vector<std::vector<std::string>>& sentences);
+std::vector<int64_t> classify(const EncoderOnly& model, const Vocab& vocab,
+                              const std::vector<std::vector<std::string>>& sentences);
 
 /// The class names of the negation task, in label order.
 std::vector<std::string> negation_labels();

@@ -5,8 +5,8 @@
 #include "autograd/all.h"
 #include "nn/loss.h"
 #include "transformer/data/batch_plan.h"
-#include "transformer/data/data_error.h"
 #include "transformer/data/copy_task.h"
+#include "transformer/data/data_error.h"
 #include "transformer/train/svg.h"
 
 namespace gradformer {
@@ -15,13 +15,14 @@ namespace gradformer {
 static_assert(DecodeOptions::default_bos == Vocab::bos && DecodeOptions::default_eos == Vocab::eos);
 
 Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch) {
-  return model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad), target_mask(batch.tgt_in, Vocab::pad));
+  return model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad),
+                       target_mask(batch.tgt_in, Vocab::pad));
 }
 
 std::vector<double> sentence_log_probs(EncoderDecoder& model, const Batch& batch) {
   InferenceGuard inference(model);
   const Tensor logp = log_softmax(teacher_forced_logits(model, batch), -1).value().to(DType::Float64);  // [B, T, V]
-  const Tensor picked = gather(logp, 2, batch.tgt_out.unsqueeze(2)).squeeze(2);                        // [B, T]
+  const Tensor picked = gather(logp, 2, batch.tgt_out.unsqueeze(2)).squeeze(2);                         // [B, T]
   const Tensor real = ne(batch.tgt_out, scalar(static_cast<double>(Vocab::pad), DType::Int64));
   const Tensor per_sentence = sum(where(real, picked, zeros_like(picked)), {1});  // [B]
   return per_sentence.to_vector<double>();
@@ -48,8 +49,8 @@ static DecodeOptions options_for(const EncoderDecoder& model, size_t source_leng
   return {.max_len = std::min<int64_t>(model.config().max_len - 1, 2 * static_cast<int64_t>(source_length) + 10)};
 }
 
-std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source, const Vocab& source_vocab,
-                                   const Vocab& target_vocab, int64_t beam, double alpha) {
+std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source,
+                                   const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha) {
   std::vector<int64_t> ids = source_vocab.encode(source);
   ids.push_back(Vocab::eos);
   if (static_cast<int64_t>(ids.size()) > model.config().max_len)
@@ -58,18 +59,21 @@ std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std:
   const Tensor src = from_vector(ids, {1, static_cast<int64_t>(ids.size())});
   const Tensor mask = padding_mask(src, Vocab::pad);
   const DecodeOptions options = options_for(model, source.size());
-  const Hypothesis h = beam == 1 ? greedy_decode(model, src, mask, options).front() : beam_search(model, src, mask, beam, alpha, options);
+  const Hypothesis h = beam == 1 ? greedy_decode(model, src, mask, options).front()
+                                 : beam_search(model, src, mask, beam, alpha, options);
   return words_of(h, target_vocab);
 }
 
-TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
-                                       const Vocab& target_vocab, int64_t beam, double alpha, int64_t batch_size) {
+TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs,
+                                       const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha,
+                                       int64_t batch_size) {
   TranslationReport report;
   std::vector<std::vector<std::string>> references;
   if (beam == 1) {
     // Greedy decoding in batches of similar length (the batch plan's evaluation order), then put back in order.
     std::vector<EncodedPair> encoded;
-    for (const SentencePair& p : pairs) encoded.push_back({source_vocab.encode(p.source), target_vocab.encode(p.target)});
+    for (const SentencePair& p : pairs)
+      encoded.push_back({source_vocab.encode(p.source), target_vocab.encode(p.target)});
     report.hypotheses.resize(pairs.size());
     for (const auto& indices : plan_batches(encoded, {.max_sentences = batch_size}, nullptr)) {
       const Batch b = collate(encoded, indices);
@@ -86,7 +90,8 @@ TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<
       }
     }
   } else {
-    for (const SentencePair& p : pairs) report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha));
+    for (const SentencePair& p : pairs)
+      report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha));
   }
   for (const SentencePair& p : pairs) references.push_back(p.target);
   report.bleu = corpus_bleu(report.hypotheses, references);
@@ -98,11 +103,13 @@ int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& g
   const Batch b = copy_task_batch(count, gen);
   // Start from the sequence's first token (1) and generate the other length - 1, never stopping early.
   const int64_t length = b.src.size(1);
-  const auto hyps = greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), {.max_len = length - 1, .bos = 1, .eos = -1});
+  const auto hyps =
+      greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), {.max_len = length - 1, .bos = 1, .eos = -1});
   int64_t exact = 0;
   for (int64_t i = 0; i < count; ++i) {
     std::vector<int64_t> decoded{1};
-    decoded.insert(decoded.end(), hyps[static_cast<size_t>(i)].tokens.begin(), hyps[static_cast<size_t>(i)].tokens.end());
+    decoded.insert(decoded.end(), hyps[static_cast<size_t>(i)].tokens.begin(),
+                   hyps[static_cast<size_t>(i)].tokens.end());
     exact += decoded == b.src.select(0, i).to_vector<int64_t>();
   }
   return exact;
@@ -120,12 +127,15 @@ void KeepAttention::keep(bool on) {
   }
 }
 
-std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b, const std::vector<std::string>& src_labels,
-                                              const std::vector<std::string>& tgt_labels, const std::string& directory) {
+std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b,
+                                              const std::vector<std::string>& src_labels,
+                                              const std::vector<std::string>& tgt_labels,
+                                              const std::string& directory) {
   if (b.size() != 1 || static_cast<int64_t>(src_labels.size()) != b.src.size(1) ||
       static_cast<int64_t>(tgt_labels.size()) != b.tgt_in.size(1))
-    throw ShapeError(message("write_attention_maps: need one sentence pair and a label per position, got src ", b.src.shape(),
-                             " with ", src_labels.size(), " labels and tgt_in ", b.tgt_in.shape(), " with ", tgt_labels.size()));
+    throw ShapeError(message("write_attention_maps: need one sentence pair and a label per position, got src ",
+                             b.src.shape(), " with ", src_labels.size(), " labels and tgt_in ", b.tgt_in.shape(),
+                             " with ", tgt_labels.size()));
 
   const KeepAttention keeping(model);
   {
@@ -134,7 +144,8 @@ std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch
   }
   std::error_code error;
   std::filesystem::create_directories(directory, error);
-  if (error) throw DataError(message("write_attention_maps: cannot create directory ", directory, ": ", error.message()));
+  if (error)
+    throw DataError(message("write_attention_maps: cannot create directory ", directory, ": ", error.message()));
   std::vector<std::string> paths;
   auto write = [&](const Tensor& weights, const std::string& kind, size_t layer, const std::vector<std::string>& rows,
                    const std::vector<std::string>& cols) {

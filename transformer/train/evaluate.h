@@ -38,8 +38,9 @@ TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<
                                        double alpha = 0.6, int64_t batch_size = 64);
 
 /// Translates one tokenised sentence; the output tokens without specials.
-std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source, const Vocab& source_vocab,
-                                   const Vocab& target_vocab, int64_t beam = 1, double alpha = 0.6);
+std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source,
+                                   const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam = 1,
+                                   double alpha = 0.6);
 
 /// Fresh copy-task sequences decoded greedily: how many of `count` come back exactly
 /// (the Annotated Transformer's check, and the one its PyTorch code makes).
@@ -68,6 +69,7 @@ class KeepAttention {
 /// directory cannot be created or a file written).
 std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& one,
                                               const std::vector<std::string>& source_labels,
-                                              const std::vector<std::string>& target_labels, const std::string& directory);
+                                              const std::vector<std::string>& target_labels,
+                                              const std::string& directory);
 
 }  // namespace gradformer

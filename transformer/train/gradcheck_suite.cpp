@@ -27,11 +27,21 @@ NamedGradcheck layer(std::string name, Make make, Forward forward, Tensor x) {
           }};
 }
 
-LayerConfig tiny_layer(NormPlacement norm) { return {.d_model = 8, .heads = 2, .d_ff = 16, .dropout = 0, .norm = norm, .dtype = DType::Float64}; }
+LayerConfig tiny_layer(NormPlacement norm) {
+  return {.d_model = 8, .heads = 2, .d_ff = 16, .dropout = 0, .norm = norm, .dtype = DType::Float64};
+}
 
 TransformerConfig tiny_model(NormPlacement norm) {
-  return {.src_vocab = 7, .tgt_vocab = 6, .d_model = 8, .d_ff = 16, .heads = 2, .layers = 2, .dropout = 0,
-          .norm = norm, .max_len = 16, .dtype = DType::Float64};
+  return {.src_vocab = 7,
+          .tgt_vocab = 6,
+          .d_model = 8,
+          .d_ff = 16,
+          .heads = 2,
+          .layers = 2,
+          .dropout = 0,
+          .norm = norm,
+          .max_len = 16,
+          .dtype = DType::Float64};
 }
 
 }  // namespace
@@ -43,49 +53,58 @@ std::vector<NamedGradcheck> gradient_checks() {
     checks.push_back({c.name, [f = std::move(c.f), inputs = std::move(c.inputs)] { return gradcheck(f, inputs); }});
   // Each check seeds its own initialisation when it runs (a generator shared by reference would
   // be gone by then, and the result would depend on which checks ran before).
-  checks.push_back(layer("Linear", [] {
-                           Generator gen(9);
-                           return std::make_shared<Linear>(4, 3, gen, true, DType::Float64);
-                         },
-                         [](Linear& l, const Variable& x) { return l.forward(x); }, rnd({2, 3, 4}, 10)));
-  checks.push_back(layer("LayerNorm", [] { return std::make_shared<LayerNorm>(4, 1e-5, DType::Float64); },
-                         [](LayerNorm& l, const Variable& x) { return l.forward(x); }, rnd({3, 4}, 11)));
-  const Tensor pad_mask = from_vector(std::vector<bool>{true, true, true, false}, {1, 1, 4}).expand({2, 1, 4}).contiguous();
-  checks.push_back(layer("multi-head attention (padding mask)",
-                         [] {
-                           Generator gen(9);
-                           return std::make_shared<MultiheadAttention>(8, 2, 0.0, gen, std::make_shared<Generator>(1), DType::Float64);
-                         },
-                         [pad_mask](MultiheadAttention& mha, const Variable& x) { return mha.forward(x, x, x, pad_mask).output; },
-                         rnd({2, 4, 8}, 12)));
+  checks.push_back(layer(
+      "Linear",
+      [] {
+        Generator gen(9);
+        return std::make_shared<Linear>(4, 3, gen, true, DType::Float64);
+      },
+      [](Linear& l, const Variable& x) { return l.forward(x); }, rnd({2, 3, 4}, 10)));
+  checks.push_back(layer(
+      "LayerNorm", [] { return std::make_shared<LayerNorm>(4, 1e-5, DType::Float64); },
+      [](LayerNorm& l, const Variable& x) { return l.forward(x); }, rnd({3, 4}, 11)));
+  const Tensor pad_mask =
+      from_vector(std::vector<bool>{true, true, true, false}, {1, 1, 4}).expand({2, 1, 4}).contiguous();
+  checks.push_back(layer(
+      "multi-head attention (padding mask)",
+      [] {
+        Generator gen(9);
+        return std::make_shared<MultiheadAttention>(8, 2, 0.0, gen, std::make_shared<Generator>(1), DType::Float64);
+      },
+      [pad_mask](MultiheadAttention& mha, const Variable& x) { return mha.forward(x, x, x, pad_mask).output; },
+      rnd({2, 4, 8}, 12)));
   for (NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre}) {
     const std::string which = norm == NormPlacement::Post ? " (post-LN)" : " (pre-LN)";
-    checks.push_back(layer("encoder layer" + which,
-                           [norm] {
-                             Generator gen(9);
-                             return std::make_shared<EncoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1));
-                           },
-                           [pad_mask](EncoderLayer& l, const Variable& x) { return l.forward(x, pad_mask); }, rnd({2, 4, 8}, 13)));
+    checks.push_back(layer(
+        "encoder layer" + which,
+        [norm] {
+          Generator gen(9);
+          return std::make_shared<EncoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1));
+        },
+        [pad_mask](EncoderLayer& l, const Variable& x) { return l.forward(x, pad_mask); }, rnd({2, 4, 8}, 13)));
     const Tensor memory = rnd({2, 4, 8}, 14);
-    checks.push_back(layer("decoder layer" + which,
-                           [norm] {
-                             Generator gen(9);
-                             return std::make_shared<DecoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1));
-                           },
-                           [pad_mask, memory](DecoderLayer& l, const Variable& x) {
-                             return l.forward(x, Variable(memory), pad_mask, causal_mask(3).unsqueeze(0));
-                           },
-                           rnd({2, 3, 8}, 15)));
+    checks.push_back(layer(
+        "decoder layer" + which,
+        [norm] {
+          Generator gen(9);
+          return std::make_shared<DecoderLayer>(tiny_layer(norm), gen, std::make_shared<Generator>(1));
+        },
+        [pad_mask, memory](DecoderLayer& l, const Variable& x) {
+          return l.forward(x, Variable(memory), pad_mask, causal_mask(3).unsqueeze(0));
+        },
+        rnd({2, 3, 8}, 15)));
     checks.push_back({"encoder-decoder + label-smoothed loss" + which, [norm] {
                         EncoderDecoder model(tiny_model(norm), 16);
                         const Tensor src = from_vector(std::vector<int64_t>{4, 5, 6, 2, 5, 4, 2, 0}, {2, 4});
                         const Tensor tgt_in = from_vector(std::vector<int64_t>{1, 4, 5, 1, 5, 0}, {2, 3});
                         const Tensor tgt_out = from_vector(std::vector<int64_t>{4, 5, 2, 5, 2, 0}, {2, 3});
                         const Batch batch = make_batch(src, tgt_in, tgt_out);
-                        return gradcheck([&] {
-                          return cross_entropy(teacher_forced_logits(model, batch), batch.tgt_out,
-                                               {.ignore_index = 0, .label_smoothing = 0.1});
-                        }, model.parameters());
+                        return gradcheck(
+                            [&] {
+                              return cross_entropy(teacher_forced_logits(model, batch), batch.tgt_out,
+                                                   {.ignore_index = 0, .label_smoothing = 0.1});
+                            },
+                            model.parameters());
                       }});
   }
   return checks;

@@ -34,9 +34,9 @@ TrainOptions default_decoder_only_options(const std::string& task) {
     o.layers = 5, o.d_ff = 480;  // 990,048 parameters: the encoder-decoder's 981,881, within 1%
   o.batch_size = 64;
   o.dropout = task == "toy-lm" ? 0.0 : 0.1;  // toy-lm never sees a sentence twice: nothing to overfit
-  o.epochs = task == "toy-lm" ? 10 : 5;  // toy-translation: 785 steps, test BLEU 99.7 (chapter 14)
-  o.batches_per_epoch = 100;            // toy-lm: an "epoch" is 100 fresh batches
-  o.lr = task == "toy-lm" ? 0.5 : 1.0;  // toy-lm: 1.0 plateaus at 1.98 nats/token for 300 steps, 0.5 does not
+  o.epochs = task == "toy-lm" ? 10 : 5;      // toy-translation: 785 steps, test BLEU 99.7 (chapter 14)
+  o.batches_per_epoch = 100;                 // toy-lm: an "epoch" is 100 fresh batches
+  o.lr = task == "toy-lm" ? 0.5 : 1.0;       // toy-lm: 1.0 plateaus at 1.98 nats/token for 300 steps, 0.5 does not
   o.warmup = 400;
   o.label_smoothing = task == "toy-lm" ? 0.0 : 0.1;
   o.clip = 1.0;

@@ -16,11 +16,16 @@
 namespace gradformer {
 
 Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool print, int64_t first_step)
-    : total_(total_steps), first_(first_step), terminal_(isatty(STDOUT_FILENO) != 0), print_(print), start_(std::chrono::steady_clock::now()) {
+    : total_(total_steps),
+      first_(first_step),
+      terminal_(isatty(STDOUT_FILENO) != 0),
+      print_(print),
+      start_(std::chrono::steady_clock::now()) {
   if (!metrics_path.empty()) {
     metrics_path_ = metrics_path;
     metrics_.open(metrics_path);
-    if (!metrics_) throw DataError(message("metrics file ", metrics_path, ": cannot open for writing: ", std::strerror(errno)));
+    if (!metrics_)
+      throw DataError(message("metrics file ", metrics_path, ": cannot open for writing: ", std::strerror(errno)));
   }
 }
 
@@ -28,8 +33,8 @@ std::string Progress::format_duration(double seconds) {
   const auto s = static_cast<int64_t>(std::llround(std::max(0.0, seconds)));
   char buf[32];
   if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600), static_cast<long long>(s / 60 % 60),
-                  static_cast<long long>(s % 60));
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
   else
     std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
   return buf;

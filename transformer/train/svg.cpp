@@ -17,12 +17,23 @@ std::string escape_xml(std::string_view text) {
   out.reserve(text.size());
   for (char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -39,9 +50,9 @@ std::string number(double value) {
 }
 
 std::string header(double width, double height) {
-  return message("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", width, "\" height=\"", height,
-                 "\" viewBox=\"0 0 ", width, " ", height, "\" font-family=\"sans-serif\" font-size=\"12\">\n",
+  return message("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"",
+                 width, "\" height=\"", height, "\" viewBox=\"0 0 ", width, " ", height,
+                 "\" font-family=\"sans-serif\" font-size=\"12\">\n",
                  "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
 }
 
@@ -64,17 +75,21 @@ std::vector<double> nice_ticks(double& lo, double& hi, int count = 5) {
   const double magnitude = std::pow(10.0, std::floor(std::log10(rough)));
   double step = magnitude * 10;
   for (double m : {1.0, 2.0, 5.0})
-    if (rough <= m * magnitude) { step = m * magnitude; break; }
+    if (rough <= m * magnitude) {
+      step = m * magnitude;
+      break;
+    }
   lo = std::floor(lo / step) * step;
   hi = std::ceil(hi / step) * step;
   std::vector<double> ticks;
-  for (int64_t k = 0; lo + static_cast<double>(k) * step <= hi + step * 1e-9; ++k) ticks.push_back(lo + static_cast<double>(k) * step);
+  for (int64_t k = 0; lo + static_cast<double>(k) * step <= hi + step * 1e-9; ++k)
+    ticks.push_back(lo + static_cast<double>(k) * step);
   return ticks;
 }
 
 // Viridis at five stops, interpolated: dark blue (low) to yellow (high), readable in grey too.
-constexpr std::array<std::array<double, 3>, 5> kViridis = {{
-    {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
+constexpr std::array<std::array<double, 3>, 5> kViridis = {
+    {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
 
 std::string viridis(double t) {
   t = std::clamp(t, 0.0, 1.0) * (kViridis.size() - 1);
@@ -82,12 +97,14 @@ std::string viridis(double t) {
   const double f = t - static_cast<double>(i);
   char colour[8];
   int rgb[3];
-  for (size_t c = 0; c < 3; ++c) rgb[c] = static_cast<int>(std::lround(kViridis[i][c] * (1 - f) + kViridis[i + 1][c] * f));
+  for (size_t c = 0; c < 3; ++c)
+    rgb[c] = static_cast<int>(std::lround(kViridis[i][c] * (1 - f) + kViridis[i + 1][c] * f));
   std::snprintf(colour, sizeof colour, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
   return colour;
 }
 
-constexpr std::array<const char*, 6> kSeriesColours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
+constexpr std::array<const char*, 6> kSeriesColours = {"#1f77b4", "#ff7f0e", "#2ca02c",
+                                                       "#d62728", "#9467bd", "#8c564b"};
 
 }  // namespace
 
@@ -96,7 +113,8 @@ std::string line_plot_svg(const LinePlot& plot) {
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
   for (const PlotSeries& s : plot.series) {
     if (s.x.size() != s.y.size())
-      throw ShapeError(message("line_plot_svg: series '", s.name, "' has ", s.x.size(), " x values and ", s.y.size(), " y values"));
+      throw ShapeError(
+          message("line_plot_svg: series '", s.name, "' has ", s.x.size(), " x values and ", s.y.size(), " y values"));
     if (s.x.empty()) throw ValueError(message("line_plot_svg: series '", s.name, "' is empty"));
     for (size_t i = 0; i < s.x.size(); ++i) {
       check_finite(s.x[i], "line_plot_svg"), check_finite(s.y[i], "line_plot_svg");
@@ -115,10 +133,13 @@ std::string line_plot_svg(const LinePlot& plot) {
   svg += text(width / 2, 24, plot.title, "text-anchor=\"middle\" font-size=\"16\"");
   svg += "<g class=\"axes\" stroke=\"#888\" stroke-width=\"1\">\n";
   for (double t : x_ticks)
-    svg += message("<line x1=\"", px(t), "\" y1=\"", top, "\" x2=\"", px(t), "\" y2=\"", top + plot_h, "\" stroke=\"#eee\"/>\n");
+    svg += message("<line x1=\"", px(t), "\" y1=\"", top, "\" x2=\"", px(t), "\" y2=\"", top + plot_h,
+                   "\" stroke=\"#eee\"/>\n");
   for (double t : y_ticks)
-    svg += message("<line x1=\"", left, "\" y1=\"", py(t), "\" x2=\"", left + plot_w, "\" y2=\"", py(t), "\" stroke=\"#eee\"/>\n");
-  svg += message("<rect x=\"", left, "\" y=\"", top, "\" width=\"", plot_w, "\" height=\"", plot_h, "\" fill=\"none\"/>\n");
+    svg += message("<line x1=\"", left, "\" y1=\"", py(t), "\" x2=\"", left + plot_w, "\" y2=\"", py(t),
+                   "\" stroke=\"#eee\"/>\n");
+  svg += message("<rect x=\"", left, "\" y=\"", top, "\" width=\"", plot_w, "\" height=\"", plot_h,
+                 "\" fill=\"none\"/>\n");
   svg += "</g>\n<g class=\"ticks\">\n";
   for (double t : x_ticks) svg += text(px(t), top + plot_h + 16, number(t), "text-anchor=\"middle\"");
   for (double t : y_ticks) svg += text(left - 6, py(t) + 4, number(t), "text-anchor=\"end\"");
@@ -133,7 +154,8 @@ std::string line_plot_svg(const LinePlot& plot) {
     svg += message("<polyline class=\"series\" fill=\"none\" stroke=\"", colour, "\" stroke-width=\"1.5\" points=\"");
     for (size_t i = 0; i < s.x.size(); ++i) svg += message(i ? " " : "", px(s.x[i]), ",", py(s.y[i]));
     svg += "\"/>\n";
-    if (s.x.size() == 1) svg += message("<circle cx=\"", px(s.x[0]), "\" cy=\"", py(s.y[0]), "\" r=\"3\" fill=\"", colour, "\"/>\n");
+    if (s.x.size() == 1)
+      svg += message("<circle cx=\"", px(s.x[0]), "\" cy=\"", py(s.y[0]), "\" r=\"3\" fill=\"", colour, "\"/>\n");
     // legend, top right inside the plot
     const double ly = top + 16 + 18 * static_cast<double>(k);
     svg += message("<line x1=\"", left + plot_w - 110, "\" y1=\"", ly - 4, "\" x2=\"", left + plot_w - 90, "\" y2=\"",
@@ -184,13 +206,15 @@ std::string heatmap_svg(const Heatmap& heatmap) {
   }
   svg += "</g>\n<g class=\"labels\">\n";
   for (size_t r = 0; r < rows; ++r)
-    svg += text(left - 6, top + cell * (static_cast<double>(r) + 0.5) + 4, heatmap.row_labels[r], "text-anchor=\"end\"");
+    svg +=
+        text(left - 6, top + cell * (static_cast<double>(r) + 0.5) + 4, heatmap.row_labels[r], "text-anchor=\"end\"");
   for (size_t c = 0; c < columns; ++c) {
     const double x = left + cell * (static_cast<double>(c) + 0.5), y = top - 6;
     svg += text(x, y, heatmap.column_labels[c], message("transform=\"rotate(-45 ", x, " ", y, ")\""));
   }
   svg += "</g>\n";
-  svg += text(left + grid_w / 2, height - 12, heatmap.column_axis + " \xE2\x86\x92", "text-anchor=\"middle\" fill=\"#555\"");
+  svg += text(left + grid_w / 2, height - 12, heatmap.column_axis + " \xE2\x86\x92",
+              "text-anchor=\"middle\" fill=\"#555\"");
   svg += text(12, top + grid_h / 2, heatmap.row_axis,
               message("text-anchor=\"middle\" fill=\"#555\" transform=\"rotate(-90 12 ", top + grid_h / 2, ")\""));
 
@@ -211,8 +235,10 @@ std::string heatmap_svg(const Heatmap& heatmap) {
 
 Heatmap heatmap_of(const Tensor& matrix, std::vector<std::string> row_labels, std::vector<std::string> column_labels,
                    std::string title) {
-  if (matrix.dim() != 2) throw ShapeError(message("heatmap_of: expected a [rows, columns] matrix, got ", matrix.shape()));
-  if (!is_floating(matrix.dtype())) throw DTypeError(message("heatmap_of: expected a floating matrix, got ", matrix.dtype()));
+  if (matrix.dim() != 2)
+    throw ShapeError(message("heatmap_of: expected a [rows, columns] matrix, got ", matrix.shape()));
+  if (!is_floating(matrix.dtype()))
+    throw DTypeError(message("heatmap_of: expected a floating matrix, got ", matrix.dtype()));
   Heatmap heatmap;
   heatmap.title = std::move(title);
   heatmap.row_labels = std::move(row_labels);

@@ -50,8 +50,8 @@ struct Heatmap {
 std::string heatmap_svg(const Heatmap& heatmap);
 
 /// A heatmap of a [rows, columns] float tensor (e.g. one head's attention weights, a view is fine).
-Heatmap heatmap_of(const Tensor& matrix, std::vector<std::string> row_labels,
-                   std::vector<std::string> column_labels, std::string title);
+Heatmap heatmap_of(const Tensor& matrix, std::vector<std::string> row_labels, std::vector<std::string> column_labels,
+                   std::string title);
 
 /// & < > " ' as XML entities, so any token can be a label.
 std::string escape_xml(std::string_view text);

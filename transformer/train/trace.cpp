@@ -30,7 +30,8 @@ ActivationStats stats_of(const Tensor& t) {
   s.std = v.empty() ? 0 : std::sqrt(squares / static_cast<double>(v.size()));
   s.max_abs = largest;
   const int64_t width = t.dim() ? t.size(-1) : 1;
-  for (int64_t i = 0; i < std::min(kShown, width) && i < static_cast<int64_t>(v.size()); ++i) s.first.push_back(v[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < std::min(kShown, width) && i < static_cast<int64_t>(v.size()); ++i)
+    s.first.push_back(v[static_cast<size_t>(i)]);
   return s;
 }
 
@@ -55,9 +56,10 @@ Variable trace_encoder_layer(const EncoderLayer& layer, const Variable& x, const
   const Variable ffn_in = post ? h : layer.norm2->forward(h);
   if (!post) out.stages.push_back(stage("LayerNorm (norm2)", "norm2(h)", ffn_in.value()));
   const Variable f = feed_forward(ffn_in, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
-  out.stages.push_back(stage("feed-forward", layer.activation == Activation::GELU ? "FFN(h) = GELU(h W1 + b1) W2 + b2"
-                                                                                 : "FFN(h) = max(0, h W1 + b1) W2 + b2",
-                             f.value()));
+  out.stages.push_back(stage(
+      "feed-forward",
+      layer.activation == Activation::GELU ? "FFN(h) = GELU(h W1 + b1) W2 + b2" : "FFN(h) = max(0, h W1 + b1) W2 + b2",
+      f.value()));
   const Variable y = post ? layer.norm2->forward(h + f) : h + f;
   out.stages.push_back(post ? stage("add & norm (norm2)", "out = LayerNorm(h + FFN(h))", y.value())
                             : stage("add (residual)", "out = h + FFN(norm2(h))", y.value()));
@@ -73,7 +75,8 @@ std::vector<TokenProbability> top_tokens(const Tensor& log_probs, const Vocab& v
                     [&](int64_t a, int64_t b) { return lp[static_cast<size_t>(a)] > lp[static_cast<size_t>(b)]; });
   std::vector<TokenProbability> top;
   for (int64_t i = 0; i < shown; ++i)
-    top.push_back({vocab.token(order[static_cast<size_t>(i)]), std::exp(lp[static_cast<size_t>(order[static_cast<size_t>(i)])])});
+    top.push_back(
+        {vocab.token(order[static_cast<size_t>(i)]), std::exp(lp[static_cast<size_t>(order[static_cast<size_t>(i)])])});
   return top;
 }
 
@@ -84,10 +87,12 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
   if (sentence.empty()) throw ValueError("trace_sentence: the sentence is empty");
   if (options.beam < 1) throw ValueError(message("trace_sentence: beam must be at least 1, got ", options.beam));
   if (options.top < 1) throw ValueError(message("trace_sentence: top must be at least 1, got ", options.top));
-  if (options.max_len < 0) throw ValueError(message("trace_sentence: max_len must not be negative, got ", options.max_len));
+  if (options.max_len < 0)
+    throw ValueError(message("trace_sentence: max_len must not be negative, got ", options.max_len));
   const TransformerConfig& c = model.config();
   if (static_cast<int64_t>(sentence.size()) + 1 > c.max_len)
-    throw DataError(message("trace_sentence: the sentence has ", sentence.size(), " tokens; this model takes at most ", c.max_len - 1));
+    throw DataError(message("trace_sentence: the sentence has ", sentence.size(), " tokens; this model takes at most ",
+                            c.max_len - 1));
   InferenceGuard inference(model);
   SentenceTrace t;
   t.config = c;
@@ -107,7 +112,8 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
   const Variable embedded = model.src_embed->forward(src);  // [1, S, d]
   t.embedding = stage("embedding", "E[id]: one learned row of d numbers per token", embedded.value());
   const Variable scaled = embedded * std::sqrt(static_cast<double>(c.d_model));
-  t.scaled = stage("scaled", message("E[id] * sqrt(d_model) = E[id] * ", std::sqrt(static_cast<double>(c.d_model))), scaled.value());
+  t.scaled = stage("scaled", message("E[id] * sqrt(d_model) = E[id] * ", std::sqrt(static_cast<double>(c.d_model))),
+                   scaled.value());
   const Tensor pe = model.positional_encoding->table().narrow(0, 0, S).unsqueeze(0).to(c.dtype);  // [1, S, d]
   t.positions = stage("positional encoding", "PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(...)", pe);
   Variable x = model.embed_source(src);  // the model's own sum: the walk continues from it
@@ -123,7 +129,9 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
                    "memory: what every decoder layer's cross-attention reads", memory.value());
 
   // 4. greedy decoding, one token at a time, showing each step
-  const int64_t max_len = options.max_len ? options.max_len : std::min<int64_t>(c.max_len - 1, 2 * static_cast<int64_t>(sentence.size()) + 10);
+  const int64_t max_len = options.max_len
+                              ? options.max_len
+                              : std::min<int64_t>(c.max_len - 1, 2 * static_cast<int64_t>(sentence.size()) + 10);
   std::vector<int64_t> prefix{Vocab::bos};
   {
     const KeepAttention keeping(model);
@@ -135,7 +143,8 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
       DecodeStepTrace s;
       s.prefix = target_vocab.decode(prefix);
       for (const auto& layer : *model.decoder->layers)  // [1, H, T, S] -> the last query, mean over heads: [S]
-        s.cross_attention.push_back(mean(layer->cross_attention.select(0, 0).select(1, T - 1), {0}).to(DType::Float64).to_vector<double>());
+        s.cross_attention.push_back(
+            mean(layer->cross_attention.select(0, 0).select(1, T - 1), {0}).to(DType::Float64).to_vector<double>());
       s.top = top_tokens(log_probs, target_vocab, options.top);
       const auto chosen = static_cast<int64_t>(argmax(log_probs, 0).item());
       s.chosen = target_vocab.token(chosen);
@@ -172,7 +181,8 @@ std::string fixed(double v, int digits = 3) {
 
 std::string stats_line(const ActivationStats& s) {
   std::ostringstream out;
-  out << s.shape << "  mean " << fixed(s.mean) << "  std " << fixed(s.std) << "  max |x| " << fixed(s.max_abs) << "  first [";
+  out << s.shape << "  mean " << fixed(s.mean) << "  std " << fixed(s.std) << "  max |x| " << fixed(s.max_abs)
+      << "  first [";
   for (size_t i = 0; i < s.first.size(); ++i) out << (i ? ", " : "") << fixed(s.first[i]);
   out << ", ...]";
   return out.str();
@@ -183,7 +193,8 @@ void print_stage(std::ostream& out, const TraceStage& s, const char* indent = " 
 }
 
 // Per head, for each query token, the key token it attends to most: "je -> suis (0.61)".
-std::string strongest(const Tensor& head, const std::vector<std::string>& queries, const std::vector<std::string>& keys) {
+std::string strongest(const Tensor& head, const std::vector<std::string>& queries,
+                      const std::vector<std::string>& keys) {
   std::ostringstream out;
   const Tensor w = head.to(DType::Float64).contiguous();  // [Tq, Tk]
   for (int64_t i = 0; i < w.size(0); ++i) {
@@ -201,14 +212,15 @@ std::string strongest(const Tensor& head, const std::vector<std::string>& querie
 std::string trace_text(const SentenceTrace& t) {
   std::ostringstream out;
   const TransformerConfig& c = t.config;
-  out << "An encoder-decoder Transformer: d_model " << c.d_model << ", " << c.layers << (c.layers == 1 ? " layer" : " layers")
-      << " each side, " << c.heads << (c.heads == 1 ? " head" : " heads") << ", d_ff " << c.d_ff << ", "
-      << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN") << "\n\n";
+  out << "An encoder-decoder Transformer: d_model " << c.d_model << ", " << c.layers
+      << (c.layers == 1 ? " layer" : " layers") << " each side, " << c.heads << (c.heads == 1 ? " head" : " heads")
+      << ", d_ff " << c.d_ff << ", " << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN") << "\n\n";
   out << "1. Tokens -> ids (the source vocabulary; every source ends in </s>)\n  ";
   for (size_t i = 0; i < t.source_tokens.size(); ++i) out << " " << t.source_tokens[i] << "=" << t.source_ids[i];
   out << "\n";
   const auto unknown = std::count(t.unknown.begin(), t.unknown.end(), true);
-  if (unknown) out << "   (" << unknown << " word" << (unknown == 1 ? "" : "s") << " not in the vocabulary became <unk>)\n";
+  if (unknown)
+    out << "   (" << unknown << " word" << (unknown == 1 ? "" : "s") << " not in the vocabulary became <unk>)\n";
   out << "\n2. Embedding, scaled, plus positions\n";
   print_stage(out, t.embedding);
   print_stage(out, t.scaled);
@@ -219,12 +231,14 @@ std::string trace_text(const SentenceTrace& t) {
     const EncoderLayerTrace& layer = t.encoder[l];
     out << "   self-attention, per head, where each token looks most:\n";
     for (int64_t h = 0; h < layer.attention.size(0); ++h)
-      out << "     head " << h << ": " << strongest(layer.attention.select(0, h), t.source_tokens, t.source_tokens) << "\n";
+      out << "     head " << h << ": " << strongest(layer.attention.select(0, h), t.source_tokens, t.source_tokens)
+          << "\n";
     for (const TraceStage& s : layer.stages) print_stage(out, s);
   }
   out << "\n";
   print_stage(out, t.memory, "");
-  out << "\n" << 3 + t.encoder.size() << ". Decoding, greedy: one token at a time, each step reading the prefix so far\n";
+  out << "\n"
+      << 3 + t.encoder.size() << ". Decoding, greedy: one token at a time, each step reading the prefix so far\n";
   for (size_t i = 0; i < t.steps.size(); ++i) {
     const DecodeStepTrace& s = t.steps[i];
     out << "   step " << i + 1 << "  prefix:";

@@ -63,14 +63,14 @@ struct SentenceTrace {
   TransformerConfig config;
   std::vector<std::string> source_tokens;  // as typed, then </s>
   std::vector<int64_t> source_ids;
-  std::vector<bool> unknown;               // true where the token became <unk>
+  std::vector<bool> unknown;  // true where the token became <unk>
   TraceStage embedding, scaled, positions, encoder_input;
   std::vector<EncoderLayerTrace> encoder;
-  TraceStage memory;                       // the encoder's output (after the final norm with pre-LN)
-  std::vector<DecodeStepTrace> steps;      // greedy decoding, one per generated token
-  std::vector<BeamStepTrace> beam_steps;   // with beam > 1
+  TraceStage memory;                      // the encoder's output (after the final norm with pre-LN)
+  std::vector<DecodeStepTrace> steps;     // greedy decoding, one per generated token
+  std::vector<BeamStepTrace> beam_steps;  // with beam > 1
   int64_t beam = 1;
-  std::vector<std::string> translation;    // greedy's, or beam search's best with beam > 1
+  std::vector<std::string> translation;  // greedy's, or beam search's best with beam > 1
 };
 
 struct TraceOptions {

@@ -47,8 +47,9 @@ std::string fixed(double v, int digits = 3) {
 std::string stage_html(const TraceStage& s) {
   std::ostringstream out;
   out << "<div class='stage'><b>" << escape_xml(s.name) << "</b> &nbsp; <span class='eq'>" << escape_xml(s.equation)
-      << "</span><div class='stats'>shape " << s.stats.shape << " &middot; mean " << fixed(s.stats.mean) << " &middot; std "
-      << fixed(s.stats.std) << " &middot; max |x| " << fixed(s.stats.max_abs) << " &middot; first values [";
+      << "</span><div class='stats'>shape " << s.stats.shape << " &middot; mean " << fixed(s.stats.mean)
+      << " &middot; std " << fixed(s.stats.std) << " &middot; max |x| " << fixed(s.stats.max_abs)
+      << " &middot; first values [";
   for (size_t i = 0; i < s.stats.first.size(); ++i) out << (i ? ", " : "") << fixed(s.stats.first[i]);
   out << ", &hellip;]</div></div>\n";
   return out.str();
@@ -57,7 +58,8 @@ std::string stage_html(const TraceStage& s) {
 std::string section(int number, const std::string& title, const std::string& why, const std::string& body) {
   std::ostringstream out;
   out << "<section><h2><span class='n'>" << number << "</span>" << escape_xml(title) << "</h2><p class='why'>" << why
-      << "</p>\n" << body << "</section>\n";
+      << "</p>\n"
+      << body << "</section>\n";
   return out.str();
 }
 
@@ -70,11 +72,14 @@ std::string trace_html(const SentenceTrace& t) {
   for (size_t i = 0; i + 1 < t.source_tokens.size(); ++i) sentence += (i ? " " : "") + t.source_tokens[i];
   std::string translation;
   for (size_t i = 0; i < t.translation.size(); ++i) translation += (i ? " " : "") + t.translation[i];
-  page << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>gradformer trace: " << escape_xml(sentence)
-       << "</title><style>" << kStyle << "</style></head><body>\n<header><h1>&ldquo;" << escape_xml(sentence) << "&rdquo; &rarr; &ldquo;"
-       << escape_xml(translation) << "&rdquo;</h1><p>One sentence through an encoder-decoder Transformer: d_model " << c.d_model
-       << ", " << c.layers << (c.layers == 1 ? " layer" : " layers") << " each side, " << c.heads << (c.heads == 1 ? " head" : " heads") << ", d_ff " << c.d_ff << ", "
-       << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN") << ". Each section is one box of the paper's figure 1.</p></header>\n<main>\n";
+  page << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>gradformer trace: "
+       << escape_xml(sentence) << "</title><style>" << kStyle << "</style></head><body>\n<header><h1>&ldquo;"
+       << escape_xml(sentence) << "&rdquo; &rarr; &ldquo;" << escape_xml(translation)
+       << "&rdquo;</h1><p>One sentence through an encoder-decoder Transformer: d_model " << c.d_model << ", "
+       << c.layers << (c.layers == 1 ? " layer" : " layers") << " each side, " << c.heads
+       << (c.heads == 1 ? " head" : " heads") << ", d_ff " << c.d_ff << ", "
+       << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN")
+       << ". Each section is one box of the paper's figure 1.</p></header>\n<main>\n";
   int number = 1;
 
   std::ostringstream tokens;
@@ -85,12 +90,15 @@ std::string trace_html(const SentenceTrace& t) {
            << t.source_ids[i] << (unk ? " (&lt;unk&gt;)" : "") << "</span></div>";
   }
   tokens << "</div>\n";
-  page << section(number++, "Tokens to ids", "The source vocabulary maps each word to a row of the embedding table; every source ends in &lt;/s&gt;.",
-                  tokens.str());
-  page << section(number++, "Embedding, scaled, plus positions",
-                  "Each id picks a learned vector, scaled by &radic;d_model so it is not drowned by the positional encoding, "
-                  "which tells the model where each token stands (sections 3.4 and 3.5).",
-                  stage_html(t.embedding) + stage_html(t.scaled) + stage_html(t.positions) + stage_html(t.encoder_input));
+  page << section(
+      number++, "Tokens to ids",
+      "The source vocabulary maps each word to a row of the embedding table; every source ends in &lt;/s&gt;.",
+      tokens.str());
+  page << section(
+      number++, "Embedding, scaled, plus positions",
+      "Each id picks a learned vector, scaled by &radic;d_model so it is not drowned by the positional encoding, "
+      "which tells the model where each token stands (sections 3.4 and 3.5).",
+      stage_html(t.embedding) + stage_html(t.scaled) + stage_html(t.positions) + stage_html(t.encoder_input));
 
   for (size_t l = 0; l < t.encoder.size(); ++l) {
     const EncoderLayerTrace& layer = t.encoder[l];
@@ -103,13 +111,15 @@ std::string trace_html(const SentenceTrace& t) {
     }
     body << "</div>\n";
     for (const TraceStage& s : layer.stages) body << stage_html(s);
-    page << section(number++, message("Encoder layer ", l),
-                    "Self-attention: every token builds its new vector from all the others, weighted by how well its query "
-                    "matches their keys (one heatmap per head; a row is a token, its cells where it looks). Then a "
-                    "feed-forward network on each position alone, each sub-layer with a residual connection and a LayerNorm.",
-                    body.str());
+    page << section(
+        number++, message("Encoder layer ", l),
+        "Self-attention: every token builds its new vector from all the others, weighted by how well its query "
+        "matches their keys (one heatmap per head; a row is a token, its cells where it looks). Then a "
+        "feed-forward network on each position alone, each sub-layer with a residual connection and a LayerNorm.",
+        body.str());
   }
-  page << section(number++, "The encoder's output", "What the decoder's cross-attention reads at every step.", stage_html(t.memory));
+  page << section(number++, "The encoder's output", "What the decoder's cross-attention reads at every step.",
+                  stage_html(t.memory));
 
   std::ostringstream steps;
   std::vector<std::string> chosen;
@@ -120,11 +130,12 @@ std::string trace_html(const SentenceTrace& t) {
     cross_last.insert(cross_last.end(), last.begin(), last.end());
   }
   if (!t.steps.empty()) {
-    Heatmap cross{"cross-attention, last layer", chosen, t.source_tokens, cross_last,
-                  "generated token", "source token", std::make_pair(0.0, 1.0)};
+    Heatmap cross{"cross-attention, last layer", chosen, t.source_tokens, cross_last, "generated token", "source token",
+                  std::make_pair(0.0, 1.0)};
     steps << "<div class='heads'>" << heatmap_svg(cross) << "</div>\n";
   }
-  steps << "<table class='steps'><tr><th>step</th><th>prefix the decoder sees</th><th>next-token probabilities</th></tr>\n";
+  steps << "<table class='steps'><tr><th>step</th><th>prefix the decoder sees</th><th>next-token "
+           "probabilities</th></tr>\n";
   for (size_t i = 0; i < t.steps.size(); ++i) {
     const DecodeStepTrace& s = t.steps[i];
     steps << "<tr><td>" << i + 1 << "</td><td>";
@@ -132,12 +143,14 @@ std::string trace_html(const SentenceTrace& t) {
     steps << "</td><td>";
     for (const TokenProbability& p : s.top)
       steps << "<div class='bar'><i style='width:" << fixed(200 * p.probability, 1) << "px'></i><span"
-            << (p.token == s.chosen ? " class='chosen'" : "") << ">" << escape_xml(p.token) << " " << fixed(p.probability) << "</span></div>";
+            << (p.token == s.chosen ? " class='chosen'" : "") << ">" << escape_xml(p.token) << " "
+            << fixed(p.probability) << "</span></div>";
     steps << "</td></tr>\n";
   }
   steps << "</table>\n";
   if (!t.beam_steps.empty()) {
-    steps << "<h3>Beam search, " << t.beam << " beams</h3><table class='steps'><tr><th>step</th><th>live hypotheses (log P)</th></tr>\n";
+    steps << "<h3>Beam search, " << t.beam
+          << " beams</h3><table class='steps'><tr><th>step</th><th>live hypotheses (log P)</th></tr>\n";
     for (size_t i = 0; i < t.beam_steps.size(); ++i) {
       steps << "<tr><td>" << i + 1 << "</td><td>";
       for (const auto& b : t.beam_steps[i].beams) {
@@ -149,13 +162,16 @@ std::string trace_html(const SentenceTrace& t) {
     }
     steps << "</table>\n";
   }
-  page << section(number++, "Decoding, one token at a time",
-                  "The decoder starts from &lt;s&gt;, and at every step reads the prefix so far (masked self-attention: no "
-                  "peeking ahead) and the source (cross-attention), and scores every word of the target vocabulary; greedy "
-                  "decoding takes the most likely.",
-                  steps.str());
-  page << section(number++, "Translation", t.beam > 1 ? message("beam search's best of ", t.beam, " beams") : "greedy decoding's",
-                  "<p class='translation'>" + (translation.empty() ? "(nothing: the model ended the sentence at once)" : escape_xml(translation)) + "</p>");
+  page << section(
+      number++, "Decoding, one token at a time",
+      "The decoder starts from &lt;s&gt;, and at every step reads the prefix so far (masked self-attention: no "
+      "peeking ahead) and the source (cross-attention), and scores every word of the target vocabulary; greedy "
+      "decoding takes the most likely.",
+      steps.str());
+  page << section(
+      number++, "Translation", t.beam > 1 ? message("beam search's best of ", t.beam, " beams") : "greedy decoding's",
+      "<p class='translation'>" +
+          (translation.empty() ? "(nothing: the model ended the sentence at once)" : escape_xml(translation)) + "</p>");
   page << "</main></body></html>\n";
   return page.str();
 }

@@ -28,9 +28,12 @@ namespace gradformer {
 
 std::vector<std::string> architecture_tasks(Architecture arch) {
   switch (arch) {
-    case Architecture::EncoderDecoder: return {"copy", "toy-translation", "corpus"};
-    case Architecture::DecoderOnly: return {"toy-lm", "toy-translation"};
-    case Architecture::EncoderOnly: return {"mlm", "classify"};  // encoder_only_trainer.h
+    case Architecture::EncoderDecoder:
+      return {"copy", "toy-translation", "corpus"};
+    case Architecture::DecoderOnly:
+      return {"toy-lm", "toy-translation"};
+    case Architecture::EncoderOnly:
+      return {"mlm", "classify"};  // encoder_only_trainer.h
   }
   return {};
 }
@@ -52,7 +55,8 @@ TrainOptions default_train_options(const std::string& task, Architecture arch) {
   o.out_dir = "runs/" + task;
   if (task == "copy") return o;  // the struct's defaults are the copy task's
   if (task != "toy-translation" && task != "corpus")
-    throw ValueError(message("train: unknown task '", task, "' (copy, toy-translation, or corpus for pairs from data_path)"));
+    throw ValueError(
+        message("train: unknown task '", task, "' (copy, toy-translation, or corpus for pairs from data_path)"));
   o.heads = 4;
   o.batch_size = 64;
   o.epochs = 12;
@@ -103,7 +107,8 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
   auto number = [&](const std::string& key) { return saved.number("options." + key); };
   // Runs saved before the family had architectures were encoder-decoder runs.
   const auto arch = s.find("options.arch");
-  TrainOptions o = default_train_options(get("task"), arch == s.end() ? Architecture::EncoderDecoder : parse_architecture(arch->second));
+  TrainOptions o = default_train_options(
+      get("task"), arch == s.end() ? Architecture::EncoderDecoder : parse_architecture(arch->second));
   o.data_path = get("data_path"), o.valid_path = get("valid_path"), o.test_path = get("test_path");
   o.batch_size = integer("batch_size"), o.max_tokens = integer("max_tokens"), o.epochs = integer("epochs");
   o.batches_per_epoch = integer("batches_per_epoch"), o.warmup = integer("warmup");
@@ -121,7 +126,8 @@ double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const S
   const Variable loss = cross_entropy(logits, batch.tgt_out, options.loss);
   const double value = loss.item();
   // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
-  if (!std::isfinite(value)) throw NonFiniteError(message("the loss is ", std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf"));
+  if (!std::isfinite(value))
+    throw NonFiniteError(message("the loss is ", std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf"));
   adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
   loss.backward();
   // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds
@@ -141,7 +147,8 @@ namespace {
 
 // Resuming takes the checkpoint's options, so the run continues as it began, but the output ones
 // from the caller: where to write and how much to say are the resumer's business.
-TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* resumed, const std::string& resume_path) {
+TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* resumed,
+                         const std::string& resume_path) {
   if (!resumed) return requested;
   TrainOptions o = options_from_state(resumed->info.state, resume_path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
@@ -156,8 +163,11 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
 
 // Checked before any work, so a bad value does not surface after the training (the beam) or not at all.
 void validate(const TrainOptions& o) {
-  const std::pair<const char*, int64_t> at_least_one[] = {
-      {"epochs", o.epochs}, {"batch_size", o.batch_size}, {"warmup", o.warmup}, {"log_every", o.log_every}, {"beam", o.beam}};
+  const std::pair<const char*, int64_t> at_least_one[] = {{"epochs", o.epochs},
+                                                          {"batch_size", o.batch_size},
+                                                          {"warmup", o.warmup},
+                                                          {"log_every", o.log_every},
+                                                          {"beam", o.beam}};
   for (const auto& [field, value] : at_least_one)
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
   if (o.task == "copy" && o.batches_per_epoch < 1)
@@ -165,19 +175,24 @@ void validate(const TrainOptions& o) {
   // Far beyond any CPU run, and small enough that epochs x batches_per_epoch cannot overflow and
   // a batch of batch_size sentences is no allocation of terabytes.
   constexpr int64_t kMost = int64_t{1} << 30;
-  const std::pair<const char*, int64_t> bounded[] = {
-      {"epochs", o.epochs}, {"batches_per_epoch", o.batches_per_epoch}, {"batch_size", o.batch_size}, {"max_tokens", o.max_tokens}};
+  const std::pair<const char*, int64_t> bounded[] = {{"epochs", o.epochs},
+                                                     {"batches_per_epoch", o.batches_per_epoch},
+                                                     {"batch_size", o.batch_size},
+                                                     {"max_tokens", o.max_tokens}};
   for (const auto& [field, value] : bounded)
     if (value > kMost) throw TrainOptionError(field, message("must be at most ", kMost, ", got ", value));
-  const std::pair<const char*, int64_t> not_negative[] = {
-      {"max_tokens", o.max_tokens}, {"eval_every", o.eval_every}, {"save_every", o.save_every}, {"stop_after", o.stop_after}};
+  const std::pair<const char*, int64_t> not_negative[] = {{"max_tokens", o.max_tokens},
+                                                          {"eval_every", o.eval_every},
+                                                          {"save_every", o.save_every},
+                                                          {"stop_after", o.stop_after}};
   for (const auto& [field, value] : not_negative)
     if (value < 0) throw TrainOptionError(field, message("must be at least 0, got ", value));
   // Written so that NaN fails too.
   if (!(o.label_smoothing >= 0 && o.label_smoothing < 1))
     throw TrainOptionError("label_smoothing", message("must be in [0, 1), got ", o.label_smoothing));
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
-  if (!(o.clip >= 0 && std::isfinite(o.clip))) throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
+  if (!(o.clip >= 0 && std::isfinite(o.clip)))
+    throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
 }
 
 // The model's sizes, checked field by field before the data is read (TransformerConfig::validate
@@ -193,11 +208,14 @@ void validate_model(const TrainOptions& o) {
                                                                        {"layers", o.layers, 1, C::max_layers},
                                                                        {"max_len", o.max_len, 2, C::max_max_len}};
   for (const auto& [field, value, least, most] : ranges)
-    if (value < least || value > most) throw TrainOptionError(field, message("must be from ", least, " to ", most, ", got ", value));
-  if (o.d_model % 2 != 0) throw TrainOptionError("d_model", message("must be even (sine and cosine pairs), got ", o.d_model));
+    if (value < least || value > most)
+      throw TrainOptionError(field, message("must be from ", least, " to ", most, ", got ", value));
+  if (o.d_model % 2 != 0)
+    throw TrainOptionError("d_model", message("must be even (sine and cosine pairs), got ", o.d_model));
   if (o.d_model % o.heads != 0)
     throw TrainOptionError("heads", message("must divide the model width ", o.d_model, ", got ", o.heads));
-  if (!(o.dropout >= 0 && o.dropout < 1)) throw TrainOptionError("dropout", message("must be in [0, 1), got ", o.dropout));
+  if (!(o.dropout >= 0 && o.dropout < 1))
+    throw TrainOptionError("dropout", message("must be in [0, 1), got ", o.dropout));
 }
 
 // ---- the task's data ----------------------------------------------------------------------------
@@ -222,8 +240,8 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
   if (o.task == "copy") {
     const int64_t length = CopyTaskOptions{}.length;
     if (o.max_len < length)
-      throw TrainOptionError("max_len", message("must be at least ", length, " for the copy task (its sequences are ", length,
-                                                " tokens), got ", o.max_len));
+      throw TrainOptionError("max_len", message("must be at least ", length, " for the copy task (its sequences are ",
+                                                length, " tokens), got ", o.max_len));
     task.source_vocab = task.target_vocab = copy_task_vocab();
     task.source = std::make_unique<CopyTaskStream>(o.batch_size, o.seed);
     task.batches_per_epoch = o.batches_per_epoch;
@@ -239,18 +257,23 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
     // corpus is made in memory, so check it here, before training rather than in the forward pass.
     int64_t longest = 0;
     std::string where;
-    for (const auto& [split, pairs] : {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}})
+    for (const auto& [split, pairs] :
+         {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}})
       for (size_t i = 0; i < pairs->size(); ++i) {
         const SentencePair& p = (*pairs)[i];
         const int64_t tokens = static_cast<int64_t>(std::max(p.source.size(), p.target.size()));
         if (tokens > longest) longest = tokens, where = message(split, " pair ", i + 1);
       }
     if (longest > max_tokens)
-      throw TrainOptionError("max_len", message("must be at least ", longest + 1, " for the toy-translation corpus (its longest sentence, ",
-                                                where, ", has ", longest, " tokens, and </s> or <s> is added), got ", o.max_len));
-    train = std::move(corpus.train), task.valid_pairs = std::move(corpus.valid), task.test_pairs = std::move(corpus.test);
+      throw TrainOptionError(
+          "max_len",
+          message("must be at least ", longest + 1, " for the toy-translation corpus (its longest sentence, ", where,
+                  ", has ", longest, " tokens, and </s> or <s> is added), got ", o.max_len));
+    train = std::move(corpus.train), task.valid_pairs = std::move(corpus.valid),
+    task.test_pairs = std::move(corpus.test);
   } else {
-    if (o.data_path.empty()) throw TrainOptionError("data_path", "is empty: the corpus task trains on the pairs of a TSV file");
+    if (o.data_path.empty())
+      throw TrainOptionError("data_path", "is empty: the corpus task trains on the pairs of a TSV file");
     train = read_tsv(o.data_path, max_tokens);
     if (!o.valid_path.empty()) task.valid_pairs = read_tsv(o.valid_path, max_tokens);
     if (!o.test_path.empty()) task.test_pairs = read_tsv(o.test_path, max_tokens);
@@ -264,29 +287,39 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
     task.target_vocab = Vocab::build(targets);
   }
   const BatchingOptions batching{.max_tokens = o.max_tokens, .max_sentences = o.batch_size};
-  auto source = std::make_unique<CorpusStream>(encode_pairs(train, task.source_vocab, task.target_vocab), batching, o.seed);
+  auto source =
+      std::make_unique<CorpusStream>(encode_pairs(train, task.source_vocab, task.target_vocab), batching, o.seed);
   task.batches_per_epoch = source->batches_per_epoch();
   task.source = std::move(source);
   const std::vector<EncodedPair> valid = encode_pairs(task.valid_pairs, task.source_vocab, task.target_vocab);
-  for (const auto& indices : plan_batches(valid, batching, nullptr)) task.valid_batches.push_back(collate(valid, indices));
+  for (const auto& indices : plan_batches(valid, batching, nullptr))
+    task.valid_batches.push_back(collate(valid, indices));
   return task;
 }
 
 // ---- the model, the optimizer and where the run stands --------------------------------------------
 
 std::unique_ptr<EncoderDecoder> new_model(const TrainOptions& o, const TaskData& task) {
-  TransformerConfig config{.src_vocab = task.source_vocab.size(), .tgt_vocab = task.target_vocab.size(),
-                           .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers,
-                           .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len,
-                           .tie_embeddings = o.tie_embeddings, .activation = o.activation, .positions = o.positions};
+  TransformerConfig config{.src_vocab = task.source_vocab.size(),
+                           .tgt_vocab = task.target_vocab.size(),
+                           .d_model = o.d_model,
+                           .d_ff = o.d_ff,
+                           .heads = o.heads,
+                           .layers = o.layers,
+                           .dropout = o.dropout,
+                           .norm = o.norm,
+                           .max_len = o.max_len,
+                           .tie_embeddings = o.tie_embeddings,
+                           .activation = o.activation,
+                           .positions = o.positions};
   config.validate();
   return std::make_unique<EncoderDecoder>(config, o.seed);
 }
 
 // Everything the next step depends on besides the parameters: Adam's moments, the data's position
 // and the dropout generator. Returns the last step taken.
-int64_t restore_training_state(const LoadedCheckpoint& resumed, const std::string& resume_path, Adam& adam, BatchStream& source,
-                               EncoderDecoder& model) {
+int64_t restore_training_state(const LoadedCheckpoint& resumed, const std::string& resume_path, Adam& adam,
+                               BatchStream& source, EncoderDecoder& model) {
   adam.load_state(resumed.optimizer_state);
   source.restore(resumed.info.state, resume_path);
   const SavedState saved(resumed.info.state, resume_path);
@@ -297,8 +330,8 @@ int64_t restore_training_state(const LoadedCheckpoint& resumed, const std::strin
 }
 
 // The restore above reads back exactly what this writes.
-void save_run(const std::string& path, const TrainOptions& o, const TaskData& task, EncoderDecoder& model, const Adam& adam,
-              int64_t step) {
+void save_run(const std::string& path, const TrainOptions& o, const TaskData& task, EncoderDecoder& model,
+              const Adam& adam, int64_t step) {
   CheckpointInfo info{model.config(), task.source_vocab, task.target_vocab, options_to_state(o)};
   for (auto& [k, v] : task.source->state()) info.state[k] = v;
   info.state["train.step"] = std::to_string(step);
@@ -326,7 +359,8 @@ class TrainingLog {
       : o_(o),
         progress_(total_steps, o.metrics_path, /*print=*/!o.quiet, first_step),
         // The training loss includes label smoothing (its floor is above 0); the validation loss does not.
-        train_curve_{o.label_smoothing > 0 ? message("train (label smoothing ", o.label_smoothing, ")") : "train", {}, {}} {}
+        train_curve_{
+            o.label_smoothing > 0 ? message("train (label smoothing ", o.label_smoothing, ")") : "train", {}, {}} {}
 
   void step(int64_t step, double loss, int64_t tokens, double lr, bool last) {
     window_loss_ += loss * static_cast<double>(tokens), window_tokens_ += tokens;
@@ -362,7 +396,8 @@ class TrainingLog {
 };
 
 // The validation loss on the way, a point of the curve (in eval mode: dropout's generator is untouched).
-void evaluate_midway(const TrainOptions& o, const TaskData& task, EncoderDecoder& model, int64_t step, TrainingLog& log) {
+void evaluate_midway(const TrainOptions& o, const TaskData& task, EncoderDecoder& model, int64_t step,
+                     TrainingLog& log) {
   if (task.valid_batches.empty()) return;
   const double valid_loss = teacher_forced_loss(model, task.valid_batches);
   log.valid_loss(step, valid_loss);
@@ -390,8 +425,8 @@ AttentionExample evaluate_copy_task(const TrainOptions& o, EncoderDecoder& model
 }
 
 // BLEU and exact match of the valid and test pairs; the example is the first test (else valid) pair.
-std::optional<AttentionExample> evaluate_translation_task(const TrainOptions& o, const TaskData& task, EncoderDecoder& model,
-                                                          TrainReport& report) {
+std::optional<AttentionExample> evaluate_translation_task(const TrainOptions& o, const TaskData& task,
+                                                          EncoderDecoder& model, TrainReport& report) {
   auto evaluate = [&](const std::vector<SentencePair>& pairs, const char* split) {
     TranslationReport r = evaluate_translation(model, pairs, task.source_vocab, task.target_vocab, o.beam);
     print(o, message(split, ": BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", pairs.size(),
@@ -403,7 +438,8 @@ std::optional<AttentionExample> evaluate_translation_task(const TrainOptions& o,
   const auto& pairs = task.test_pairs.empty() ? task.valid_pairs : task.test_pairs;
   if (pairs.empty()) return std::nullopt;
   const SentencePair& first = pairs.front();
-  AttentionExample example{collate(encode_pairs({first}, task.source_vocab, task.target_vocab), {0}), first.source, {"<s>"}};
+  AttentionExample example{
+      collate(encode_pairs({first}, task.source_vocab, task.target_vocab), {0}), first.source, {"<s>"}};
   example.source.push_back("</s>");
   example.target.insert(example.target.end(), first.target.begin(), first.target.end());
   return example;
@@ -421,8 +457,10 @@ void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder
   const std::optional<AttentionExample> example =
       o.task == "copy" ? evaluate_copy_task(o, model, report) : evaluate_translation_task(o, task, model, report);
   if (example) {
-    const auto maps = write_attention_maps(model, example->batch, example->source, example->target, o.out_dir + "/attention");
-    print(o, message("wrote ", o.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o.out_dir, "/attention/"));
+    const auto maps =
+        write_attention_maps(model, example->batch, example->source, example->target, o.out_dir + "/attention");
+    print(o,
+          message("wrote ", o.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o.out_dir, "/attention/"));
   }
 }
 
@@ -456,8 +494,9 @@ bool due(int64_t every, int64_t step, int64_t last_step) { return every > 0 && s
 
 TrainReport train(const TrainOptions& requested, const std::string& resume_path) {
   // The architecture from the metadata alone: an encoder-only configuration is not a TransformerConfig.
-  const Architecture arch =
-      resume_path.empty() ? requested.arch : parse_architecture(checkpoint_arch(load_safetensors(resume_path).metadata));
+  const Architecture arch = resume_path.empty()
+                                ? requested.arch
+                                : parse_architecture(checkpoint_arch(load_safetensors(resume_path).metadata));
   if (arch == Architecture::DecoderOnly) return train_decoder_only(requested, resume_path);
   if (arch == Architecture::EncoderOnly) return train_encoder_only(requested, resume_path);
   std::optional<LoadedCheckpoint> resumed;
@@ -473,8 +512,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
   int64_t step = resumed ? restore_training_state(*resumed, resume_path, adam, *task.source, model) : 0;
   if (resumed && requested.resume_epochs > 0 && o.epochs * task.batches_per_epoch <= step)
-    throw TrainOptionError("epochs", message("must be at least ", step / task.batches_per_epoch + 1, " to continue the run from step ",
-                                             step, " (", task.batches_per_epoch, " batches per epoch), got ", o.epochs));
+    throw TrainOptionError(
+        "epochs", message("must be at least ", step / task.batches_per_epoch + 1, " to continue the run from step ",
+                          step, " (", task.batches_per_epoch, " batches per epoch), got ", o.epochs));
   const NoamSchedule schedule(model.config().d_model, o.warmup, o.lr);
   const CrossEntropyOptions loss_options{.ignore_index = Vocab::pad, .label_smoothing = o.label_smoothing};
   const int64_t total_steps = o.epochs * task.batches_per_epoch;
@@ -485,8 +525,8 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   report.first_step = step + 1;
   report.checkpoint_path = o.out_dir + "/model.safetensors";
   print(o, message("training ", o.task, ": ", model.parameter_count(), " parameters (d_model ", model.config().d_model,
-                   ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps, " steps of ",
-                   task.batches_per_epoch, " batches per epoch, ", num_threads(), " threads"));
+                   ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps,
+                   " steps of ", task.batches_per_epoch, " batches per epoch, ", num_threads(), " threads"));
   TrainingLog log(o, total_steps, /*first_step=*/step + 1);
 
   while (step < last_step) {
@@ -500,9 +540,10 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
     } catch (const NonFiniteError& e) {
       log.finish();
       const std::string op = first_non_finite_op(model, adam, batch, step_options);
-      throw NonFiniteError(message("train: step ", step, " diverged: ", e.what(), " at learning rate ", step_options.lr, "; ",
-                                   op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
-                                   ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
+      throw NonFiniteError(
+          message("train: step ", step, " diverged: ", e.what(), " at learning rate ", step_options.lr, "; ",
+                  op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
+                  ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
     }
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -514,10 +555,12 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   }
   log.finish();
   report.steps = step - report.first_step + 1;
-  report.tokens_per_second = report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
+  report.tokens_per_second =
+      report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
   save_run(report.checkpoint_path, o, task, model, adam, step);
-  print(o, message("trained ", report.steps, " steps in ", Progress::format_duration(report.train_seconds), " (",
-                   static_cast<int64_t>(report.tokens_per_second), " target tokens/s); saved ", report.checkpoint_path));
+  print(o,
+        message("trained ", report.steps, " steps in ", Progress::format_duration(report.train_seconds), " (",
+                static_cast<int64_t>(report.tokens_per_second), " target tokens/s); saved ", report.checkpoint_path));
   evaluate_at_end(o, task, model, step, log, report);
   return report;
 }

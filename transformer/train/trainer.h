@@ -21,7 +21,8 @@ struct TrainOptions {
   /// (tasks toy-lm, toy-translation as one sequence; lm_trainer.h), encoder-only (its own tasks;
   /// train_encoder_only). Ignored when resuming: the checkpoint's config.arch wins.
   Architecture arch = Architecture::EncoderDecoder;
-  std::string task = "copy";  // "copy", "toy-translation", "toy-lm", or "corpus" (pairs from data_path, valid_path, test_path)
+  std::string task =
+      "copy";  // "copy", "toy-translation", "toy-lm", or "corpus" (pairs from data_path, valid_path, test_path)
   std::string data_path, valid_path, test_path;  // TSV files, source<TAB>target per line
 
   // The model (ignored when resuming: the checkpoint's configuration wins).
@@ -34,8 +35,8 @@ struct TrainOptions {
   Positions positions = Positions::Sinusoidal;
 
   // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
-  int64_t batch_size = 80;         // sequences per batch (copy task), at most this many sentences (corpus)
-  int64_t max_tokens = 0;          // corpus: padded tokens per batch, 0 for no budget
+  int64_t batch_size = 80;  // sequences per batch (copy task), at most this many sentences (corpus)
+  int64_t max_tokens = 0;   // corpus: padded tokens per batch, 0 for no budget
   // The Annotated Transformer runs the copy task for 20 epochs (400 steps) with a 400-step warmup,
   // so the rate is still rising at the last step: it (in PyTorch) and gradformer then copy 94-96 of
   // 100 fresh sequences. 30 epochs with a 200-step warmup (the rate peaks, then decays) copy 100.
@@ -44,17 +45,17 @@ struct TrainOptions {
   double lr = 0.5;
   int64_t warmup = 200;
   double label_smoothing = 0;
-  double clip = 0;                 // global gradient-norm clip, 0 for none
+  double clip = 0;  // global gradient-norm clip, 0 for none
   uint64_t seed = 1;
 
   // Output.
-  std::string out_dir = "runs/copy";  // model.safetensors, loss.svg, attention/*.svg
-  std::string metrics_path;           // one JSON object per logging step
+  std::string out_dir = "runs/copy";                       // model.safetensors, loss.svg, attention/*.svg
+  std::string metrics_path;                                // one JSON object per logging step
   int64_t log_every = 20, eval_every = 0, save_every = 0;  // 0: evaluate / save only at the end
-  int64_t stop_after = 0;             // stop after this step, as an interruption would (0: run to the end)
-  int64_t resume_epochs = 0;          // resuming: train to this many epochs instead of the checkpoint's (0: its own)
-  int64_t beam = 1;                   // for the final translation evaluation
-  bool quiet = false;                 // no progress output
+  int64_t stop_after = 0;     // stop after this step, as an interruption would (0: run to the end)
+  int64_t resume_epochs = 0;  // resuming: train to this many epochs instead of the checkpoint's (0: its own)
+  int64_t beam = 1;           // for the final translation evaluation
+  bool quiet = false;         // no progress output
 };
 
 /// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.
@@ -92,10 +93,10 @@ struct TrainReport {
   double train_seconds = 0;           // the steps alone, without evaluation and saving
   int64_t target_tokens = 0;
   double tokens_per_second = 0;
-  std::vector<double> losses;         // each step's training loss (label-smoothed if smoothing is on)
+  std::vector<double> losses;  // each step's training loss (label-smoothed if smoothing is on)
   double valid_loss = 0;
   std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
-  int64_t copy_exact_match = -1;      // of 100 fresh sequences (copy task)
+  int64_t copy_exact_match = -1;        // of 100 fresh sequences (copy task)
   std::optional<TranslationReport> valid_translation, test_translation;
   std::string checkpoint_path;
 };

@@ -29,14 +29,17 @@ int main() {
   const Tensor q = randn({T, d_k}, gen, DType::Float64), k = randn({T, d_k}, gen, DType::Float64),
                v = randn({T, d_v}, gen, DType::Float64);
   // padding: the last two keys are padding for every query
-  const Tensor padding = padding_mask(from_vector(std::vector<int64_t>{4, 5, 6, 0, 0}, {1, T}), 0).select(0, 0).expand({T, T});
-  const std::pair<std::string, Tensor> masks[] = {{"no mask", Tensor()}, {"causal mask", causal_mask(T)}, {"padding mask", padding}};
+  const Tensor padding =
+      padding_mask(from_vector(std::vector<int64_t>{4, 5, 6, 0, 0}, {1, T}), 0).select(0, 0).expand({T, T});
+  const std::pair<std::string, Tensor> masks[] = {
+      {"no mask", Tensor()}, {"causal mask", causal_mask(T)}, {"padding mask", padding}};
   for (const auto& [name, mask] : masks) {
     const Tensor mine = exercises::attention_head(q, k, v, mask);
     const Tensor library = scaled_dot_product_attention(Variable(q), Variable(k), Variable(v), mask).output.value();
     const double difference = max_difference(mine, library);
     const bool close = difference < 1e-12;
-    std::printf("%-13s: largest difference from the library %.3g: %s\n", name.c_str(), difference, close ? "yes" : "NO");
+    std::printf("%-13s: largest difference from the library %.3g: %s\n", name.c_str(), difference,
+                close ? "yes" : "NO");
     if (!close) ++failed;
   }
   std::printf(failed == 0 ? "attention head: all checks pass\n" : "attention head: %d check(s) FAILED\n", failed);

@@ -23,12 +23,14 @@ static double max_difference(const Tensor& a, const Tensor& b) {
 int main() {
   int failed = 0;
   for (const auto& [max_len, d] : {std::pair<int64_t, int64_t>{3, 2}, {10, 8}, {200, 64}}) {
-    const double difference = max_difference(exercises::positional_encoding(max_len, d), sinusoidal_encoding(max_len, d, DType::Float64));
+    const double difference =
+        max_difference(exercises::positional_encoding(max_len, d), sinusoidal_encoding(max_len, d, DType::Float64));
     const bool close = difference < 1e-12;
-    std::printf("max_len %3lld, d_model %2lld: largest difference from the library %.3g: %s\n", static_cast<long long>(max_len),
-                static_cast<long long>(d), difference, close ? "yes" : "NO");
+    std::printf("max_len %3lld, d_model %2lld: largest difference from the library %.3g: %s\n",
+                static_cast<long long>(max_len), static_cast<long long>(d), difference, close ? "yes" : "NO");
     if (!close) ++failed;
   }
-  std::printf(failed == 0 ? "positional encoding: all checks pass\n" : "positional encoding: %d check(s) FAILED\n", failed);
+  std::printf(failed == 0 ? "positional encoding: all checks pass\n" : "positional encoding: %d check(s) FAILED\n",
+              failed);
   return failed == 0 ? 0 : 1;
 }

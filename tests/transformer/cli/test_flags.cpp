@@ -79,7 +79,7 @@ TEST_CASE("Flags: --help and -h stop parsing, and the help lists every flag with
   CHECK(text.find("--d-model X") != std::string::npos);
   CHECK(text.find("model width (default 512)") != std::string::npos);
   CHECK(text.find("--quiet") != std::string::npos);
-  CHECK(text.find("--quiet X") == std::string::npos);  // a switch takes no value
+  CHECK(text.find("--quiet X") == std::string::npos);           // a switch takes no value
   CHECK(text.find("output directory\n") != std::string::npos);  // no "(default )" for an empty default
   CHECK(text.find("--help") != std::string::npos);
 }
@@ -96,11 +96,13 @@ TEST_CASE("Flags: command-line mistakes are UsageErrors naming the command and t
   CHECK_THROWS_MSG(parse({"--d-model"}), UsageError, "demo: --d-model needs a value");
   CHECK_THROWS_MSG(parse({"--quiet=yes"}), UsageError, "demo: --quiet takes no value");
 
-  CHECK_THROWS_MSG(parsed({"--d-model", "abc"}).integer("--d-model"), UsageError, "demo: --d-model expects an integer, got 'abc'");
+  CHECK_THROWS_MSG(parsed({"--d-model", "abc"}).integer("--d-model"), UsageError,
+                   "demo: --d-model expects an integer, got 'abc'");
   CHECK_THROWS_MSG(parsed({"--d-model", "12x"}).integer("--d-model"), UsageError, "expects an integer, got '12x'");
   CHECK_THROWS_MSG(parsed({"--d-model", "1.5"}).integer("--d-model"), UsageError, "expects an integer");
   CHECK_THROWS_MSG(parsed({"--d-model="}).integer("--d-model"), UsageError, "expects an integer, got ''");
-  CHECK_THROWS_MSG(parsed({"--d-model", "99999999999999999999"}).integer("--d-model"), UsageError, "expects an integer");
+  CHECK_THROWS_MSG(parsed({"--d-model", "99999999999999999999"}).integer("--d-model"), UsageError,
+                   "expects an integer");
   CHECK_THROWS_MSG(parsed({"--lr", "fast"}).number("--lr"), UsageError, "demo: --lr expects a number, got 'fast'");
   CHECK_THROWS_MSG(parsed({"--lr", "0.1x"}).number("--lr"), UsageError, "expects a number");
   CHECK_THROWS_MSG(parsed({"--lr", "nan"}).number("--lr"), UsageError, "expects a number");

@@ -22,13 +22,15 @@ TEST_CASE("mask_tokens: 15% of the words chosen, of those 80% <mask>, 10% random
   // 64 sentences of 40 words (ids 5..24), <s> and </s> around, 3 pad positions in the last row.
   std::vector<std::vector<int64_t>> sentences(64);
   for (size_t b = 0; b < sentences.size(); ++b)
-    for (int64_t t = 0; t < (b == 63 ? 37 : 40); ++t) sentences[b].push_back(5 + (static_cast<int64_t>(b) * 7 + t) % 20);
+    for (int64_t t = 0; t < (b == 63 ? 37 : 40); ++t)
+      sentences[b].push_back(5 + (static_cast<int64_t>(b) * 7 + t) % 20);
   const Tensor ids = encode_sequences(sentences);
   Generator gen(11);
   int64_t candidates = 0, chosen = 0, masked = 0, randomized = 0, kept = 0;
   for (int draw = 0; draw < 60; ++draw) {
     const MlmBatch b = mask_tokens(ids, 25, gen);
-    const auto in = ids.to_vector<int64_t>(), out = b.input.to_vector<int64_t>(), labels = b.labels.to_vector<int64_t>();
+    const auto in = ids.to_vector<int64_t>(), out = b.input.to_vector<int64_t>(),
+               labels = b.labels.to_vector<int64_t>();
     for (size_t i = 0; i < in.size(); ++i) {
       if (labels[i] == 0) {
         REQUIRE(out[i] == in[i]);  // not chosen: untouched (specials included)
@@ -61,7 +63,7 @@ TEST_CASE("mask_tokens: a random replacement is uniform over the words, specials
   }
   CHECK(randomized == 100000);
   CHECK(counts[0] == 0);
-  CHECK(counts[4] == 0);  // <mask> is not a word
+  CHECK(counts[4] == 0);   // <mask> is not a word
   CHECK(counts[1] == 50);  // the <s> and </s> of each draw, untouched
   CHECK(counts[2] == 50);
   for (size_t id = 5; id < 10; ++id) check_binomial(counts[id], randomized, 0.2);
@@ -71,13 +73,16 @@ TEST_CASE("mask_tokens: the same generator state gives the same corruption, and 
   const Tensor ids = encode_sequences({{5, 6, 7, 8, 9}, {9, 8}});
   Generator a(5), b(5);
   CHECK(mask_tokens(ids, 12, a).input.to_vector<int64_t>() == mask_tokens(ids, 12, b).input.to_vector<int64_t>());
-  CHECK_THROWS_MSG(mask_tokens(ids, 5, a), ValueError, "mask_tokens: vocab_size must exceed 5 (the specials and <mask>), got 5");
+  CHECK_THROWS_MSG(mask_tokens(ids, 5, a), ValueError,
+                   "mask_tokens: vocab_size must exceed 5 (the specials and <mask>), got 5");
   CHECK_THROWS_AS(mask_tokens(ids, 12, a, {.select = 1.5}), ValueError);
-  CHECK_THROWS_MSG(mask_tokens(ids, 12, a, {.mask = 0.8, .random = 0.3}), ValueError, "mask 0.8 + random 0.3 exceeds 1");
+  CHECK_THROWS_MSG(mask_tokens(ids, 12, a, {.mask = 0.8, .random = 0.3}), ValueError,
+                   "mask 0.8 + random 0.3 exceeds 1");
   CHECK_THROWS_AS(mask_tokens(ids.to(DType::Float32), 12, a), DTypeError);
 }
 
-TEST_CASE("encoder_only_vocab: the four fixed specials, then <mask> at id 4, then the words, and from_text reads it back") {
+TEST_CASE(
+    "encoder_only_vocab: the four fixed specials, then <mask> at id 4, then the words, and from_text reads it back") {
   const Vocab v = encoder_only_vocab({{"b", "a", "b"}});
   CHECK(v.size() == 7);
   CHECK(v.token(0) == "<pad>");

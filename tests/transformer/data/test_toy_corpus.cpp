@@ -95,7 +95,8 @@ TEST_CASE("toy corpus negation is ne verb pas in French and not in English") {
       REQUIRE(ne + 2 < fr.end());
       CHECK(*(ne + 2) == "pas");  // ne <verb> pas
       // ne elides to n' exactly before a vowel: "il n' est pas", "je ne suis pas"
-      const bool vowel = std::string("aeiou").find((ne + 1)->front()) != std::string::npos || (ne + 1)->rfind("ê", 0) == 0;
+      const bool vowel =
+          std::string("aeiou").find((ne + 1)->front()) != std::string::npos || (ne + 1)->rfind("ê", 0) == 0;
       CHECK(*ne == (vowel ? "n'" : "ne"));
       // an indefinite object after "pas" is "de", never un/une/des
       CHECK(*(ne + 3) != "un");
@@ -121,8 +122,10 @@ TEST_CASE("toy corpus articles and adjectives agree with the noun") {
   std::map<std::string, const ToyAdjective*> adjectives;
   for (const ToyAdjective& a : lex.adjectives)
     for (const std::string& form : a.fr) adjectives[form] = &a;
-  const std::map<std::string, std::pair<int, int>> articles = {  // gender (-1 any), number (-1 any)
-      {"le", {0, 0}}, {"la", {1, 0}}, {"les", {-1, 1}}, {"un", {0, 0}}, {"une", {1, 0}}, {"des", {-1, 1}}, {"de", {-1, -1}}};
+  const std::map<std::string, std::pair<int, int>> articles = {// gender (-1 any), number (-1 any)
+                                                               {"le", {0, 0}},  {"la", {1, 0}},  {"les", {-1, 1}},
+                                                               {"un", {0, 0}},  {"une", {1, 0}}, {"des", {-1, 1}},
+                                                               {"de", {-1, -1}}};
   int noun_phrases = 0, after_adjectives = 0;
   for (const SentencePair* p : all_pairs()) {
     const auto& fr = p->source;
@@ -137,7 +140,8 @@ TEST_CASE("toy corpus articles and adjectives agree with the noun") {
         const ToyAdjective& adjective = *adjectives.at(word);
         CHECK(adjective.before_noun == before);
         for (int plural = 0; plural < 2; ++plural)
-          if (found->second.second == plural) CHECK(word == adjective.fr[ToyAdjective::form_index(noun.gender, plural)]);
+          if (found->second.second == plural)
+            CHECK(word == adjective.fr[ToyAdjective::form_index(noun.gender, plural)]);
       };
       if (adjectives.count(fr[article])) check_adjective(fr[article--], true);
       const auto& [article_gender, article_number] = articles.at(fr[article]);
@@ -150,7 +154,8 @@ TEST_CASE("toy corpus articles and adjectives agree with the noun") {
         const std::string& en_adjective = adjectives.at(fr[i + 1])->en;
         bool adjacent = false;
         for (size_t j = 0; j + 1 < p->target.size(); ++j)
-          adjacent |= p->target[j] == en_adjective && (p->target[j + 1] == en_noun || p->target[j + 1] == noun.en_plural);
+          adjacent |=
+              p->target[j] == en_adjective && (p->target[j + 1] == en_noun || p->target[j + 1] == noun.en_plural);
         CHECK(adjacent);
         ++after_adjectives;
       }
@@ -195,8 +200,9 @@ TEST_CASE("toy corpus verbs agree with the subject in both languages") {
 
 TEST_CASE("toy corpus copular clauses: être agrees with the subject, the adjective with its gender and number") {
   const ToyLexicon& lex = toy_lexicon();
-  const std::map<std::string, std::pair<int, std::string>> pronouns = {  // person, gender ("" when free)
-      {"je", {0, ""}}, {"tu", {1, ""}}, {"il", {2, "m"}}, {"elle", {2, "f"}},
+  const std::map<std::string, std::pair<int, std::string>> pronouns = {
+      // person, gender ("" when free)
+      {"je", {0, ""}},   {"tu", {1, ""}},   {"il", {2, "m"}},  {"elle", {2, "f"}},
       {"nous", {3, ""}}, {"vous", {4, ""}}, {"ils", {5, "m"}}, {"elles", {5, "f"}}};
   int copular = 0;
   for (const SentencePair* p : all_pairs()) {
@@ -206,16 +212,21 @@ TEST_CASE("toy corpus copular clauses: être agrees with the subject, the adject
     });
     if (etre == fr.end()) continue;
     ++copular;
-    const auto person = static_cast<size_t>(std::find(lex.copula.fr.begin(), lex.copula.fr.end(), *etre) - lex.copula.fr.begin());
+    const auto person =
+        static_cast<size_t>(std::find(lex.copula.fr.begin(), lex.copula.fr.end(), *etre) - lex.copula.fr.begin());
     const std::string& adjective = *(fr.end() - 2);  // ... heureuse .
     const auto is = std::find(p->target.begin(), p->target.end(), lex.copula.en[person]);
     REQUIRE(is != p->target.end());  // je suis -> i am, il est -> he is, nous sommes -> we are
     const auto pronoun = pronouns.find(fr[0]);
     if (pronoun != pronouns.end()) {
       CHECK(pronoun->second.first == static_cast<int>(person));
-      CHECK(p->target[0] == (fr[0] == "tu" || fr[0] == "vous" ? "you" : lex.pronouns[static_cast<size_t>(
-          std::find_if(lex.pronouns.begin(), lex.pronouns.end(), [&](const ToyPronoun& x) { return x.fr == fr[0]; }) -
-          lex.pronouns.begin())].en));
+      CHECK(p->target[0] ==
+            (fr[0] == "tu" || fr[0] == "vous"
+                 ? "you"
+                 : lex.pronouns[static_cast<size_t>(std::find_if(lex.pronouns.begin(), lex.pronouns.end(),
+                                                                 [&](const ToyPronoun& x) { return x.fr == fr[0]; }) -
+                                                    lex.pronouns.begin())]
+                       .en));
     } else {
       CHECK((person == 2 || person == 5));  // a noun phrase subject: il/elle or ils/elles
     }
@@ -291,7 +302,8 @@ TEST_CASE("toy grammar translates each French sentence one way only") {
   for (int i = 0; i < 100000; ++i) {
     const SentencePair pair = sample_toy_pair(gen);
     const auto [it, inserted] = translation.emplace(join_words(pair.source), join_words(pair.target));
-    if (!inserted && it->second != join_words(pair.target)) FAIL(it->first << " -> " << it->second << " and " << join_words(pair.target));
+    if (!inserted && it->second != join_words(pair.target))
+      FAIL(it->first << " -> " << it->second << " and " << join_words(pair.target));
   }
   CHECK(translation.size() > 50000);
 }

@@ -33,7 +33,9 @@ TEST_CASE("tsv reads pairs of whitespace-tokenised sentences") {
   CHECK(pairs[0].target == std::vector<std::string>{"the", "cat", "."});
   CHECK(pairs[1].source == std::vector<std::string>{"un", "chien"});
   CHECK(pairs[1].target == std::vector<std::string>{"a", "dog"});
-  CHECK(parse("\xEF\xBB\xBF" "a\tb\n")[0].source == std::vector<std::string>{"a"});  // byte-order mark
+  CHECK(parse("\xEF\xBB\xBF"
+              "a\tb\n")[0]
+            .source == std::vector<std::string>{"a"});  // byte-order mark
 }
 
 TEST_CASE("tsv errors name the file and line") {
@@ -41,7 +43,8 @@ TEST_CASE("tsv errors name the file and line") {
   CHECK_THROWS_MSG(parse("a\tb\tc\n"), DataError, "corpus.tsv:1: more than one tab");
   CHECK_THROWS_MSG(parse("a\tb\n \tb\n"), DataError, "corpus.tsv:2: empty source sentence");
   CHECK_THROWS_MSG(parse("a\tb\nc\t\n"), DataError, "corpus.tsv:2: empty target sentence");
-  CHECK_THROWS_MSG(parse("a b c\tx\n", 2), DataError, "corpus.tsv:1: source sentence has 3 tokens, more than the maximum of 2");
+  CHECK_THROWS_MSG(parse("a b c\tx\n", 2), DataError,
+                   "corpus.tsv:1: source sentence has 3 tokens, more than the maximum of 2");
   CHECK_THROWS_MSG(parse("a\tx y z\n", 2), DataError, "corpus.tsv:1: target sentence has 3 tokens");
   CHECK(parse("a b\tx y\n", 2).size() == 1);
   CHECK_THROWS_MSG(parse(""), DataError, "corpus.tsv: no sentence pairs");
@@ -60,7 +63,8 @@ TEST_CASE("tsv refuses text that is not UTF-8 where it is read, naming the line 
   CHECK_THROWS_MSG(parse("le chat\tthe cat\ncaf\xE9\tcoffee\n"), DataError,
                    "corpus.tsv:2: not valid UTF-8 (byte 0xE9 at column 4); save the file as UTF-8");
   CHECK(parse("caf\xC3\xA9\tcoffee\n")[0].source == std::vector<std::string>{"caf\xC3\xA9"});  // UTF-8 "café"
-  CHECK_THROWS_MSG(parse("a\tb\xC0\xAF\n"), DataError, "corpus.tsv:1: not valid UTF-8 (byte 0xC0 at column 4)");  // overlong
+  CHECK_THROWS_MSG(parse("a\tb\xC0\xAF\n"), DataError,
+                   "corpus.tsv:1: not valid UTF-8 (byte 0xC0 at column 4)");  // overlong
 }
 
 TEST_CASE("LineReader reads every command's input alike and lets a caller go on after a bad line") {
@@ -79,7 +83,8 @@ TEST_CASE("LineReader reads every command's input alike and lets a caller go on 
 TEST_CASE("tsv reading a directory says so") {
   const std::string dir = temp_path("a_directory.tsv");
   std::filesystem::create_directories(dir);
-  CHECK_THROWS_MSG(read_tsv(dir), DataError, dir + ": is a directory, not a TSV file");  // was "read failed after line 0"
+  CHECK_THROWS_MSG(read_tsv(dir), DataError,
+                   dir + ": is a directory, not a TSV file");  // was "read failed after line 0"
   std::filesystem::remove(dir);
 }
 
@@ -100,15 +105,23 @@ TEST_CASE("tsv written pairs read back unchanged") {
   CHECK(read_tsv(path) == pairs);
   CHECK_THROWS_MSG(read_tsv(path, 2), DataError, path + ":1: source sentence has 3 tokens");
   std::filesystem::remove(path);
-  CHECK_THROWS_MSG(write_tsv(path, {{{"a\tb"}, {"c"}}}), DataError, "pair 1 holds an empty token or one with whitespace");
+  CHECK_THROWS_MSG(write_tsv(path, {{{"a\tb"}, {"c"}}}), DataError,
+                   "pair 1 holds an empty token or one with whitespace");
   CHECK_THROWS_MSG(write_tsv(path, {{{"a"}, {}}}), DataError, "pair 1 has an empty side");
   // Read back, the mark would be gone: refused, and nothing written.
-  CHECK_THROWS_MSG(write_tsv(path, {{{"\xEF\xBB\xBFword", "b"}, {"c"}}}), DataError,
-                   "write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
-  CHECK_THROWS_MSG(write_tsv(path, {{{"\xEF\xBB\xBF"}, {"c"}}}), DataError, "pair 1's first token starts with a UTF-8 byte-order mark");
+  CHECK_THROWS_MSG(
+      write_tsv(path, {{{"\xEF\xBB\xBFword", "b"}, {"c"}}}), DataError,
+      "write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
+  CHECK_THROWS_MSG(write_tsv(path, {{{"\xEF\xBB\xBF"}, {"c"}}}), DataError,
+                   "pair 1's first token starts with a UTF-8 byte-order mark");
   CHECK(!std::filesystem::exists(path));
   // Anywhere else it reads back unchanged.
-  const std::vector<SentencePair> marked = {{{"a"}, {"\xEF\xBB\xBF" "c"}}, {{"\xEF\xBB\xBF" "d"}, {"e"}}};
+  const std::vector<SentencePair> marked = {{{"a"},
+                                             {"\xEF\xBB\xBF"
+                                              "c"}},
+                                            {{"\xEF\xBB\xBF"
+                                              "d"},
+                                             {"e"}}};
   write_tsv(path, marked);
   CHECK(read_tsv(path) == marked);
   std::filesystem::remove(path);

@@ -80,6 +80,7 @@ TEST_CASE("vocab text errors name the source and line") {
   CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n<unk>\n</s>\n", "v"), DataError, "v:3: expected the special </s>");
   CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n", "v"), DataError, "v: a vocabulary needs at least the 4 specials");
   CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\n\ncat\n", "v"), DataError, "v:5: empty token");
-  CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\na b\n", "v"), DataError, "v:5: token 'a b' holds whitespace");
+  CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\na b\n", "v"), DataError,
+                   "v:5: token 'a b' holds whitespace");
   CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\n<s>\n", "v"), DataError, "v:5: duplicate token '<s>'");
 }

@@ -49,7 +49,8 @@ TEST_CASE("attention: fused and unfused agree on outputs, weights and gradients"
   // The causal mask (Tq = Tk), in float32 too.
   const Tensor qs = rnd({2, 2, 5, 4}, 5), ks = rnd({2, 2, 5, 4}, 6), vs = rnd({2, 2, 5, 4}, 7);
   const Tensor causal = test::lower_triangle(5);
-  const Run fused = run(scaled_dot_product_attention, qs.to(DType::Float32), ks.to(DType::Float32), vs.to(DType::Float32), causal);
+  const Run fused =
+      run(scaled_dot_product_attention, qs.to(DType::Float32), ks.to(DType::Float32), vs.to(DType::Float32), causal);
   const Run unfused = run(scaled_dot_product_attention_unfused, qs, ks, vs, causal);
   check_close(fused.out, unfused.out, 1e-5);
   check_close(fused.dq, unfused.dq, 1e-5);
@@ -60,15 +61,19 @@ TEST_CASE("attention: fused and unfused agree on outputs, weights and gradients"
 TEST_CASE("attention: gradcheck of the fused op with padding and causal masks") {
   const Tensor padding = test::pad_mask(test::ids({1, 2, 3, 4, 1, 2, 0, 0}, 2)).unsqueeze(1);  // [2, 1, 1, 4]
   auto with_mask = [](const Tensor& mask) {
-    return [mask](const std::vector<Variable>& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask).output; };
+    return
+        [mask](const std::vector<Variable>& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask).output; };
   };
   CHECK_GRADCHECK(with_mask(padding), {rnd({2, 2, 3, 4}, 1), rnd({2, 2, 4, 4}, 2), rnd({2, 2, 4, 3}, 3)});
-  CHECK_GRADCHECK(with_mask(test::lower_triangle(4)), {rnd({2, 2, 4, 4}, 4), rnd({2, 2, 4, 4}, 5), rnd({2, 2, 4, 3}, 6)});
+  CHECK_GRADCHECK(with_mask(test::lower_triangle(4)),
+                  {rnd({2, 2, 4, 4}, 4), rnd({2, 2, 4, 4}, 5), rnd({2, 2, 4, 3}, 6)});
   CHECK_GRADCHECK(with_mask(Tensor()), {rnd({3, 2, 4}, 7), rnd({3, 5, 4}, 8), rnd({3, 5, 2}, 9)});
   // Inputs that are strided views, as the heads of a projection are: [B, T, H, d] transposed.
   CHECK_GRADCHECK(
       [&](const std::vector<Variable>& x) {
-        return scaled_dot_product_attention(transpose(x[0], 1, 2), transpose(x[1], 1, 2), transpose(x[2], 1, 2), padding).output;
+        return scaled_dot_product_attention(transpose(x[0], 1, 2), transpose(x[1], 1, 2), transpose(x[2], 1, 2),
+                                            padding)
+            .output;
       },
       {rnd({2, 3, 2, 4}, 10), rnd({2, 4, 2, 4}, 11), rnd({2, 4, 2, 4}, 12)});
   // With attention dropout: the same generator state each call, so each call drops the same weights.
@@ -80,7 +85,9 @@ TEST_CASE("attention: gradcheck of the fused op with padding and causal masks") 
       {rnd({2, 2, 3, 4}, 13), rnd({2, 2, 4, 4}, 14), rnd({2, 2, 4, 3}, 15)});
   // The unfused reference passes too.
   CHECK_GRADCHECK(
-      [&](const std::vector<Variable>& x) { return scaled_dot_product_attention_unfused(x[0], x[1], x[2], padding).output; },
+      [&](const std::vector<Variable>& x) {
+        return scaled_dot_product_attention_unfused(x[0], x[1], x[2], padding).output;
+      },
       {rnd({2, 2, 3, 4}, 16), rnd({2, 2, 4, 4}, 17), rnd({2, 2, 4, 3}, 18)});
 }
 
@@ -118,8 +125,9 @@ TEST_CASE("attention: a query whose keys are all masked gets zeros, not NaN") {
     const std::vector<double> dq = values(q.grad());
     CHECK(dq[4] == 0.0);  // row 1 of dq
   }
-  CHECK_GRADCHECK([&](const std::vector<Variable>& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask).output; },
-                  {rnd({1, 3, 4}, 4), rnd({1, 2, 4}, 5), rnd({1, 2, 3}, 6)});
+  CHECK_GRADCHECK(
+      [&](const std::vector<Variable>& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask).output; },
+      {rnd({1, 3, 4}, 4), rnd({1, 2, 4}, 5), rnd({1, 2, 3}, 6)});
 }
 
 TEST_CASE("attention: dot products of unit-variance vectors have variance d_k, scaled ones variance 1") {
@@ -153,18 +161,21 @@ TEST_CASE("attention: without the 1/sqrt(d_k) scaling the softmax saturates") {
 
 TEST_CASE("attention: bad arguments are typed errors naming the op and the shapes") {
   const Variable q(rnd({2, 3, 4}, 1)), k(rnd({2, 5, 4}, 2)), v(rnd({2, 5, 6}, 3));
-  CHECK_THROWS_MSG(scaled_dot_product_attention(q, Variable(rnd({2, 5, 3}, 4)), v), ShapeError,
-                   "scaled_dot_product_attention: q and k need the same last dimension d_k, got q [2, 3, 4], k [2, 5, 3]");
+  CHECK_THROWS_MSG(
+      scaled_dot_product_attention(q, Variable(rnd({2, 5, 3}, 4)), v), ShapeError,
+      "scaled_dot_product_attention: q and k need the same last dimension d_k, got q [2, 3, 4], k [2, 5, 3]");
   CHECK_THROWS_MSG(scaled_dot_product_attention(q, k, Variable(rnd({2, 4, 6}, 5))), ShapeError,
                    "k and v need the same number of positions");
-  CHECK_THROWS_MSG(scaled_dot_product_attention(q, Variable(rnd({3, 5, 4}, 6)), v), ShapeError, "leading dimensions differ");
+  CHECK_THROWS_MSG(scaled_dot_product_attention(q, Variable(rnd({3, 5, 4}, 6)), v), ShapeError,
+                   "leading dimensions differ");
   CHECK_THROWS_MSG(scaled_dot_product_attention(Variable(rnd({4}, 7)), k, v), ShapeError, "need the same rank");
   CHECK_THROWS_MSG(scaled_dot_product_attention(q, Variable(k.value().to(DType::Float32)), v), DTypeError,
                    "must share a dtype");
   CHECK_THROWS_MSG(scaled_dot_product_attention(q, k, v, ones({2, 3, 5})), DTypeError, "mask must be bool");
   CHECK_THROWS_MSG(scaled_dot_product_attention(q, k, v, ones({2, 3, 4}).to(DType::Bool)), ShapeError,
                    "mask [2, 3, 4] does not broadcast to the scores [2, 3, 5]");
-  CHECK_THROWS_MSG(scaled_dot_product_attention(q, k, v, {}, {.dropout_p = 0.5}), ValueError, "needs a dropout generator");
+  CHECK_THROWS_MSG(scaled_dot_product_attention(q, k, v, {}, {.dropout_p = 0.5}), ValueError,
+                   "needs a dropout generator");
   CHECK_THROWS_MSG(scaled_dot_product_attention_unfused(q, k, v, {}, {.dropout_p = 1.0}), ValueError,
                    "dropout_p must be in [0, 1)");
 }

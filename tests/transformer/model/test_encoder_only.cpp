@@ -13,8 +13,19 @@ namespace {
 
 // d 8, h 2, d_ff 12, V 11, 1 layer, float64, dropout 0; BERT's extras switched on.
 EncoderOnlyConfig tiny(NormPlacement norm = NormPlacement::Post, bool tie = true) {
-  return {.vocab = 11, .d_model = 8, .d_ff = 12, .heads = 2, .layers = 1, .dropout = 0.0, .norm = norm, .max_len = 10,
-          .positions = Positions::Learned, .types = 2, .embed_norm = true, .tie_embeddings = tie, .classes = 3,
+  return {.vocab = 11,
+          .d_model = 8,
+          .d_ff = 12,
+          .heads = 2,
+          .layers = 1,
+          .dropout = 0.0,
+          .norm = norm,
+          .max_len = 10,
+          .positions = Positions::Learned,
+          .types = 2,
+          .embed_norm = true,
+          .tie_embeddings = tie,
+          .classes = 3,
           .dtype = DType::Float64};
 }
 
@@ -51,7 +62,8 @@ TEST_CASE("parameter_count: each part of the formula equals the built model's pa
         CHECK(n.mlm_head == 72 + 16 + 11 + (tie ? 0 : 88));
         CHECK(n.classifier == 27);
         CHECK(numel_of(model, "tok_embed") + numel_of(model, "pos_embed") + numel_of(model, "type_embed") +
-                  numel_of(model, "embed_norm") == n.embeddings);
+                  numel_of(model, "embed_norm") ==
+              n.embeddings);
         CHECK(numel_of(model, "encoder.") == n.encoder);
         CHECK(numel_of(model, "pooler.") == n.pooler);
         CHECK(numel_of(model, "mlm_head.") == n.mlm_head);
@@ -102,7 +114,8 @@ TEST_CASE("tied embeddings: one parameter, whose gradient is the sum of the unti
   CHECK(tied.mlm_head->weight.impl() == tied.tok_embed->weight.impl());
   CHECK(tied.state_dict().count("mlm_head.weight") == 0);
   const Tensor labels = test::ids({0, 5, 6, 0, 0, 0, 8, 0, 0, 0}, 2);
-  for (EncoderOnly* m : {&tied, &untied}) cross_entropy(m->mlm_logits(m->encode(kIds)), labels, {.ignore_index = 0}).backward();
+  for (EncoderOnly* m : {&tied, &untied})
+    cross_entropy(m->mlm_logits(m->encode(kIds)), labels, {.ignore_index = 0}).backward();
   const Tensor sum = add(untied.tok_embed->weight.grad(), untied.mlm_head->weight.grad());
   CHECK(max_abs_diff(tied.tok_embed->weight.grad(), sum) < 1e-12);
   CHECK(max_abs_diff(untied.mlm_head->weight.grad(), zeros({11, 8}, DType::Float64)) > 1e-3);  // both paths count

@@ -1,7 +1,7 @@
 // The masks (transformer/model/masks.h), against grids written out by hand.
 #include "catch.h"
-#include "transformer/model/masks.h"
 #include "tensor/all.h"
+#include "transformer/model/masks.h"
 
 using namespace gradformer;
 

@@ -109,7 +109,8 @@ TEST_CASE("flop_count: the matrix products of one forward pass, by hand") {
   const FlopCount f = flop_count(c, 3, 4);
   const double d = 8, ff = 16, S = 3, T = 4;
   CHECK(f.encoder == 2 * S * (2 * (3 * d * d + d * d) + 2 * 2 * S * d + 2 * 2 * d * ff));
-  CHECK(f.decoder == 2 * (T * (2 * 4 * d * d + 2 * 2 * T * d + 2 * 2 * d * d + 2 * 2 * S * d + 2 * 2 * d * ff) + S * 2 * 2 * d * d));
+  CHECK(f.decoder ==
+        2 * (T * (2 * 4 * d * d + 2 * 2 * T * d + 2 * 2 * d * d + 2 * 2 * S * d + 2 * 2 * d * ff) + S * 2 * 2 * d * d));
   CHECK(f.output_projection == T * 2 * d * 7);
   CHECK(f.training_per_target_token() == 3 * f.forward() / T);
   // For long sentences and a big d the products are about 2 FLOPs per parameter per token:
@@ -147,14 +148,15 @@ TEST_CASE("masking: a future target token cannot change earlier decoder outputs"
   const std::vector<double> b = values(model.decode(memory, batch.src_mask, changed, test::tgt_mask(changed)).value());
   for (size_t t = 0; t < 4; ++t)
     for (size_t j = 0; j < 8; ++j) {
-      const size_t i = t * 8 + j;  // sentence 0, position t
+      const size_t i = t * 8 + j;      // sentence 0, position t
       if (t < 2) CHECK(a[i] == b[i]);  // positions before 2: unchanged, bit for bit
     }
   CHECK(a[2 * 8] != b[2 * 8]);  // position 2 itself does change
   // Without the causal mask the future would leak into position 0.
   const Tensor pad_only = test::pad_mask(batch.tgt_in).expand({2, 4, 4});
   const std::vector<double> c0 = values(model.decode(memory, batch.src_mask, batch.tgt_in, pad_only).value());
-  const std::vector<double> c1 = values(model.decode(memory, batch.src_mask, changed, test::pad_mask(changed).expand({2, 4, 4})).value());
+  const std::vector<double> c1 =
+      values(model.decode(memory, batch.src_mask, changed, test::pad_mask(changed).expand({2, 4, 4})).value());
   CHECK(c0[0] != c1[0]);
 }
 
@@ -164,7 +166,8 @@ TEST_CASE("masking: a padded source position changes no output at all") {
     const TinyBatch batch;
     Tensor changed = batch.src.clone();
     changed.select(0, 1).select(0, 3).fill_(5.0);  // the pad of the second sentence, still masked as pad
-    const std::vector<double> a = values(model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask).value());
+    const std::vector<double> a =
+        values(model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask).value());
     const std::vector<double> b = values(model.forward(changed, batch.tgt_in, batch.src_mask, batch.tgt_mask).value());
     CHECK(a == b);
   }
@@ -178,10 +181,12 @@ TEST_CASE("decode_step with the cache gives the same log-probabilities as decodi
   NoGradGuard no_grad;
   const TinyBatch batch;
   const Variable memory = model.encode(batch.src, batch.src_mask);
-  const Tensor full = model.log_probs(model.decode(memory, batch.src_mask, batch.tgt_in, test::lower_triangle(4).unsqueeze(0))).value();
+  const Tensor full =
+      model.log_probs(model.decode(memory, batch.src_mask, batch.tgt_in, test::lower_triangle(4).unsqueeze(0))).value();
   DecoderCache cache = model.start_decoding(memory);
   for (int64_t t = 0; t < 4; ++t) {
-    const Tensor step = model.log_probs(model.decode_step(batch.tgt_in.narrow(1, t, 1).contiguous(), batch.src_mask, cache)).value();
+    const Tensor step =
+        model.log_probs(model.decode_step(batch.tgt_in.narrow(1, t, 1).contiguous(), batch.src_mask, cache)).value();
     const std::vector<double> x = values(step), y = values(full.narrow(1, t, 1));
     for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == Approx(y[i]).margin(1e-12));
   }
@@ -207,7 +212,9 @@ TEST_CASE("Xavier-uniform initialisation of every matrix, tied weights shared an
   CHECK(model.state_dict().count("generator.weight") == 0);
   // The shared matrix receives the sum of its three uses' gradients.
   const TinyBatch batch;
-  cross_entropy(model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask), batch.tgt_out, {.ignore_index = 0}).backward();
+  cross_entropy(model.forward(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask), batch.tgt_out,
+                {.ignore_index = 0})
+      .backward();
   CHECK(model.src_embed->weight.grad().defined());
   // Two models from one seed are identical; another seed differs.
   EncoderDecoder same(c, 5), other(c, 6);
@@ -227,7 +234,8 @@ TEST_CASE("initialisation draws each parameter once, in one pass, by the documen
     const bool layer_norm = name.find("norm") != std::string::npos;
     if (p.dim() >= 2) continue;  // the Xavier bounds are checked in the test below
     if (layer_norm) {
-      CHECK(values(p.value()) == std::vector<double>(static_cast<size_t>(p.numel()), name.ends_with("weight") ? 1.0 : 0.0));
+      CHECK(values(p.value()) ==
+            std::vector<double>(static_cast<size_t>(p.numel()), name.ends_with("weight") ? 1.0 : 0.0));
     } else if (name.find("attn") != std::string::npos) {  // in_proj_bias and out_proj.bias
       CHECK(values(p.value()) == std::vector<double>(static_cast<size_t>(p.numel()), 0.0));
     } else {  // linear1.bias (fan_in d), linear2.bias (fan_in d_ff), generator.bias (fan_in d)
@@ -239,7 +247,8 @@ TEST_CASE("initialisation draws each parameter once, in one pass, by the documen
   }
   // Built with skip_init nothing is drawn; reset_parameters from the same generator is the constructor's work.
   EncoderDecoder blank(c, 7, skip_init);
-  const Tensor blank_embedding = blank.src_embed->weight.value(), blank_bias = (*blank.decoder->layers)[0].linear1->bias.value();
+  const Tensor blank_embedding = blank.src_embed->weight.value(),
+               blank_bias = (*blank.decoder->layers)[0].linear1->bias.value();
   CHECK(values(blank_embedding) == std::vector<double>(static_cast<size_t>(blank_embedding.numel()), 0.0));
   CHECK(values(blank_bias) == std::vector<double>(static_cast<size_t>(blank_bias.numel()), 0.0));
   Generator init(7, 0);
@@ -288,7 +297,8 @@ TEST_CASE("TransformerConfig presets and validation errors") {
   CHECK_THROWS_MSG(EncoderDecoder(c, 0), ValueError, "TransformerConfig: d_ff must be positive, got 0");
   c = test::tiny_config(NormPlacement::Post);
   c.tgt_vocab = 9, c.tie_embeddings = true;
-  CHECK_THROWS_MSG(c.validate(), ValueError, "tie_embeddings needs one shared vocabulary, got src_vocab 7 and tgt_vocab 9");
+  CHECK_THROWS_MSG(c.validate(), ValueError,
+                   "tie_embeddings needs one shared vocabulary, got src_vocab 7 and tgt_vocab 9");
   c = test::tiny_config(NormPlacement::Post);
   c.dropout = 1.0;
   CHECK_THROWS_MSG(c.validate(), ValueError, "dropout must be in [0, 1), got 1");
@@ -303,16 +313,21 @@ TEST_CASE("TransformerConfig: sizes far beyond a CPU model are ValueErrors namin
     const char* what;
   };
   const Huge huge[] = {
-      {[](TransformerConfig& c) { c.d_model = int64_t{1} << 62; }, "TransformerConfig: d_model must be at most 65536, got 4611686018427387904"},
+      {[](TransformerConfig& c) { c.d_model = int64_t{1} << 62; },
+       "TransformerConfig: d_model must be at most 65536, got 4611686018427387904"},
       {[](TransformerConfig& c) { c.d_ff = 262145; }, "TransformerConfig: d_ff must be at most 262144, got 262145"},
       {[](TransformerConfig& c) { c.heads = 2048; }, "TransformerConfig: heads must be at most 1024, got 2048"},
       {[](TransformerConfig& c) { c.layers = 59999; }, "TransformerConfig: layers must be at most 1024, got 59999"},
-      {[](TransformerConfig& c) { c.max_len = (int64_t{1} << 20) + 1; }, "TransformerConfig: max_len must be at most 1048576, got 1048577"},
-      {[](TransformerConfig& c) { c.src_vocab = int64_t{1} << 40; }, "TransformerConfig: src_vocab must be at most 16777216, got 1099511627776"},
-      {[](TransformerConfig& c) { c.tgt_vocab = 16777217; }, "TransformerConfig: tgt_vocab must be at most 16777216, got 16777217"},
+      {[](TransformerConfig& c) { c.max_len = (int64_t{1} << 20) + 1; },
+       "TransformerConfig: max_len must be at most 1048576, got 1048577"},
+      {[](TransformerConfig& c) { c.src_vocab = int64_t{1} << 40; },
+       "TransformerConfig: src_vocab must be at most 16777216, got 1099511627776"},
+      {[](TransformerConfig& c) { c.tgt_vocab = 16777217; },
+       "TransformerConfig: tgt_vocab must be at most 16777216, got 16777217"},
       // Every size within its bound, the whole too big: 1024 layers of d 4096 are 481 billion parameters.
       {[](TransformerConfig& c) { c.d_model = 4096, c.d_ff = 16384, c.heads = 8, c.layers = 1024; },
-       "TransformerConfig: the model would hold 481170640903 parameters and a 16 x 4096 positional table, more than the "
+       "TransformerConfig: the model would hold 481170640903 parameters and a 16 x 4096 positional table, more than "
+       "the "
        "1073741824 numbers allowed (d_model 4096, d_ff 16384, layers 1024, vocabularies 7 and 7, max_len 16)"},
       {[](TransformerConfig& c) { c.d_model = 2048, c.max_len = 1 << 20; }, "a 1048576 x 2048 positional table"},
   };
@@ -335,7 +350,8 @@ TEST_CASE("EncoderDecoder rejects ill-shaped ids and masks with typed errors") {
   CHECK_THROWS_MSG(model.encode(batch.src.to(DType::Float32), batch.src_mask), ShapeError,
                    "EncoderDecoder: src must be [B, T] int64 token ids, got [2, 4] float32");
   CHECK_THROWS_MSG(model.encode(batch.src, ones({2, 1, 4})), DTypeError, "src_mask must be bool");
-  CHECK_THROWS_MSG(model.encode(batch.src, batch.tgt_mask), ShapeError, "EncoderDecoder: src_mask [2, 4, 4] does not fit [2, 1 or 1, 4]");
+  CHECK_THROWS_MSG(model.encode(batch.src, batch.tgt_mask), ShapeError,
+                   "EncoderDecoder: src_mask [2, 4, 4] does not fit [2, 1 or 1, 4]");
   const Variable memory = model.encode(batch.src, batch.src_mask);
   CHECK_THROWS_MSG(model.decode(memory, batch.src_mask, batch.tgt_in, batch.tgt_mask.narrow(2, 0, 3)), ShapeError,
                    "tgt_mask [2, 4, 3] does not fit [2, 4 or 1, 4]");

@@ -50,8 +50,8 @@ TEST_CASE("MultiheadAttention has PyTorch's parameter names and shapes") {
   CHECK(min(mha.in_proj_bias.value()).item() == 0.0);
   CHECK_THROWS_MSG(MultiheadAttention(10, 3, 0.0, gen, no_dropout()), ValueError,
                    "d_model must be a positive multiple of heads, got d_model 10, heads 3");
-  CHECK_THROWS_MSG(mha.forward(Variable(zeros({2, 3, 6})), Variable(zeros({2, 3, 6})), Variable(zeros({2, 3, 6}))), ShapeError,
-                   "MultiheadAttention: query must be [B, T, 8], got [2, 3, 6]");
+  CHECK_THROWS_MSG(mha.forward(Variable(zeros({2, 3, 6})), Variable(zeros({2, 3, 6})), Variable(zeros({2, 3, 6}))),
+                   ShapeError, "MultiheadAttention: query must be [B, T, 8], got [2, 3, 6]");
 }
 
 TEST_CASE("MultiheadAttention, FeedForward and the layers: built with a generator is skip_init then reset_parameters") {
@@ -79,7 +79,8 @@ TEST_CASE("MultiheadAttention, FeedForward and the layers: built with a generato
     Decoder decoder(tiny_layer(placement), 2, c, no_dropout());
     Decoder blank_decoder(tiny_layer(placement), 2, skip_init, no_dropout());
     blank_decoder.reset_parameters(d);
-    for (const auto& [drawn, reset] : {std::pair<const Module*, const Module*>{&encoder, &blank_encoder}, {&decoder, &blank_decoder}}) {
+    for (const auto& [drawn, reset] :
+         {std::pair<const Module*, const Module*>{&encoder, &blank_encoder}, {&decoder, &blank_decoder}}) {
       const StateDict want = drawn->state_dict(), got = reset->state_dict();
       for (const auto& [name, t] : want) {
         INFO(name);
@@ -108,7 +109,7 @@ TEST_CASE("MultiheadAttention is Concat(head_1, ..., head_h) W^O with head_i = A
     }
     return mha.out_proj->forward(concat(heads, -1));
   };
-  check_close(mha.forward(x, x, x).output.value(), reference(x, x).value(), 1e-12);              // self-attention
+  check_close(mha.forward(x, x, x).output.value(), reference(x, x).value(), 1e-12);                 // self-attention
   check_close(mha.forward(x, memory, memory).output.value(), reference(x, memory).value(), 1e-12);  // cross-attention
   // Keys and values as different variables take the general path, with the same result.
   const Variable memory_copy(memory.value().clone());
@@ -121,7 +122,7 @@ TEST_CASE("gradcheck: multi-head self- and cross-attention with masks, w.r.t. in
   MultiheadAttention mha(8, 2, 0.0, gen, no_dropout(), DType::Float64);
   test::perturb_norms(mha, 5);
   Variable x(rnd({2, 3, 8}, 6), true), memory(rnd({2, 4, 8}, 7), true);
-  const Tensor tgt = test::tgt_mask(test::ids({1, 2, 3, 4, 5, 0}, 2));  // [2, 3, 3]
+  const Tensor tgt = test::tgt_mask(test::ids({1, 2, 3, 4, 5, 0}, 2));        // [2, 3, 3]
   const Tensor src = test::pad_mask(test::ids({1, 2, 3, 4, 1, 2, 0, 0}, 2));  // [2, 1, 4]
   CHECK_GRADCHECK([&] { return mha.forward(x, x, x, tgt).output; }, with(mha.parameters(), {x}));
   CHECK_GRADCHECK([&] { return mha.forward(x, memory, memory, src).output; }, with(mha.parameters(), {x, memory}));
@@ -146,7 +147,8 @@ TEST_CASE("gradcheck: the position-wise feed-forward network, and its names") {
   Variable x(rnd({2, 3, 8}, 8), true);
   CHECK_GRADCHECK([&] { return ffn.forward(x); }, with(ffn.parameters(), {x}));
   // max(0, x W1 + b1) W2 + b2, computed by hand
-  const Tensor hidden = relu(matmul(x.value(), ffn.linear1->weight.value().transpose(0, 1)) + ffn.linear1->bias.value());
+  const Tensor hidden =
+      relu(matmul(x.value(), ffn.linear1->weight.value().transpose(0, 1)) + ffn.linear1->bias.value());
   const Tensor expected = matmul(hidden, ffn.linear2->weight.value().transpose(0, 1)) + ffn.linear2->bias.value();
   check_close(ffn.forward(x).value(), expected, 1e-12);
 }
@@ -157,7 +159,8 @@ TEST_CASE("gradcheck: LayerNorm in context, the residual connection LayerNorm(x 
   LayerNorm norm(8, 1e-5, DType::Float64);
   test::perturb_norms(norm, 11);
   Variable x(rnd({2, 3, 8}, 10), true);
-  CHECK_GRADCHECK([&] { return norm.forward(x + sublayer.forward(x)); }, with(with(norm.parameters(), {x}), {sublayer.weight, sublayer.bias}));
+  CHECK_GRADCHECK([&] { return norm.forward(x + sublayer.forward(x)); },
+                  with(with(norm.parameters(), {x}), {sublayer.weight, sublayer.bias}));
 }
 
 TEST_CASE("gradcheck: encoder layer and stack, post-LN and pre-LN, with a padding mask") {
@@ -194,17 +197,19 @@ TEST_CASE("gradcheck: decoder layer and stack, post-LN and pre-LN, with causal a
 TEST_CASE("encoder and decoder layers have torch.nn.Transformer*Layer's parameter names") {
   Generator gen(8);
   EncoderLayer enc(tiny_layer(NormPlacement::Post), gen, no_dropout());
-  CHECK(names(enc) == std::vector<std::string>{"self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
-                                               "self_attn.out_proj.bias", "linear1.weight", "linear1.bias", "linear2.weight",
-                                               "linear2.bias", "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"});
+  CHECK(names(enc) == std::vector<std::string>{"self_attn.in_proj_weight", "self_attn.in_proj_bias",
+                                               "self_attn.out_proj.weight", "self_attn.out_proj.bias", "linear1.weight",
+                                               "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight",
+                                               "norm1.bias", "norm2.weight", "norm2.bias"});
   DecoderLayer dec(tiny_layer(NormPlacement::Post), gen, no_dropout());
   CHECK(names(dec) == std::vector<std::string>{
                           "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
                           "self_attn.out_proj.bias", "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
-                          "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias", "linear1.weight", "linear1.bias",
-                          "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias",
-                          "norm3.weight", "norm3.bias"});
-  Encoder post(tiny_layer(NormPlacement::Post), 2, gen, no_dropout()), pre(tiny_layer(NormPlacement::Pre), 2, gen, no_dropout());
+                          "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias", "linear1.weight",
+                          "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias",
+                          "norm2.weight", "norm2.bias", "norm3.weight", "norm3.bias"});
+  Encoder post(tiny_layer(NormPlacement::Post), 2, gen, no_dropout()),
+      pre(tiny_layer(NormPlacement::Pre), 2, gen, no_dropout());
   CHECK(names(post).back() == "layers.1.norm2.bias");
   CHECK(names(pre).back() == "norm.bias");  // the final norm, pre-LN only
 }
@@ -240,11 +245,14 @@ TEST_CASE("sinusoidal encoding: the paper's formula, and PE(pos + k) is a fixed 
     const Tensor rotated = matmul(pe.narrow(0, 0, 50 - k), R.transpose(0, 1));
     check_close(rotated, pe.narrow(0, k, 50 - k), 1e-12);
     // A rotation: it keeps lengths (R R^T = I).
-    check_close(matmul(R, R.transpose(0, 1)), [&] {
-      Tensor eye = zeros({d, d}, DType::Float64);
-      for (int64_t i = 0; i < d; ++i) eye.select(0, i).select(0, i).fill_(1.0);
-      return eye;
-    }(), 1e-12);
+    check_close(
+        matmul(R, R.transpose(0, 1)),
+        [&] {
+          Tensor eye = zeros({d, d}, DType::Float64);
+          for (int64_t i = 0; i < d; ++i) eye.select(0, i).select(0, i).fill_(1.0);
+          return eye;
+        }(),
+        1e-12);
   }
   CHECK_THROWS_MSG(sinusoidal_encoding(10, 7), ValueError, "d_model positive and even, got max_len 10, d_model 7");
 }

@@ -1,8 +1,8 @@
 #include <cmath>
 
 #include "catch.h"
-#include "transformer/train/bleu.h"
 #include "transformer/data/tsv.h"
+#include "transformer/train/bleu.h"
 
 using namespace gradformer;
 

@@ -8,8 +8,8 @@
 #include "training_helpers.h"
 #include "transformer/data/batch_plan.h"
 #include "transformer/model/decoding.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/model/encoder_decoder.h"
+#include "transformer/train/evaluate.h"
 
 using namespace gradformer;
 
@@ -39,8 +39,8 @@ struct Forced {
   std::vector<std::vector<double>> rows;  // [position][token]
 };
 
-Forced teacher_forced(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask, const std::vector<int64_t>& tokens,
-                      int64_t bos = Vocab::bos) {
+Forced teacher_forced(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask,
+                      const std::vector<int64_t>& tokens, int64_t bos = Vocab::bos) {
   std::vector<int64_t> in{bos};
   in.insert(in.end(), tokens.begin(), tokens.end() - 1);
   const auto n = static_cast<int64_t>(in.size());
@@ -66,11 +66,15 @@ Forced teacher_forced(EncoderDecoder& model, const Tensor& src, const Tensor& sr
   return out;
 }
 
-size_t argmax(const std::vector<double>& v) { return static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin()); }
+size_t argmax(const std::vector<double>& v) {
+  return static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
 
 }  // namespace
 
-TEST_CASE("greedy_decode: cached and uncached decoding give the same tokens and log-probabilities, which teacher forcing confirms") {
+TEST_CASE(
+    "greedy_decode: cached and uncached decoding give the same tokens and log-probabilities, which teacher forcing "
+    "confirms") {
   EncoderDecoder model(tiny_config(), 3);
   model.train();
   const Batch b = sources();
@@ -213,10 +217,12 @@ TEST_CASE("decoding: bad arguments are typed errors with messages") {
   CHECK_THROWS_MSG(beam_search(model, src, mask, -3), ValueError, "beam size must be at least 1, got -3");
   CHECK_THROWS_MSG(beam_search(model, src, mask, 2, -0.5), ValueError, "alpha must be >= 0, got -0.5");
   CHECK_THROWS_MSG(beam_search(model, src, mask, 2, std::nan("")), ValueError, "alpha must be >= 0");
-  CHECK_THROWS_MSG(beam_search(model, src, mask, 2, 0.6, {.max_len = 0}), ValueError, "max_len must be at least 1, got 0");
+  CHECK_THROWS_MSG(beam_search(model, src, mask, 2, 0.6, {.max_len = 0}), ValueError,
+                   "max_len must be at least 1, got 0");
   CHECK_THROWS_MSG(greedy_decode(model, src, mask, {.max_len = 0}), ValueError, "max_len must be at least 1, got 0");
   CHECK_THROWS_MSG(greedy_decode(model, src, mask, {.max_len = -2}), ValueError, "max_len must be at least 1, got -2");
-  CHECK_THROWS_MSG(beam_search(model, b.src, padding_mask(b.src, Vocab::pad), 2), ShapeError, "src must be [1, S], got [3, 6]");
+  CHECK_THROWS_MSG(beam_search(model, b.src, padding_mask(b.src, Vocab::pad), 2), ShapeError,
+                   "src must be [1, S], got [3, 6]");
   CHECK_THROWS_MSG(beam_search(model, src.squeeze(0), mask, 2), ShapeError, "src must be [1, S]");
   // A model left in training mode stays in it after an error, too.
   model.train();
@@ -241,13 +247,18 @@ TEST_CASE("teacher_forced_loss: the mean over target tokens of minus the sentenc
   CHECK(teacher_forced_loss(model, {}) == 0);
 }
 
-TEST_CASE("evaluate_translation: greedy decoding in length-sorted batches gives each sentence what translate gives it alone") {
+TEST_CASE(
+    "evaluate_translation: greedy decoding in length-sorted batches gives each sentence what translate gives it "
+    "alone") {
   EncoderDecoder model(tiny_config(), 9);
   std::string words = "<pad>\n<s>\n</s>\n<unk>\n";
   for (const char* w : {"a", "b", "c", "d", "e"}) words += std::string(w) + "\n";
   const Vocab source = Vocab::from_text(words, "test"), target = Vocab::from_text(words, "test");
-  const std::vector<SentencePair> pairs = {
-      {{"a", "b", "c"}, {"c", "b", "a"}}, {{"d"}, {"d"}}, {{"e", "e", "a", "b"}, {"b"}}, {{"c", "never-seen"}, {"a"}}, {{"b", "a"}, {"e"}}};
+  const std::vector<SentencePair> pairs = {{{"a", "b", "c"}, {"c", "b", "a"}},
+                                           {{"d"}, {"d"}},
+                                           {{"e", "e", "a", "b"}, {"b"}},
+                                           {{"c", "never-seen"}, {"a"}},
+                                           {{"b", "a"}, {"e"}}};
   const TranslationReport r = evaluate_translation(model, pairs, source, target, 1, 0.6, /*batch_size=*/2);
   REQUIRE(r.hypotheses.size() == pairs.size());
   size_t exact = 0;
@@ -260,7 +271,8 @@ TEST_CASE("evaluate_translation: greedy decoding in length-sorted batches gives 
   CHECK(r.exact_match == Approx(static_cast<double>(exact) / 5));
   // Beam search goes one sentence at a time through translate.
   const TranslationReport beam = evaluate_translation(model, pairs, source, target, 3, 0.6);
-  for (size_t i = 0; i < pairs.size(); ++i) CHECK(beam.hypotheses[i] == translate(model, pairs[i].source, source, target, 3, 0.6));
+  for (size_t i = 0; i < pairs.size(); ++i)
+    CHECK(beam.hypotheses[i] == translate(model, pairs[i].source, source, target, 3, 0.6));
 }
 
 TEST_CASE("write_attention_maps: one labelled SVG per layer, head and kind of attention") {
@@ -280,11 +292,13 @@ TEST_CASE("write_attention_maps: one labelled SVG per layer, head and kind of at
   for (auto& layer : *model.encoder->layers) CHECK_FALSE(layer->keep_attention);  // switched off again
   CHECK_THROWS_MSG(write_attention_maps(model, one, {"too", "few"}, tgt_labels, dir / "maps"), ShapeError,
                    "a label per position");
-  CHECK_THROWS_MSG(write_attention_maps(model, collate({{{4}, {5}}, {{6}, {7}}}, {0, 1}), {"a", "b"}, {"c", "d"}, dir / "maps"),
-                   ShapeError, "need one sentence pair");
+  CHECK_THROWS_MSG(
+      write_attention_maps(model, collate({{{4}, {5}}, {{6}, {7}}}, {0, 1}), {"a", "b"}, {"c", "d"}, dir / "maps"),
+      ShapeError, "need one sentence pair");
 }
 
-TEST_CASE("write_attention_maps: a directory that cannot be created is a DataError, and the layers stop keeping attention") {
+TEST_CASE(
+    "write_attention_maps: a directory that cannot be created is a DataError, and the layers stop keeping attention") {
   test::TempDir dir("attention-fail");
   EncoderDecoder model(tiny_config(), 10);
   test::write_text(dir / "file", "not a directory");

@@ -22,7 +22,9 @@ EncoderOnlyTrainOptions tiny(const std::string& task, const TempDir& dir, const 
   return o;
 }
 
-std::vector<double> tail(const std::vector<double>& v, size_t from) { return {v.begin() + static_cast<long>(from), v.end()}; }
+std::vector<double> tail(const std::vector<double>& v, size_t from) {
+  return {v.begin() + static_cast<long>(from), v.end()};
+}
 
 }  // namespace
 
@@ -52,7 +54,8 @@ TEST_CASE("train_encoder_only: MLM and classification runs resumed from a checkp
     }
 }
 
-TEST_CASE("train_encoder_only: fine-tuning starts from the pre-trained body, with the classifier drawn from its own seed") {
+TEST_CASE(
+    "train_encoder_only: fine-tuning starts from the pre-trained body, with the classifier drawn from its own seed") {
   TempDir dir("init-encoder-only");
   const EncoderOnlyReport pre = train_encoder_only(tiny("mlm", dir, "pre"));
   EncoderOnlyTrainOptions o = tiny("classify", dir, "fine");
@@ -60,7 +63,8 @@ TEST_CASE("train_encoder_only: fine-tuning starts from the pre-trained body, wit
   // lr tiny: one step leaves the body within 1e-3 of the pre-trained one, which a fresh draw is not.
   o.lr = 1e-9;
   const EncoderOnlyReport fine = train_encoder_only(o);
-  const LoadedEncoderOnly p = load_encoder_only_checkpoint(pre.checkpoint_path), f = load_encoder_only_checkpoint(fine.checkpoint_path);
+  const LoadedEncoderOnly p = load_encoder_only_checkpoint(pre.checkpoint_path),
+                          f = load_encoder_only_checkpoint(fine.checkpoint_path);
   const Tensor a = p.model->tok_embed->weight.value(), b = f.model->tok_embed->weight.value();
   CHECK(max(maximum(sub(a, b), sub(b, a))).item() < 1e-3);
   CHECK(f.info.vocab == p.info.vocab);
@@ -71,20 +75,23 @@ TEST_CASE("checkpoints: each loader refuses the other architecture by name") {
   TempDir dir("arch-encoder-only");
   const EncoderOnlyReport enc = train_encoder_only(tiny("mlm", dir, "enc"));
   CHECK_THROWS_MSG(load_checkpoint(enc.checkpoint_path), CheckpointError,
-                   "model.safetensors: an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one");
+                   "model.safetensors: an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or "
+                   "decoder-only one");
   TrainOptions copy = default_train_options("copy");
   copy.d_model = 16, copy.d_ff = 32, copy.heads = 2, copy.layers = 1, copy.epochs = 1, copy.batches_per_epoch = 1;
   copy.quiet = true, copy.out_dir = dir / "copy";
   const TrainReport ed = train(copy);
-  CHECK_THROWS_MSG(load_encoder_only_checkpoint(ed.checkpoint_path, "classify"), CheckpointError,
-                   "model.safetensors: an encoder-decoder checkpoint (config.arch), but classify needs an encoder-only one");
+  CHECK_THROWS_MSG(
+      load_encoder_only_checkpoint(ed.checkpoint_path, "classify"), CheckpointError,
+      "model.safetensors: an encoder-decoder checkpoint (config.arch), but classify needs an encoder-only one");
 }
 
 TEST_CASE("train_encoder_only: options out of range are TrainOptionErrors naming the field") {
   TempDir dir("options-encoder-only");
   EncoderOnlyTrainOptions o = tiny("classify", dir, "x");
   o.labelled = 0;
-  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: labelled must be in [1, 10000] (the toy corpus's train split), got 0");
+  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError,
+                   "train: labelled must be in [1, 10000] (the toy corpus's train split), got 0");
   o = tiny("mlm", dir, "x"), o.init_path = "a.safetensors";
   CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: init_path is for --task classify");
   o = tiny("mlm", dir, "x"), o.steps = 0;

@@ -32,9 +32,10 @@ TEST_CASE("gradient_checks: every name is distinct and the layers and whole mode
   for (const NamedGradcheck& c : checks) names.push_back(c.name);
   std::sort(names.begin(), names.end());
   CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
-  for (const char* expected : {"Linear", "LayerNorm", "multi-head attention (padding mask)", "encoder layer (post-LN)",
-                               "encoder layer (pre-LN)", "decoder layer (post-LN)", "decoder layer (pre-LN)",
-                               "encoder-decoder + label-smoothed loss (post-LN)", "encoder-decoder + label-smoothed loss (pre-LN)"}) {
+  for (const char* expected :
+       {"Linear", "LayerNorm", "multi-head attention (padding mask)", "encoder layer (post-LN)",
+        "encoder layer (pre-LN)", "decoder layer (post-LN)", "decoder layer (pre-LN)",
+        "encoder-decoder + label-smoothed loss (post-LN)", "encoder-decoder + label-smoothed loss (pre-LN)"}) {
     INFO(expected);
     CHECK(std::find(names.begin(), names.end(), expected) != names.end());
   }

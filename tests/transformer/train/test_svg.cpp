@@ -25,8 +25,14 @@ std::string xml_problem(const std::string& xml) {
       continue;
     }
     if (xml[i] == '>') return "bare > at " + std::to_string(i);
-    if (xml[i] != '<') { ++i; continue; }
-    if (xml.compare(i, 2, "<?") == 0) { i = xml.find("?>", i) + 2; continue; }
+    if (xml[i] != '<') {
+      ++i;
+      continue;
+    }
+    if (xml.compare(i, 2, "<?") == 0) {
+      i = xml.find("?>", i) + 2;
+      continue;
+    }
     size_t end = i + 1;
     bool quoted = false;
     while (end < xml.size() && (quoted || xml[end] != '>')) {
@@ -38,7 +44,8 @@ std::string xml_problem(const std::string& xml) {
     const std::string tag = xml.substr(i + 1, end - i - 1);
     const std::string name = tag.substr(tag[0] == '/' ? 1 : 0, tag.find_first_of(" />\n", 1) - (tag[0] == '/' ? 1 : 0));
     if (tag[0] == '/') {
-      if (open.empty() || open.back() != name) return "</" + name + "> closes " + (open.empty() ? "nothing" : open.back());
+      if (open.empty() || open.back() != name)
+        return "</" + name + "> closes " + (open.empty() ? "nothing" : open.back());
       open.pop_back();
     } else if (tag.back() != '/') {
       open.push_back(name);

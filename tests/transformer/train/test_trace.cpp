@@ -19,7 +19,8 @@ struct TinyTranslator {
   std::unique_ptr<EncoderDecoder> model;
   explicit TinyTranslator(NormPlacement norm) {
     TransformerConfig c = TransformerConfig::tutorial(source.size(), target.size());
-    c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 2, c.norm = norm, c.max_len = 32;  // dropout 0.1: eval must turn it off
+    c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 2, c.norm = norm,
+    c.max_len = 32;  // dropout 0.1: eval must turn it off
     model = std::make_unique<EncoderDecoder>(c, 7);
   }
 };
@@ -47,7 +48,8 @@ TEST_CASE("trace: the spelled-out encoder ends in exactly the model's memory, po
     CHECK(t.encoder[0].stages.size() == (norm == NormPlacement::Post ? 4u : 6u));
     // each attention row is a distribution over the source
     for (int64_t h = 0; h < 2; ++h)
-      for (int64_t i = 0; i < 6; ++i) CHECK(sum(t.encoder[1].attention.select(0, h).select(0, i)).item() == Approx(1.0).epsilon(1e-5));
+      for (int64_t i = 0; i < 6; ++i)
+        CHECK(sum(t.encoder[1].attention.select(0, h).select(0, i)).item() == Approx(1.0).epsilon(1e-5));
 
     InferenceGuard inference(*tiny.model);
     const Tensor src = from_vector(ids, {1, 6});
@@ -93,23 +95,25 @@ TEST_CASE("trace: the decoding it shows is greedy decoding, and beam search's be
   REQUIRE(!b.beam_steps.empty());
   CHECK(b.beam_steps.front().beams.size() <= 3);
   for (const auto& step : b.beam_steps)
-    CHECK(std::is_sorted(step.beams.begin(), step.beams.end(), [](const auto& x, const auto& y) { return x.log_prob > y.log_prob; }));
+    CHECK(std::is_sorted(step.beams.begin(), step.beams.end(),
+                         [](const auto& x, const auto& y) { return x.log_prob > y.log_prob; }));
 }
 
 TEST_CASE("trace: unknown words are marked, and the text and page show every stage") {
   TinyTranslator tiny(NormPlacement::Pre);
-  const SentenceTrace t = trace_sentence(*tiny.model, tiny.source, tiny.target, {"le", "chien", "mange", "."}, {.beam = 2, .max_len = 4});
+  const SentenceTrace t =
+      trace_sentence(*tiny.model, tiny.source, tiny.target, {"le", "chien", "mange", "."}, {.beam = 2, .max_len = 4});
   CHECK(t.unknown == std::vector<bool>{false, true, false, false});
   CHECK(t.source_ids[1] == Vocab::unk);
   const std::string text = trace_text(t);
-  for (const char* part : {"1. Tokens -> ids", "chien=3", "1 word not in the vocabulary became <unk>", "3. Encoder layer 0",
-                           "4. Encoder layer 1", "head 1:", "final LayerNorm (encoder.norm)", "step 1  prefix: <s>",
-                           "Beam search, 2 beams", "Translation (beam search, 2 beams):"})
+  for (const char* part : {"1. Tokens -> ids", "chien=3", "1 word not in the vocabulary became <unk>",
+                           "3. Encoder layer 0", "4. Encoder layer 1", "head 1:", "final LayerNorm (encoder.norm)",
+                           "step 1  prefix: <s>", "Beam search, 2 beams", "Translation (beam search, 2 beams):"})
     CHECK(text.find(part) != std::string::npos);
   const std::string page = trace_html(t);
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(count(page, "<svg") == 2 * 2 + 1);  // a heatmap per encoder layer and head, and the cross-attention
-  CHECK(count(page, "<section>") == 7);    // tokens, embedding, 2 layers, memory, decoding, translation
+  CHECK(count(page, "<section>") == 7);     // tokens, embedding, 2 layers, memory, decoding, translation
   CHECK(count(page, "class='token unk'") == 1);
   CHECK(page.find("<script") == std::string::npos);  // nothing runs, nothing is fetched
   CHECK(page.find("<link") == std::string::npos);
@@ -119,9 +123,12 @@ TEST_CASE("trace: unknown words are marked, and the text and page show every sta
 
 TEST_CASE("trace: bad requests are errors naming the problem") {
   TinyTranslator tiny(NormPlacement::Post);
-  CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, {}), ValueError, "trace_sentence: the sentence is empty");
-  CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, {"le"}, {.beam = 0}), ValueError, "beam must be at least 1, got 0");
-  CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, {"le"}, {.top = 0}), ValueError, "top must be at least 1, got 0");
+  CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, {}), ValueError,
+                   "trace_sentence: the sentence is empty");
+  CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, {"le"}, {.beam = 0}), ValueError,
+                   "beam must be at least 1, got 0");
+  CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, {"le"}, {.top = 0}), ValueError,
+                   "top must be at least 1, got 0");
   CHECK_THROWS_MSG(trace_sentence(*tiny.model, tiny.source, tiny.target, std::vector<std::string>(40, "le")), DataError,
                    "the sentence has 40 tokens; this model takes at most 31");
 }

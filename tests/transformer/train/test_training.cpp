@@ -41,7 +41,8 @@ std::string tiny_tsv() {
     const int length = 1 + (i * 5) % 6;
     std::vector<int> ids;
     for (int k = 0; k < length; ++k) ids.push_back((i + 3 * k) % 7);
-    for (int k = 0; k < length; ++k) out << (k ? " " : "") << src_words[static_cast<size_t>(ids[static_cast<size_t>(k)])];
+    for (int k = 0; k < length; ++k)
+      out << (k ? " " : "") << src_words[static_cast<size_t>(ids[static_cast<size_t>(k)])];
     out << "\t";
     for (int k = length - 1; k >= 0; --k)
       out << (k == length - 1 ? "" : " ") << tgt_words[static_cast<size_t>(ids[static_cast<size_t>(k)])];
@@ -64,11 +65,13 @@ TrainOptions tiny_corpus(const TempDir& dir, const std::string& name) {
   return o;
 }
 
-std::vector<double> tail(const std::vector<double>& v, size_t from) { return {v.begin() + static_cast<std::ptrdiff_t>(from), v.end()}; }
+std::vector<double> tail(const std::vector<double>& v, size_t from) {
+  return {v.begin() + static_cast<std::ptrdiff_t>(from), v.end()};
+}
 
 // The tiny model of the checkpoint tests, with vocabularies of the sizes it was built for.
 struct TinyModel {
-  Vocab source = Vocab::build({{"a", "b", "c"}, {"d", "e"}});        // 4 specials + 5
+  Vocab source = Vocab::build({{"a", "b", "c"}, {"d", "e"}});       // 4 specials + 5
   Vocab target = Vocab::build({{"x", "y"}, {"z", "w", "v", "u"}});  // 4 specials + 6
   TransformerConfig config;
   std::unique_ptr<EncoderDecoder> model;
@@ -85,7 +88,8 @@ struct TinyModel {
 
 // A batch for the tiny model: two sentences, the second padded.
 Batch tiny_batch() {
-  std::vector<EncodedPair> pairs = {{{4, 5, 6, 7}, {4, 5, 6}}, {{8, 4}, {8, 7, 4, 5, 6}}};  // ids < 9: fits every vocabulary
+  std::vector<EncodedPair> pairs = {{{4, 5, 6, 7}, {4, 5, 6}},
+                                    {{8, 4}, {8, 7, 4, 5, 6}}};  // ids < 9: fits every vocabulary
   return collate(pairs, {0, 1});
 }
 
@@ -133,7 +137,8 @@ TEST_CASE("train: the copy task resumed from a checkpoint continues with the uni
   }
 }
 
-TEST_CASE("train: a TSV corpus resumed mid-epoch and at an epoch boundary continues with the same losses, bit for bit") {
+TEST_CASE(
+    "train: a TSV corpus resumed mid-epoch and at an epoch boundary continues with the same losses, bit for bit") {
   TempDir dir("resume-corpus");
   test::write_text(dir / "train.tsv", tiny_tsv());
   test::write_text(dir / "valid.tsv", "un deux\ttwo one\ntrois\tthree\n");
@@ -166,7 +171,8 @@ static double json_number(const std::string& line, const std::string& name) {
   return std::stod(line.substr(at + name.size() + 4));
 }
 
-TEST_CASE("train: metrics_path gets one JSON line per logging step, also when quiet, with the schedule's learning rate") {
+TEST_CASE(
+    "train: metrics_path gets one JSON line per logging step, also when quiet, with the schedule's learning rate") {
   TempDir dir("metrics");
   TrainOptions o = tiny_copy(dir, "run");
   o.log_every = 2;
@@ -196,7 +202,8 @@ TEST_CASE("train: metrics_path gets one JSON line per logging step, also when qu
 
 TEST_CASE("CorpusStream: a restored source yields the same batches as the original from that point on") {
   std::vector<EncodedPair> pairs;
-  for (int64_t i = 0; i < 17; ++i) pairs.push_back({std::vector<int64_t>(static_cast<size_t>(1 + i % 5), 4 + i % 3), {5 + i % 2}});
+  for (int64_t i = 0; i < 17; ++i)
+    pairs.push_back({std::vector<int64_t>(static_cast<size_t>(1 + i % 5), 4 + i % 3), {5 + i % 2}});
   CorpusStream original(pairs, {.max_sentences = 3}, 21);
   const int64_t per_epoch = original.batches_per_epoch();
   REQUIRE(per_epoch >= 6);  // 17 sentences, at most 3 a batch
@@ -218,16 +225,21 @@ TEST_CASE("CorpusStream: a restored source yields the same batches as the origin
   int64_t sentences = 0;
   for (int64_t i = 0; i < per_epoch; ++i) sentences += c.next().size();
   CHECK(sentences == 17);
-  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}}, "ckpt.safetensors"), CheckpointError, "ckpt.safetensors: no 'data.position' saved");
+  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}}, "ckpt.safetensors"), CheckpointError,
+                   "ckpt.safetensors: no 'data.position' saved");
   // A garbled number was once std::stoll's std::invalid_argument, escaping as no gradformer error.
-  CHECK_THROWS_MSG(c.restore({{"data.epoch", "x"}, {"data.position", "1"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
-                   CheckpointError, "ckpt.safetensors: 'data.epoch' should be an integer, got 'x'");
-  CHECK_THROWS_MSG(c.restore({{"data.epoch", "-1"}, {"data.position", "1"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
-                   CheckpointError, "ckpt.safetensors: data.epoch -1 is negative");
-  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}, {"data.position", "99"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
-                   CheckpointError, "data.position 99 is outside");
-  CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}, {"data.position", "1"}, {"data.epoch_generator", "x"}}, "ckpt.safetensors"),
-                   CheckpointError, "two integers");
+  CHECK_THROWS_MSG(
+      c.restore({{"data.epoch", "x"}, {"data.position", "1"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
+      CheckpointError, "ckpt.safetensors: 'data.epoch' should be an integer, got 'x'");
+  CHECK_THROWS_MSG(
+      c.restore({{"data.epoch", "-1"}, {"data.position", "1"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
+      CheckpointError, "ckpt.safetensors: data.epoch -1 is negative");
+  CHECK_THROWS_MSG(
+      c.restore({{"data.epoch", "0"}, {"data.position", "99"}, {"data.epoch_generator", "1 3"}}, "ckpt.safetensors"),
+      CheckpointError, "data.position 99 is outside");
+  CHECK_THROWS_MSG(
+      c.restore({{"data.epoch", "0"}, {"data.position", "1"}, {"data.epoch_generator", "x"}}, "ckpt.safetensors"),
+      CheckpointError, "two integers");
 }
 
 TEST_CASE("CopyTaskStream: a restored source yields the same batches") {
@@ -255,27 +267,35 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
       {"warmup", [](TrainOptions& o) { o.warmup = 0; }, "train: warmup must be at least 1, got 0"},
       {"log_every", [](TrainOptions& o) { o.log_every = 0; }, "train: log_every must be at least 1, got 0"},
       {"beam", [](TrainOptions& o) { o.beam = 0; }, "train: beam must be at least 1, got 0"},
-      {"batches_per_epoch", [](TrainOptions& o) { o.batches_per_epoch = 0; }, "train: batches_per_epoch must be at least 1, got 0"},
+      {"batches_per_epoch", [](TrainOptions& o) { o.batches_per_epoch = 0; },
+       "train: batches_per_epoch must be at least 1, got 0"},
       {"max_tokens", [](TrainOptions& o) { o.max_tokens = -1; }, "train: max_tokens must be at least 0, got -1"},
       {"eval_every", [](TrainOptions& o) { o.eval_every = -2; }, "train: eval_every must be at least 0, got -2"},
       {"save_every", [](TrainOptions& o) { o.save_every = -1; }, "train: save_every must be at least 0, got -1"},
       {"stop_after", [](TrainOptions& o) { o.stop_after = -1; }, "train: stop_after must be at least 0, got -1"},
-      {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = 1; }, "train: label_smoothing must be in [0, 1), got 1"},
-      {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = std::nan(""); }, "train: label_smoothing must be in [0, 1), got nan"},
+      {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = 1; },
+       "train: label_smoothing must be in [0, 1), got 1"},
+      {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = std::nan(""); },
+       "train: label_smoothing must be in [0, 1), got nan"},
       {"lr", [](TrainOptions& o) { o.lr = -0.5; }, "train: lr must be positive, got -0.5"},
       {"clip", [](TrainOptions& o) { o.clip = -1; }, "train: clip must be at least 0 (0: no clipping), got -1"},
-      {"epochs", [](TrainOptions& o) { o.epochs = int64_t{1} << 62; }, "train: epochs must be at most 1073741824, got 4611686018427387904"},
-      {"batch_size", [](TrainOptions& o) { o.batch_size = int64_t{1} << 40; }, "train: batch_size must be at most 1073741824, got 1099511627776"},
+      {"epochs", [](TrainOptions& o) { o.epochs = int64_t{1} << 62; },
+       "train: epochs must be at most 1073741824, got 4611686018427387904"},
+      {"batch_size", [](TrainOptions& o) { o.batch_size = int64_t{1} << 40; },
+       "train: batch_size must be at most 1073741824, got 1099511627776"},
       // The model's sizes, by option, before any data is made or read.
-      {"d_model", [](TrainOptions& o) { o.d_model = int64_t{1} << 62; }, "train: d_model must be from 2 to 65536, got 4611686018427387904"},
-      {"d_model", [](TrainOptions& o) { o.d_model = 17, o.heads = 1; }, "train: d_model must be even (sine and cosine pairs), got 17"},
+      {"d_model", [](TrainOptions& o) { o.d_model = int64_t{1} << 62; },
+       "train: d_model must be from 2 to 65536, got 4611686018427387904"},
+      {"d_model", [](TrainOptions& o) { o.d_model = 17, o.heads = 1; },
+       "train: d_model must be even (sine and cosine pairs), got 17"},
       {"d_ff", [](TrainOptions& o) { o.d_ff = 0; }, "train: d_ff must be from 1 to 262144, got 0"},
       {"heads", [](TrainOptions& o) { o.heads = 3; }, "train: heads must divide the model width 16, got 3"},
       {"layers", [](TrainOptions& o) { o.layers = 59999; }, "train: layers must be from 1 to 1024, got 59999"},
       {"max_len", [](TrainOptions& o) { o.max_len = 1; }, "train: max_len must be from 2 to 1048576, got 1"},
       {"dropout", [](TrainOptions& o) { o.dropout = 1.5; }, "train: dropout must be in [0, 1), got 1.5"},
       // And too small for the task's data.
-      {"max_len", [](TrainOptions& o) { o.max_len = 9; }, "train: max_len must be at least 10 for the copy task (its sequences are 10 tokens), got 9"},
+      {"max_len", [](TrainOptions& o) { o.max_len = 9; },
+       "train: max_len must be at least 10 for the copy task (its sequences are 10 tokens), got 9"},
   };
   for (const Bad& b : bad) {
     INFO(b.what);
@@ -304,7 +324,8 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
   CHECK_THROWS_MSG(train(o), DataError, "train: output directory " + o.out_dir + ": cannot create: ");
   o = tiny_copy(dir, "run");
   o.metrics_path = dir / "file/metrics.jsonl";
-  CHECK_THROWS_MSG(train(o), DataError, "metrics file " + o.metrics_path + ": cannot open for writing: Not a directory");
+  CHECK_THROWS_MSG(train(o), DataError,
+                   "metrics file " + o.metrics_path + ": cannot open for writing: Not a directory");
 
   // Options round trip through the checkpoint state.
   TrainOptions r = default_train_options("toy-translation");
@@ -325,13 +346,15 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
   CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
                    "ck.safetensors: 'options.epochs' should be an integer, got '12abc'");
   broken.erase("options.epochs");
-  CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError, "ck.safetensors: no 'options.epochs' saved");
+  CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
+                   "ck.safetensors: no 'options.epochs' saved");
 
   // A checkpoint without the training state cannot be resumed: a CheckpointError, not a crash.
   const TrainReport done = train(tiny_copy(dir, "done"));
   LoadedCheckpoint ckpt = load_checkpoint(done.checkpoint_path);
   const std::string stateless = dir / "stateless.safetensors";
-  save_checkpoint(stateless, *ckpt.model, ckpt.optimizer_state, {ckpt.info.config, ckpt.info.source_vocab, ckpt.info.target_vocab, {}});
+  save_checkpoint(stateless, *ckpt.model, ckpt.optimizer_state,
+                  {ckpt.info.config, ckpt.info.source_vocab, ckpt.info.target_vocab, {}});
   CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), stateless), CheckpointError, "no 'options.task' saved");
   for (const char* key : {"train.step", "train.dropout_generator"}) {
     INFO(key);
@@ -351,7 +374,8 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
 
 // ---- checkpoints ---------------------------------------------------------------------------------
 
-TEST_CASE("checkpoint: save then load gives the same outputs bit for bit, the same configuration, vocabularies and state") {
+TEST_CASE(
+    "checkpoint: save then load gives the same outputs bit for bit, the same configuration, vocabularies and state") {
   TempDir dir("checkpoint");
   for (const bool pre : {false, true}) {
     for (const bool tie : {false, true}) {
@@ -444,10 +468,12 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": unknown checkpoint format 'something-else-7'");
 
   p = variant("vocab.safetensors", [](T&, M& m) { m["vocab.target"] = Vocab::build({{"only"}}).to_text(); });
-  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": vocabularies of 9 and 5 tokens do not match the model's 9 and 10");
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError,
+                   p + ": vocabularies of 9 and 5 tokens do not match the model's 9 and 10");
 
   p = variant("novocab.safetensors", [](T&, M& m) { m.erase("vocab.source"); });
-  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": not a gradformer checkpoint: no metadata 'vocab.source'");
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError,
+                   p + ": not a gradformer checkpoint: no metadata 'vocab.source'");
 
   p = variant("badvocab.safetensors", [](T&, M& m) { m["vocab.source"] = "a\nb\n"; });
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p);
@@ -456,8 +482,8 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the stored configuration is invalid");
 
   // A small file claiming a huge model fails on the configuration, before allocating it.
-  for (const char* key : {"config.d_model", "config.d_ff", "config.max_len", "config.layers", "config.heads", "config.src_vocab",
-                          "config.tgt_vocab"}) {
+  for (const char* key : {"config.d_model", "config.d_ff", "config.max_len", "config.layers", "config.heads",
+                          "config.src_vocab", "config.tgt_vocab"}) {
     INFO(key);
     p = variant("huge.safetensors", [&](T&, M& m) { m[key] = "4611686018427387904"; });
     CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError,
@@ -473,7 +499,8 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   CHECK(brief.size() < 2000);
 
   p = variant("dmodel.safetensors", [](T&, M& m) { m["config.d_model"] = "16x"; });
-  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": metadata 'config.d_model' should be an integer, got '16x'");
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError,
+                   p + ": metadata 'config.d_model' should be an integer, got '16x'");
 
   p = variant("norm.safetensors", [](T&, M& m) { m["config.norm"] = "sideways"; });
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": config.norm must be pre or post");
@@ -482,7 +509,8 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": metadata 'config.dropout' should be a number");
 
   p = variant("noconfig.safetensors", [](T&, M& m) { m.erase("config.layers"); });
-  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": not a gradformer checkpoint: no metadata 'config.layers'");
+  CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError,
+                   p + ": not a gradformer checkpoint: no metadata 'config.layers'");
 
   p = variant("notensor.safetensors", [](T& t, M&) { t.erase("generator.bias"); });
   CHECK_THROWS_MSG(load_checkpoint(p), CheckpointError, p + ": the tensors do not fit the stored configuration");
@@ -504,7 +532,6 @@ TEST_CASE("checkpoint: files that are not gradformer checkpoints are CheckpointE
   CHECK_NOTHROW(load_checkpoint(good));
 }
 
-
 TEST_CASE("train: resume_epochs extends a resumed run, and one the checkpoint is past is a TrainOptionError") {
   TempDir dir("train-extend");
   TrainOptions o = tiny_copy(dir, "run");
@@ -524,13 +551,15 @@ TEST_CASE("train: resume_epochs extends a resumed run, and one the checkpoint is
   CHECK(train(more, checkpoint).steps == 0);
 }
 
-TEST_CASE("train: max_len below the toy corpus's longest sentence is a TrainOptionError naming the pair, before training") {
+TEST_CASE(
+    "train: max_len below the toy corpus's longest sentence is a TrainOptionError naming the pair, before training") {
   TempDir dir("train-toy-len");
   TrainOptions o = default_train_options("toy-translation");
   o.out_dir = dir / "toy", o.max_len = 4, o.quiet = true;
-  CHECK_THROWS_MSG(train(o), TrainOptionError,
-                   "train: max_len must be at least 13 for the toy-translation corpus (its longest sentence, train pair 614, has 12 "
-                   "tokens, and </s> or <s> is added), got 4");
+  CHECK_THROWS_MSG(
+      train(o), TrainOptionError,
+      "train: max_len must be at least 13 for the toy-translation corpus (its longest sentence, train pair 614, has 12 "
+      "tokens, and </s> or <s> is added), got 4");
   CHECK(!std::filesystem::exists(dir / "toy"));
 }
 
@@ -568,7 +597,8 @@ TEST_CASE("checkpoint: a model with a NaN or infinite parameter is neither saved
   SafetensorsFile file = load_safetensors(good);
   file.tensors["generator.bias"] = full(file.tensors.at("generator.bias").shape(), -INFINITY);
   save_safetensors(bad, file.tensors, file.metadata);
-  CHECK_THROWS_MSG(load_checkpoint(bad), CheckpointError, bad + ": a non-finite parameter (generator.bias holds -inf): the model is unusable");
+  CHECK_THROWS_MSG(load_checkpoint(bad), CheckpointError,
+                   bad + ": a non-finite parameter (generator.bias holds -inf): the model is unusable");
 }
 
 TEST_CASE("checkpoint: the configuration round trips as metadata") {
@@ -593,7 +623,8 @@ TEST_CASE("checkpoint: the family's fields round trip, and a checkpoint without 
   auto old = config_to_metadata(TransformerConfig::tutorial(30, 40));
   old.erase("config.arch"), old.erase("config.activation"), old.erase("config.positions");
   const TransformerConfig e = config_from_metadata(old, "old.safetensors");
-  CHECK((e.arch == Architecture::EncoderDecoder && e.activation == Activation::ReLU && e.positions == Positions::Sinusoidal));
+  CHECK((e.arch == Architecture::EncoderDecoder && e.activation == Activation::ReLU &&
+         e.positions == Positions::Sinusoidal));
   auto bad = m;
   bad["config.activation"] = "tanh";
   CHECK(test::error_message<CheckpointError>([&] { config_from_metadata(bad, "b.safetensors"); }) ==
@@ -602,8 +633,9 @@ TEST_CASE("checkpoint: the family's fields round trip, and a checkpoint without 
   CHECK_THROWS_AS(config_from_metadata(bad, "b.safetensors"), CheckpointError);
 }
 
-TEST_CASE("checkpoint: an encoder-decoder saved with GELU and learned positions loads to the same outputs, and "
-          "load_checkpoint refuses a checkpoint of another architecture, naming both") {
+TEST_CASE(
+    "checkpoint: an encoder-decoder saved with GELU and learned positions loads to the same outputs, and "
+    "load_checkpoint refuses a checkpoint of another architecture, naming both") {
   TempDir dir("family");
   TransformerConfig c = TransformerConfig::tutorial(9, 9);
   c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 1, c.max_len = 12, c.dropout = 0;
@@ -616,7 +648,8 @@ TEST_CASE("checkpoint: an encoder-decoder saved with GELU and learned positions 
   LoadedCheckpoint loaded = load_checkpoint(path);
   loaded.model->eval();
   CHECK((loaded.info.config.activation == Activation::GELU && loaded.info.config.positions == Positions::Learned));
-  const Tensor src = from_vector(std::vector<int64_t>{4, 5, 6, 2}, {1, 4}), tgt = from_vector(std::vector<int64_t>{1, 7, 8}, {1, 3});
+  const Tensor src = from_vector(std::vector<int64_t>{4, 5, 6, 2}, {1, 4}),
+               tgt = from_vector(std::vector<int64_t>{1, 7, 8}, {1, 3});
   const Tensor a = model.forward(src, tgt, {}, {}).value(), b = loaded.model->forward(src, tgt, {}, {}).value();
   CHECK(a.to_vector<float>() == b.to_vector<float>());
   // The same tensors labelled decoder-only: read_checkpoint tells the kind, load_checkpoint refuses it.

@@ -1,12 +1,12 @@
 // Checkpoints whose metadata asks for a model far too large to build. Found by fuzzing
-// (tests/fuzz/fuzz_checkpoint_meta; the reproducers are in tests/fuzz/crashes/checkpoint_meta):
+// (tests/fuzz/fuzz_checkpoint_meta):
 // load_checkpoint validated the configuration, which accepted any positive size, and then built
 // the model, which overflowed int64 (max_len * d_model in sinusoidal_encoding), let a
 // std::length_error escape, asked for hundreds of gigabytes, or built 2^55 layers.
 //
-// Hidden ([.]) until TransformerConfig::validate bounds the sizes (another branch is adding those
-// bounds): run them with `test_training "[validate-bounds]"`, and drop the [.] when they pass.
-// Each asks for a CheckpointError, whatever the bound's exact wording.
+// TransformerConfig::validate now bounds every size before anything is built; each case asks for a
+// CheckpointError, whatever the bound's exact wording. The reproducers also replay as the fuzz
+// harness's corpus (tests/fuzz/corpus/checkpoint_meta).
 #include <filesystem>
 #include <map>
 #include <string>
@@ -39,21 +39,21 @@ std::string checkpoint_with(const std::string& key, const std::string& value, co
 
 }  // namespace
 
-TEST_CASE("checkpoint: config.max_len 2^63 - 1 is a CheckpointError, not an overflow", "[.][validate-bounds]") {
+TEST_CASE("checkpoint: config.max_len 2^63 - 1 is a CheckpointError, not an overflow", "[validate-bounds]") {
   CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.max_len", "9223372036854775807", "max-len-max")),
                   CheckpointError);
 }
 
-TEST_CASE("checkpoint: config.max_len 2^61 - 1 is a CheckpointError, not a std::length_error", "[.][validate-bounds]") {
+TEST_CASE("checkpoint: config.max_len 2^61 - 1 is a CheckpointError, not a std::length_error", "[validate-bounds]") {
   CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.max_len", "2305843009213693951", "max-len-2e61")),
                   CheckpointError);
 }
 
-TEST_CASE("checkpoint: config.d_ff 2^35 is a CheckpointError before any allocation", "[.][validate-bounds]") {
+TEST_CASE("checkpoint: config.d_ff 2^35 is a CheckpointError before any allocation", "[validate-bounds]") {
   CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.d_ff", "34359738368", "d-ff-2e35")), CheckpointError);
 }
 
-TEST_CASE("checkpoint: config.layers 2^55 is a CheckpointError before any layer is built", "[.][validate-bounds]") {
+TEST_CASE("checkpoint: config.layers 2^55 is a CheckpointError before any layer is built", "[validate-bounds]") {
   CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.layers", "36028797018963968", "layers-2e55")),
                   CheckpointError);
 }

@@ -30,7 +30,7 @@ void append_utf8(std::string& out, uint32_t cp) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text) {}
+  Parser(std::string_view text, size_t max_array_items) : text_(text), max_array_items_(max_array_items) {}
 
   Json document() {
     Json value = parse_value(0);
@@ -94,6 +94,7 @@ class Parser {
     skip_whitespace();
     if (peek() == ']') return ++pos_, Json::array();
     while (true) {
+      if (items.size() == max_array_items_) fail(message("an array of more than ", max_array_items_, " items"));
       items.push_back(parse_value(depth + 1));
       skip_whitespace();
       if (peek() == ',') {
@@ -212,6 +213,7 @@ class Parser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  size_t max_array_items_;
 };
 
 void dump_string(std::string& out, const std::string& s) {
@@ -280,9 +282,9 @@ Json Json::integer(int64_t value) {
   return j;
 }
 
-Json Json::parse(std::string_view text) {
+Json Json::parse(std::string_view text, size_t max_array_items) {
   if (const auto bad = invalid_utf8_at(text)) throw JsonError(message("json: not valid UTF-8 at byte ", *bad));
-  return Parser(text).document();
+  return Parser(text, max_array_items).document();
 }
 
 std::string Json::dump() const {

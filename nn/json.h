@@ -4,6 +4,7 @@
 // order and duplicates are kept, so the caller can report a duplicate name.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,8 +33,10 @@ class Json {
   static Json integer(int64_t value);
 
   /// Parses one value (surrounding whitespace allowed). The text must be valid UTF-8.
-  /// Nesting deeper than 64 levels is a JsonError, so a hostile file cannot exhaust the stack.
-  static Json parse(std::string_view text);
+  /// Nesting deeper than 64 levels is a JsonError, so a hostile file cannot exhaust the stack, and
+  /// so is an array of more than max_array_items: a reader that knows its arrays are short (a
+  /// tensor's shape) stops a hostile one at once, instead of building millions of values first.
+  static Json parse(std::string_view text, size_t max_array_items = SIZE_MAX);
   /// Compact JSON text ({"a":[1,2]}), non-ASCII characters as UTF-8. JsonError for a string that
   /// is not valid UTF-8.
   std::string dump() const;

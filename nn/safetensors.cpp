@@ -337,7 +337,9 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   if (static_cast<uint64_t>(in.gcount()) != n) reader.fail("cannot read the header" + system_reason());
   Json header;
   try {
-    header = Json::parse(text);
+    // A header's arrays are shapes (at most kMaxRank sizes) and data_offsets (2): anything longer
+    // is refused while parsing, before a hostile 100 MB shape becomes gigabytes of parsed values.
+    header = Json::parse(text, static_cast<size_t>(kMaxRank) + 1);  // + 1: a rank-9 shape gets the rank message
   } catch (const JsonError& e) {
     reader.fail(std::string("the header is not valid UTF-8 JSON: ") + e.what());
   }

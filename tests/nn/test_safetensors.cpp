@@ -190,6 +190,12 @@ TEST_CASE("safetensors rejects bad tensor entries: dtype, shape, offsets, size, 
                    "tensor \"w\": BOOL element 1 is byte 2, not 0 or 1");
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", 4),
                    "more than the 8 supported");
+  // A shape of a million sizes (2 MB of header) is refused while parsing, at its tenth size: once
+  // the whole array was built (1.6 GB for a 20 MB header) before the rank check saw it.
+  std::string huge_shape = R"({"w":{"dtype":"F32","shape":[)";
+  for (int i = 0; i < 1000000; ++i) huge_shape += "1,";
+  huge_shape += R"(1],"data_offsets":[0,4]}})";
+  CHECK_LOAD_FAILS(file_with(huge_shape, 4), "an array of more than 9 items");
   // Sizes whose product overflows, hidden behind a 0 that makes the count 0 (once undefined behaviour)
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4,0],"data_offsets":[0,0]}})", 0),
                    "tensor \"w\": shape [4611686018427387904, 4, 0]: its sizes multiply past 64 bits");

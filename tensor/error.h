@@ -52,4 +52,10 @@ std::string message(const Parts&... parts) {
   return out.str();
 }
 
+/// "1 layer", "2 layers": a count and its noun, singular only for 1 (the plural is noun + "s"
+/// unless given).
+inline std::string counted(long long n, const std::string& noun, const std::string& plural = "") {
+  return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
+
 }  // namespace gradformer

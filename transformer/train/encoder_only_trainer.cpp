@@ -214,8 +214,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
     if (!o.quiet) std::cout << line << "\n" << std::flush;
   };
   say(message("training encoder-only ", o.task, ": ", model->parameter_count(), " parameters (d_model ",
-              model->config().d_model, ", ", model->config().layers, " layers, ", model->config().heads, " heads), ",
-              o.steps, " steps of ", o.batch_size, " sentences",
+              model->config().d_model, ", ", counted(model->config().layers, "layer"), ", ",
+              counted(model->config().heads, "head"), "), ", o.steps, " steps of ", o.batch_size, " sentences",
               o.task == "classify" ? message(" from ", o.labelled, " labelled") : "",
               o.init_path.empty() ? "" : message(", from ", o.init_path)));
   double window = 0;

@@ -346,8 +346,9 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
   report.first_step = step + 1;
   report.checkpoint_path = o.out_dir + "/model.safetensors";
   print(o, message("training decoder-only ", o.task, ": ", model.parameter_count(), " parameters (d_model ",
-                   model.config().d_model, ", ", model.config().layers, " layers, ", model.config().heads, " heads), ",
-                   total_steps, " steps, ", num_threads(), " threads"));
+                   model.config().d_model, ", ", counted(model.config().layers, "layer"), ", ",
+                   counted(model.config().heads, "head"), "), ", total_steps, " steps, ",
+                   counted(num_threads(), "thread")));
   double window_loss = 0;
   int64_t window_tokens = 0;
   while (step < last_step) {

@@ -212,9 +212,9 @@ std::string strongest(const Tensor& head, const std::vector<std::string>& querie
 std::string trace_text(const SentenceTrace& t) {
   std::ostringstream out;
   const TransformerConfig& c = t.config;
-  out << "An encoder-decoder Transformer: d_model " << c.d_model << ", " << c.layers
-      << (c.layers == 1 ? " layer" : " layers") << " each side, " << c.heads << (c.heads == 1 ? " head" : " heads")
-      << ", d_ff " << c.d_ff << ", " << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN") << "\n\n";
+  out << "An encoder-decoder Transformer: d_model " << c.d_model << ", " << counted(c.layers, "layer") << " each side, "
+      << counted(c.heads, "head") << ", d_ff " << c.d_ff << ", "
+      << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN") << "\n\n";
   out << "1. Tokens -> ids (the source vocabulary; every source ends in </s>)\n  ";
   for (size_t i = 0; i < t.source_tokens.size(); ++i) out << " " << t.source_tokens[i] << "=" << t.source_ids[i];
   out << "\n";

@@ -76,8 +76,7 @@ std::string trace_html(const SentenceTrace& t) {
        << escape_xml(sentence) << "</title><style>" << kStyle << "</style></head><body>\n<header><h1>&ldquo;"
        << escape_xml(sentence) << "&rdquo; &rarr; &ldquo;" << escape_xml(translation)
        << "&rdquo;</h1><p>One sentence through an encoder-decoder Transformer: d_model " << c.d_model << ", "
-       << c.layers << (c.layers == 1 ? " layer" : " layers") << " each side, " << c.heads
-       << (c.heads == 1 ? " head" : " heads") << ", d_ff " << c.d_ff << ", "
+       << counted(c.layers, "layer") << " each side, " << counted(c.heads, "head") << ", d_ff " << c.d_ff << ", "
        << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN")
        << ". Each section is one box of the paper's figure 1.</p></header>\n<main>\n";
   int number = 1;

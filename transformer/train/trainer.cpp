@@ -525,8 +525,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   report.first_step = step + 1;
   report.checkpoint_path = o.out_dir + "/model.safetensors";
   print(o, message("training ", o.task, ": ", model.parameter_count(), " parameters (d_model ", model.config().d_model,
-                   ", ", model.config().layers, " layers, ", model.config().heads, " heads), ", total_steps,
-                   " steps of ", task.batches_per_epoch, " batches per epoch, ", num_threads(), " threads"));
+                   ", ", counted(model.config().layers, "layer"), ", ", counted(model.config().heads, "head"), "), ",
+                   total_steps, " steps of ", task.batches_per_epoch, " batches per epoch, ",
+                   counted(num_threads(), "thread")));
   TrainingLog log(o, total_steps, /*first_step=*/step + 1);
 
   while (step < last_step) {

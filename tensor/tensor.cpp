@@ -109,8 +109,8 @@ static Shape infer_shape(const Shape& requested, int64_t numel, const char* op) 
       infer = d;
     } else if (shape[d] < 0) {
       throw ValueError(message(op, ": negative size ", shape[d], " in shape ", requested));
-    } else {
-      known *= shape[d];
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      throw ShapeError(message(op, ": shape ", requested, " has more elements than a 64-bit count holds"));
     }
   }
   if (infer >= 0 && known != 0 && numel % known == 0) shape[infer] = numel / known;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "tensor/error.h"
 
@@ -16,6 +17,13 @@ int64_t parse_integer(std::string_view text, std::string_view what) {
   if (text.empty() || ec != std::errc() || end != text.data() + text.size())
     throw CheckpointError(message(what, " should be an integer, got '", text, "'"));
   return value;
+}
+
+std::string exact_text(double value) {
+  std::ostringstream out;
+  out.precision(17);
+  out << value;
+  return out.str();
 }
 
 double parse_number(std::string_view text, std::string_view what) {

@@ -14,6 +14,8 @@ namespace gradformer {
 /// The whole text as an integer (optional sign, digits, nothing else), or CheckpointError
 /// "<what> should be an integer, got '<text>'".
 int64_t parse_integer(std::string_view text, std::string_view what);
+/// A number as text that parse_number reads back to the same double (17 significant digits).
+std::string exact_text(double value);
 /// The whole text as a finite number (as printed by "%.17g"), or CheckpointError
 /// "<what> should be a number, got '<text>'".
 double parse_number(std::string_view text, std::string_view what);

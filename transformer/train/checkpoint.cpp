@@ -28,13 +28,6 @@ double to_double(const std::string& text, const std::string& key, const std::str
   return parse_number(text, message(source, ": metadata '", key, "'"));
 }
 
-std::string exact(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
-}
-
 }  // namespace
 
 std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c) {
@@ -44,7 +37,7 @@ std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c
           {"config.d_ff", std::to_string(c.d_ff)},
           {"config.heads", std::to_string(c.heads)},
           {"config.layers", std::to_string(c.layers)},
-          {"config.dropout", exact(c.dropout)},
+          {"config.dropout", exact_text(c.dropout)},
           {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
           {"config.max_len", std::to_string(c.max_len)},
           {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},

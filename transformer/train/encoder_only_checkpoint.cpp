@@ -10,13 +10,6 @@ namespace {
 constexpr const char* kFormat = "gradformer-checkpoint-1";
 constexpr const char* kOptimizerPrefix = "optimizer.";
 
-std::string exact(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
-}
-
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -38,7 +31,7 @@ std::map<std::string, std::string> encoder_only_config_to_metadata(const Encoder
           {"config.d_ff", std::to_string(c.d_ff)},
           {"config.heads", std::to_string(c.heads)},
           {"config.layers", std::to_string(c.layers)},
-          {"config.dropout", exact(c.dropout)},
+          {"config.dropout", exact_text(c.dropout)},
           {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
           {"config.max_len", std::to_string(c.max_len)},
           {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"},

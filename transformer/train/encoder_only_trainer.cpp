@@ -32,21 +32,14 @@ std::vector<std::string> negation_labels() { return {"affirmative", "negated"}; 
 
 namespace {
 
-std::string exact(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
-}
-
 std::map<std::string, std::string> to_state(const EncoderOnlyTrainOptions& o) {
   return {{"options.task", o.task},
           {"options.init_path", o.init_path},
           {"options.steps", message(o.steps)},
           {"options.batch_size", message(o.batch_size)},
-          {"options.lr", exact(o.lr)},
+          {"options.lr", exact_text(o.lr)},
           {"options.warmup", message(o.warmup)},
-          {"options.clip", exact(o.clip)},
+          {"options.clip", exact_text(o.clip)},
           {"options.labelled", message(o.labelled)},
           {"options.seed", message(o.seed)},
           {"options.save_every", message(o.save_every)}};

@@ -72,13 +72,6 @@ TrainOptions default_train_options(const std::string& task, Architecture arch) {
 // ---- options in the checkpoint -----------------------------------------------------------------
 
 // Enough digits that the number reads back as the same double.
-static std::string exact(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
-}
-
 std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
   auto num = [](auto v) { return message(v); };
   return {{"options.arch", architecture_name(o.arch)},
@@ -90,10 +83,10 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.max_tokens", num(o.max_tokens)},
           {"options.epochs", num(o.epochs)},
           {"options.batches_per_epoch", num(o.batches_per_epoch)},
-          {"options.lr", exact(o.lr)},
+          {"options.lr", exact_text(o.lr)},
           {"options.warmup", num(o.warmup)},
-          {"options.label_smoothing", exact(o.label_smoothing)},
-          {"options.clip", exact(o.clip)},
+          {"options.label_smoothing", exact_text(o.label_smoothing)},
+          {"options.clip", exact_text(o.clip)},
           {"options.seed", num(o.seed)},
           {"options.eval_every", num(o.eval_every)},
           {"options.save_every", num(o.save_every)},

@@ -6,6 +6,7 @@
 
 #include "training_helpers.h"
 #include "transformer/train/checkpoint.h"
+#include "transformer/train/lm_trainer.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
 
@@ -163,4 +164,24 @@ TEST_CASE("train: the checkpoint and the metrics file hold every setting the run
       const std::string name = key.rfind("state.", 0) == 0 ? key.substr(6) : key;
       CHECK(first.find("\"" + name + "\":\"" + value + "\"") != std::string::npos);
     }
+}
+
+TEST_CASE("train: a decoder-only run writes its settings and its losses to the metrics file") {
+  TempDir dir("settings-lm");
+  TrainOptions o = default_decoder_only_options("toy-lm");
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.max_len = 40;
+  o.batch_size = 8, o.epochs = 1, o.batches_per_epoch = 4, o.warmup = 4, o.log_every = 2, o.quiet = true;
+  o.out_dir = dir / "run", o.metrics_path = dir / "metrics.jsonl";
+  const TrainReport r = train(o);
+  REQUIRE(r.losses.size() == 4);
+  std::istringstream in(test::read_bytes(o.metrics_path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // The settings, then steps 2 and 4 (the flag was accepted and nothing written before).
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find("\"options.arch\":\"decoder-only\"") != std::string::npos);
+  CHECK(lines[0].find("\"config.layers\":\"1\"") != std::string::npos);
+  CHECK(lines[1].rfind("{\"step\": 2,", 0) == 0);
+  CHECK(lines[2].rfind("{\"step\": 4,", 0) == 0);
+  CHECK(lines[2].find("\"loss\": ") != std::string::npos);
 }

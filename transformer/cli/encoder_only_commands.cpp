@@ -116,6 +116,7 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
     std::string flag = "--" + e.field();
     for (char& c : flag) c = c == '_' ? '-' : c;
     if (e.field() == "init_path") flag = "--init";
+    if (e.field() == "out_dir") flag = "--out";
     throw UsageError(message("train: ", flag, " ", e.requirement()));
   }
   print_trained(report.summary, o.quiet, report.checkpoint_path);

@@ -77,6 +77,8 @@ void validate(const EncoderOnlyTrainOptions& o) {
                            message("must be in [1, 10000] (the toy corpus's train split), got ", o.labelled));
   if (o.save_every < 0) throw TrainOptionError("save_every", message("must be at least 0, got ", o.save_every));
   if (o.stop_after < 0) throw TrainOptionError("stop_after", message("must be at least 0, got ", o.stop_after));
+  require_utf8_path("out_dir", o.out_dir);
+  require_utf8_path("init_path", o.init_path);
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
   if (!(o.clip >= 0 && std::isfinite(o.clip)))
     throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));

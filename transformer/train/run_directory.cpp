@@ -4,8 +4,10 @@
 
 #include "nn/safetensors.h"
 #include "tensor/error.h"
+#include "tensor/utf8.h"
 #include "transformer/data/data_error.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/trainer.h"
 
 namespace gradformer {
 
@@ -79,6 +81,12 @@ void prepare_run_directory(const std::string& out_dir, const std::string& resume
   if (!continues_here) remove_run_outputs(out_dir);
   fs::create_directories(out_dir, error);
   if (error) throw DataError(message("train: output directory ", out_dir, ": cannot create: ", error.message()));
+}
+
+void require_utf8_path(const std::string& field, const std::string& path) {
+  if (const auto at = invalid_utf8_at(path))
+    throw TrainOptionError(field, message("must be UTF-8 text (it is kept in the checkpoint), got byte ",
+                                          static_cast<int>(static_cast<unsigned char>(path[*at])), " at ", *at));
 }
 
 }  // namespace gradformer

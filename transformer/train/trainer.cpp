@@ -14,7 +14,6 @@
 #include "nn/schedule.h"
 #include "tensor/parallel.h"
 #include "tensor/saved_state.h"
-#include "tensor/utf8.h"
 #include "transformer/data/batch_stream.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"
@@ -195,16 +194,12 @@ void validate(const TrainOptions& o) {
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
   if (!(o.clip >= 0 && std::isfinite(o.clip)))
     throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
-  // The paths are kept in the checkpoint's metadata, which is UTF-8: refused now, not after training.
-  const std::pair<const char*, const std::string*> paths[] = {{"data_path", &o.data_path},
-                                                              {"valid_path", &o.valid_path},
-                                                              {"test_path", &o.test_path},
-                                                              {"out_dir", &o.out_dir},
-                                                              {"metrics_path", &o.metrics_path}};
-  for (const auto& [field, path] : paths)
-    if (const auto at = invalid_utf8_at(*path))
-      throw TrainOptionError(field, message("must be UTF-8 text (it is kept in the checkpoint), got a byte ",
-                                            static_cast<int>(static_cast<unsigned char>((*path)[*at])), " at ", *at));
+  for (const auto& [field, path] : {std::pair<const char*, const std::string&>{"data_path", o.data_path},
+                                    {"valid_path", o.valid_path},
+                                    {"test_path", o.test_path},
+                                    {"out_dir", o.out_dir},
+                                    {"metrics_path", o.metrics_path}})
+    require_utf8_path(field, path);
 }
 
 // The model's sizes, checked field by field before the data is read (TransformerConfig::validate

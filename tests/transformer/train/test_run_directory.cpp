@@ -6,6 +6,7 @@
 
 #include "training_helpers.h"
 #include "transformer/train/checkpoint.h"
+#include "transformer/train/encoder_only_trainer.h"
 #include "transformer/train/lm_trainer.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
@@ -184,4 +185,18 @@ TEST_CASE("train: a decoder-only run writes its settings and its losses to the m
   CHECK(lines[1].rfind("{\"step\": 2,", 0) == 0);
   CHECK(lines[2].rfind("{\"step\": 4,", 0) == 0);
   CHECK(lines[2].find("\"loss\": ") != std::string::npos);
+}
+
+TEST_CASE("train: an output folder whose name is not UTF-8 is refused before training, not at the save") {
+  TempDir dir("not-utf8");
+  TrainOptions o = tiny_run(dir / "run\xff", 1);
+  CHECK_THROWS_MATCHES(train(o), TrainOptionError,
+                       Catch::Matchers::Message("train: out_dir must be UTF-8 text (it is kept in the checkpoint), "
+                                                "got byte 255 at " +
+                                                std::to_string(o.out_dir.size() - 1)));
+  CHECK_FALSE(fs::exists(o.out_dir));
+  EncoderOnlyTrainOptions e = default_encoder_only_options("mlm");
+  e.out_dir = o.out_dir;
+  CHECK_THROWS_AS(train_encoder_only(e), TrainOptionError);
+  CHECK_FALSE(fs::exists(o.out_dir));
 }

@@ -81,6 +81,12 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.data_path", o.data_path},
           {"options.valid_path", o.valid_path},
           {"options.test_path", o.test_path},
+          {"options.out_dir", o.out_dir},
+          {"options.metrics_path", o.metrics_path},
+          {"options.log_every", num(o.log_every)},
+          {"options.stop_after", num(o.stop_after)},
+          {"options.quiet", o.quiet ? "true" : "false"},
+          {"options.threads", num(num_threads())},
           {"options.batch_size", num(o.batch_size)},
           {"options.max_tokens", num(o.max_tokens)},
           {"options.epochs", num(o.epochs)},
@@ -92,13 +98,7 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.seed", num(o.seed)},
           {"options.eval_every", num(o.eval_every)},
           {"options.save_every", num(o.save_every)},
-          {"options.beam", num(o.beam)},
-          {"options.out_dir", o.out_dir},
-          {"options.metrics_path", o.metrics_path},
-          {"options.log_every", num(o.log_every)},
-          {"options.stop_after", num(o.stop_after)},
-          {"options.quiet", o.quiet ? "true" : "false"},
-          {"options.threads", num(num_threads())}};
+          {"options.beam", num(o.beam)}};
 }
 
 TrainOptions options_from_state(const std::map<std::string, std::string>& s, const std::string& source) {

@@ -39,8 +39,11 @@ std::string how_to_use(const std::string& checkpoint_path) {
   if (arch == "encoder-only")
     return task == "mlm" ? "fine-tune it: gradformer train --arch encoder-only --task classify --init " + path
                          : "classify with it: gradformer classify --checkpoint " + path + " < sentences.txt";
-  if (arch == "decoder-only" && task == "toy-lm")
-    return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'";
+  // A decoder-only model translates by continuing "source <sep>" (lm_trainer.h), greedily as in training.
+  if (arch == "decoder-only")
+    return task == "toy-lm" ? "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'"
+                            : "translate with it: gradformer generate --checkpoint " + path +
+                                  " --prompt 'le chat noir . <sep>' --temperature 0";
   return "translate with it: gradformer translate --checkpoint " + path + " < sources.txt";
 }
 

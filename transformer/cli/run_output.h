@@ -18,7 +18,8 @@ std::string shell_word(const std::string& text);
 
 /// The command that uses the checkpoint just trained, by what it holds (config.arch and
 /// state.options.task in its metadata): gradformer translate / generate / classify --checkpoint PATH ...,
-/// or for a pre-trained encoder-only model the fine-tuning command.
+/// a decoder-only translator given "source <sep>" to continue, or for a pre-trained encoder-only
+/// model the fine-tuning command.
 std::string how_to_use(const std::string& checkpoint_path);
 
 /// The end of a training command: the run's summary lines if the progress was hidden (--quiet; the

@@ -1,6 +1,7 @@
 // Chapter 7: positional encoding. The companion program of tutorials/07-positional-encoding.md:
 // every listing of the chapter is a piece of this file, and every output the chapter shows is what
 // this program prints. It exits non-zero if a claim does not hold.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -150,7 +151,7 @@ void longer_than_trained(bool quick) {
   std::printf("trained on %lld-token sequences (output positions 0..%lld); %lld fresh sequences per length\n",
               static_cast<long long>(trained_length), static_cast<long long>(trained_length - 2),
               static_cast<long long>(count));
-  double trained[2] = {0, 0}, far[2] = {0, 0}, first_unseen[2] = {0, 0};
+  double trained[2] = {0, 0}, far[2] = {0, 0}, first_unseen[2] = {0, 0}, inside[2] = {1, 1};
   for (Positions positions : {Positions::Sinusoidal, Positions::Learned}) {
     const int p = positions == Positions::Learned;
     TransformerConfig config{.src_vocab = 11,
@@ -185,6 +186,8 @@ void longer_than_trained(bool quick) {
       for (size_t t = 0; t < s.per_position.size(); ++t) std::printf(" %3.0f", 100 * s.per_position[t]);
       std::printf("\n");
       if (length == trained_length) trained[p] = s.exact;
+      for (size_t t = 0; t < std::min<size_t>(8, s.per_position.size()); ++t)
+        inside[p] = std::min(inside[p], s.per_position[t]);  // trained positions
       if (length == 12) first_unseen[p] = (s.per_position[9] + s.per_position[10]) / 2;
       if (length == 20) {  // output positions 12..18, three or more past the trained ones
         for (size_t t = 12; t < 19; ++t) far[p] += s.per_position[t] / 7;
@@ -199,6 +202,8 @@ void longer_than_trained(bool quick) {
   claim(trained[0] > 0.9 && trained[1] > 0.9, "both learn to copy at the trained length");
   claim(far[0] < 0.3 && far[1] < 0.3, "three positions past the trained ones, neither does much better than chance");
   claim(first_unseen[0] > first_unseen[1], "the sinusoids carry a little past the trained length; learned rows do not");
+  claim(inside[0] > 0.9 && inside[1] < 0.5,
+        "longer inputs leave output positions 0..7 right with the sinusoids, not with learned positions");
 }
 
 }  // namespace

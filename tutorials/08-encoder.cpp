@@ -68,7 +68,7 @@ void without_residuals() {
 struct Run {
   double final_loss = 0;                        // the mean of the last 20 steps' losses
   int64_t copied = 0;                           // of 100 fresh sequences, greedy
-  std::vector<double> losses;                   // at steps 1, 10, 50, 100, 200, ...
+  std::vector<double> losses;                   // at steps 1, 10, 50, 100, 150, ...
   std::vector<double> first_grads, last_grads;  // |dL/d linear2.weight| per layer, encoder then decoder
 };
 

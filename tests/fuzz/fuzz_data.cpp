@@ -89,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_tokens = option(in);
   options.max_sentences = option(in);
   options.pool_size = option(in);
+  options.batching = in.byte() % 2 ? Batching::Length : Batching::Random;
   const uint64_t seed = in.byte();
   const std::string text = in.rest();
 

@@ -94,6 +94,13 @@ static void declare_train_flags(Flags& f, Architecture arch, const std::string& 
   f.add("--max-len", str(d.max_len), "longest sentence, in tokens, the model takes");
   f.add("--batch-size", str(d.batch_size), "sentences per batch");
   f.add("--max-tokens", str(d.max_tokens), "corpus: padded tokens per batch (0: no budget)");
+  f.add("--batching", batching_name(d.batching),
+        "corpus: random (each batch a random sample of the sentences) or length (sentences of similar "
+        "length share a batch: least padding, but where length tells what a sentence is, e.g. one kind "
+        "of sentence is short, it learns far less per epoch; chapter 11)");
+  f.add("--pieces", str(d.pieces),
+        "corpus: pad each batch as this many length-sorted pieces, whose gradients add up to the "
+        "batch's (same learning, less padding; 1: one padded rectangle)");
   f.add("--epochs", str(d.epochs), "epochs");
   f.add("--batches-per-epoch", str(d.batches_per_epoch), "copy task: batches per epoch");
   f.add("--lr", str(d.lr), "factor in front of the paper's schedule d^-0.5 min(step^-0.5, step warmup^-1.5)");
@@ -193,6 +200,8 @@ int train_command(int argc, char** argv) {
       f.choice("--positions", {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
   o.max_len = f.integer("--max-len");
   o.batch_size = f.integer("--batch-size"), o.max_tokens = f.integer("--max-tokens");
+  o.batching = parse_batching(f.choice("--batching", {"random", "length"}));
+  o.pieces = f.integer("--pieces");
   o.epochs = f.integer("--epochs"), o.batches_per_epoch = f.integer("--batches-per-epoch");
   o.lr = f.number("--lr"), o.warmup = f.integer("--warmup");
   o.label_smoothing = f.number("--label-smoothing"), o.clip = f.number("--clip");

@@ -12,7 +12,20 @@ void shuffle_indices(std::vector<int64_t>& indices, Generator& gen) {
   }
 }
 
+Batching parse_batching(const std::string& name) {
+  if (name == "random") return Batching::Random;
+  if (name == "length") return Batching::Length;
+  throw ValueError(message("batching: '", name, "' is neither random nor length"));
+}
+
+std::string batching_name(Batching batching) { return batching == Batching::Random ? "random" : "length"; }
+
 namespace {
+
+// Sentences by length: source first, then target.
+bool shorter(const EncodedPair& x, const EncodedPair& y) {
+  return std::pair(x.source.size(), x.target.size()) < std::pair(y.source.size(), y.target.size());
+}
 
 // Lengths as the batch will hold them: source + </s>, target + <s> (or + </s>).
 int64_t padded_length(const EncodedPair& pair) {
@@ -55,12 +68,15 @@ std::vector<std::vector<int64_t>> plan_batches(const std::vector<EncodedPair>& p
   std::iota(order.begin(), order.end(), int64_t{0});
   if (gen) shuffle_indices(order, *gen);
   const auto by_length = [&](int64_t a, int64_t b) {
-    const EncodedPair &x = pairs[static_cast<size_t>(a)], &y = pairs[static_cast<size_t>(b)];
-    return std::pair(x.source.size(), x.target.size()) < std::pair(y.source.size(), y.target.size());
+    return shorter(pairs[static_cast<size_t>(a)], pairs[static_cast<size_t>(b)]);
   };
+  std::vector<std::vector<int64_t>> batches;
+  if (gen && options.batching == Batching::Random) {
+    cut_into_batches(pairs, order, options, batches);
+    return batches;
+  }
   const size_t pool = gen ? static_cast<size_t>(options.pool_size) : std::max<size_t>(order.size(), 1);
 
-  std::vector<std::vector<int64_t>> batches;
   for (size_t start = 0; start < order.size(); start += pool) {
     std::vector<int64_t> run(order.begin() + static_cast<std::ptrdiff_t>(start),
                              order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), start + pool)));
@@ -77,6 +93,20 @@ std::vector<std::vector<int64_t>> plan_batches(const std::vector<EncodedPair>& p
     batches = std::move(shuffled);
   }
   return batches;
+}
+
+std::vector<std::vector<int64_t>> split_by_length(const std::vector<EncodedPair>& pairs,
+                                                  const std::vector<int64_t>& batch, int64_t pieces) {
+  if (pieces < 1) throw ValueError(message("split_by_length: pieces must be at least 1, got ", pieces));
+  std::vector<int64_t> sorted = batch;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](int64_t a, int64_t b) {
+    return shorter(pairs[static_cast<size_t>(a)], pairs[static_cast<size_t>(b)]);
+  });
+  const auto n = static_cast<int64_t>(sorted.size()), count = std::min(pieces, n);
+  std::vector<std::vector<int64_t>> split;
+  for (int64_t p = 0; p < count; ++p)
+    split.emplace_back(sorted.begin() + p * n / count, sorted.begin() + (p + 1) * n / count);
+  return split;
 }
 
 }  // namespace gradformer

@@ -9,7 +9,7 @@ CopyTaskStream::CopyTaskStream(int64_t batch_size, uint64_t seed, CopyTaskOption
   if (batch_size < 1) throw ValueError(message("copy task: batch size must be at least 1, got ", batch_size));
 }
 
-Batch CopyTaskStream::next() { return copy_task_batch(batch_size_, gen_, options_); }
+std::vector<Batch> CopyTaskStream::next() { return {copy_task_batch(batch_size_, gen_, options_)}; }
 
 std::map<std::string, std::string> CopyTaskStream::state() const {
   return {{"data.generator", generator_state_text(gen_)}};
@@ -22,6 +22,7 @@ void CopyTaskStream::restore(const std::map<std::string, std::string>& state, co
 CorpusStream::CorpusStream(std::vector<EncodedPair> pairs, BatchingOptions options, uint64_t seed)
     : pairs_(std::move(pairs)), options_(options), gen_(seed, /*stream=*/1) {
   if (pairs_.empty()) throw ValueError("training data: no sentence pairs");
+  if (options_.pieces < 1) throw ValueError(message("training data: pieces must be at least 1, got ", options_.pieces));
   plan_epoch();
 }
 
@@ -31,12 +32,15 @@ void CorpusStream::plan_epoch() {
   position_ = 0;
 }
 
-Batch CorpusStream::next() {
+std::vector<Batch> CorpusStream::next() {
   if (position_ == static_cast<int64_t>(plan_.size())) {
     ++epoch_;
     plan_epoch();
   }
-  return collate(pairs_, plan_[static_cast<size_t>(position_++)]);
+  std::vector<Batch> pieces;
+  for (const auto& piece : split_by_length(pairs_, plan_[static_cast<size_t>(position_++)], options_.pieces))
+    pieces.push_back(collate(pairs_, piece));
+  return pieces;
 }
 
 std::map<std::string, std::string> CorpusStream::state() const {

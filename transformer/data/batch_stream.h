@@ -16,7 +16,8 @@ namespace gradformer {
 class BatchStream {
  public:
   virtual ~BatchStream() = default;
-  virtual Batch next() = 0;
+  /// One optimisation step's data: a batch, as one or more pieces whose gradients add up.
+  virtual std::vector<Batch> next() = 0;
   /// Text entries for the checkpoint (e.g. "data.generator"), and their inverse.
   virtual std::map<std::string, std::string> state() const = 0;
   virtual void restore(const std::map<std::string, std::string>& state, const std::string& source) = 0;
@@ -26,7 +27,7 @@ class BatchStream {
 class CopyTaskStream : public BatchStream {
  public:
   CopyTaskStream(int64_t batch_size, uint64_t seed, CopyTaskOptions options = {});
-  Batch next() override;
+  std::vector<Batch> next() override;
   std::map<std::string, std::string> state() const override;
   void restore(const std::map<std::string, std::string>& state, const std::string& source) override;
 
@@ -36,11 +37,12 @@ class CopyTaskStream : public BatchStream {
   CopyTaskOptions options_;
 };
 
-/// Epochs over a corpus: each epoch shuffles and re-plans its length-grouped batches.
+/// Epochs over a corpus: each epoch shuffles and re-plans its batches (plan_batches), each batch
+/// in options.pieces length-sorted pieces (split_by_length).
 class CorpusStream : public BatchStream {
  public:
   CorpusStream(std::vector<EncodedPair> pairs, BatchingOptions options, uint64_t seed);
-  Batch next() override;
+  std::vector<Batch> next() override;
   std::map<std::string, std::string> state() const override;
   void restore(const std::map<std::string, std::string>& state, const std::string& source) override;
   /// Batches in one epoch (the same for every epoch: planning only reorders).

@@ -41,7 +41,8 @@ std::string Progress::format_duration(double seconds) {
   return buf;
 }
 
-void Progress::report(int64_t step, const std::vector<std::pair<std::string, double>>& values) {
+void Progress::report(int64_t step, const std::vector<std::pair<std::string, double>>& values,
+                      const std::vector<std::pair<std::string, std::string>>& json) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const int64_t done = step - first_ + 1;  // steps timed by this run
   const double eta = done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - step) : 0;
@@ -70,6 +71,7 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
       std::snprintf(number, sizeof number, "%.10g", v);
       metrics_ << ", \"" << name << "\": " << (std::isfinite(v) ? number : "null");
     }
+    for (const auto& [name, value] : json) metrics_ << ", \"" << name << "\": " << value;
     metrics_ << "}\n" << std::flush;
     // A full disk shows here, at the flush: stop rather than train on with the log lost.
     if (!metrics_) throw DataError(message("metrics file ", metrics_path_, ": write failed: ", std::strerror(errno)));

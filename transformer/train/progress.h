@@ -22,7 +22,10 @@ class Progress {
 
   /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given. A
   /// DataError naming the metrics file if writing it fails (a full disk).
-  void report(int64_t step, const std::vector<std::pair<std::string, double>>& values);
+  /// `json` are more fields for the metrics file only, each name with its value already written as
+  /// JSON (a number, or a quoted string).
+  void report(int64_t step, const std::vector<std::pair<std::string, double>>& values,
+              const std::vector<std::pair<std::string, std::string>>& json = {});
   /// The metrics file's first line, {"settings": {"options.lr": "1", ...}}: every setting of the
   /// run, as text, named as in its checkpoint's metadata (config.*, and options.* there as
   /// state.options.*). Nothing without a metrics file.

@@ -89,6 +89,8 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.threads", num(num_threads())},
           {"options.batch_size", num(o.batch_size)},
           {"options.max_tokens", num(o.max_tokens)},
+          {"options.batching", batching_name(o.batching)},
+          {"options.pieces", num(o.pieces)},
           {"options.epochs", num(o.epochs)},
           {"options.batches_per_epoch", num(o.batches_per_epoch)},
           {"options.lr", exact_text(o.lr)},
@@ -112,6 +114,12 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
       get("task"), arch == s.end() ? Architecture::EncoderDecoder : parse_architecture(arch->second));
   o.data_path = get("data_path"), o.valid_path = get("valid_path"), o.test_path = get("test_path");
   o.batch_size = integer("batch_size"), o.max_tokens = integer("max_tokens"), o.epochs = integer("epochs");
+  // Runs saved before the batching could be chosen were planned by length, in one piece.
+  const auto batching = s.find("options.batching");
+  if (batching != s.end() && batching->second != "random" && batching->second != "length")
+    throw CheckpointError(message(source, ": options.batching is '", batching->second, "', not random or length"));
+  o.batching = batching == s.end() ? Batching::Length : parse_batching(batching->second);
+  o.pieces = batching == s.end() ? 1 : integer("pieces");
   o.batches_per_epoch = integer("batches_per_epoch"), o.warmup = integer("warmup");
   o.lr = number("lr"), o.label_smoothing = number("label_smoothing"), o.clip = number("clip");
   o.seed = static_cast<uint64_t>(integer("seed")), o.eval_every = integer("eval_every");
@@ -121,16 +129,23 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
 
 // ---- one step -------------------------------------------------------------------------------------
 
-double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options) {
+double train_step(EncoderDecoder& model, Adam& adam, const std::vector<Batch>& pieces, const StepOptions& options) {
   adam.set_lr(options.lr);
-  const Variable logits = teacher_forced_logits(model, batch);
-  const Variable loss = cross_entropy(logits, batch.tgt_out, options.loss);
-  const double value = loss.item();
-  // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
-  if (!std::isfinite(value))
-    throw NonFiniteError(message("the loss is ", std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf"));
-  adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
-  loss.backward();
+  int64_t ntokens = 0;
+  for (const Batch& piece : pieces) ntokens += piece.ntokens;
+  adam.zero_grad();  // the gradients accumulate: clear the last step's before the first backward
+  double value = 0;
+  // loss = sum_i (n_i / n) * mean loss of piece i = the mean over all n target tokens of the batch
+  for (const Batch& piece : pieces) {
+    const double weight = static_cast<double>(piece.ntokens) / static_cast<double>(ntokens);
+    const Variable loss = cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, options.loss) * weight;
+    const double part = loss.item();
+    // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
+    if (!std::isfinite(part))
+      throw NonFiniteError(message("the loss is ", std::isnan(part) ? "nan" : part < 0 ? "-inf" : "inf"));
+    value += part;
+    loss.backward();  // adds this piece's share to the gradients
+  }
   // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds
   // measures it (one pass over the gradients, small beside the backward pass) and changes nothing.
   try {
@@ -164,11 +179,9 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
 
 // Checked before any work, so a bad value does not surface after the training (the beam) or not at all.
 void validate(const TrainOptions& o) {
-  const std::pair<const char*, int64_t> at_least_one[] = {{"epochs", o.epochs},
-                                                          {"batch_size", o.batch_size},
-                                                          {"warmup", o.warmup},
-                                                          {"log_every", o.log_every},
-                                                          {"beam", o.beam}};
+  const std::pair<const char*, int64_t> at_least_one[] = {{"epochs", o.epochs}, {"batch_size", o.batch_size},
+                                                          {"warmup", o.warmup}, {"log_every", o.log_every},
+                                                          {"beam", o.beam},     {"pieces", o.pieces}};
   for (const auto& [field, value] : at_least_one)
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
   if (o.task == "copy" && o.batches_per_epoch < 1)
@@ -179,7 +192,8 @@ void validate(const TrainOptions& o) {
   const std::pair<const char*, int64_t> bounded[] = {{"epochs", o.epochs},
                                                      {"batches_per_epoch", o.batches_per_epoch},
                                                      {"batch_size", o.batch_size},
-                                                     {"max_tokens", o.max_tokens}};
+                                                     {"max_tokens", o.max_tokens},
+                                                     {"pieces", o.pieces}};
   for (const auto& [field, value] : bounded)
     if (value > kMost) throw TrainOptionError(field, message("must be at most ", kMost, ", got ", value));
   const std::pair<const char*, int64_t> not_negative[] = {{"max_tokens", o.max_tokens},
@@ -293,7 +307,8 @@ TaskData make_task(const TrainOptions& o, const CheckpointInfo* resumed) {
     task.source_vocab = Vocab::build(sources);
     task.target_vocab = Vocab::build(targets);
   }
-  const BatchingOptions batching{.max_tokens = o.max_tokens, .max_sentences = o.batch_size};
+  const BatchingOptions batching{
+      .max_tokens = o.max_tokens, .max_sentences = o.batch_size, .batching = o.batching, .pieces = o.pieces};
   auto source =
       std::make_unique<CorpusStream>(encode_pairs(train, task.source_vocab, task.target_vocab), batching, o.seed);
   task.batches_per_epoch = source->batches_per_epoch();
@@ -358,6 +373,27 @@ void result(const TrainOptions& o, TrainReport& report, const std::string& line)
 
 // ---- what the run reports as it goes ----------------------------------------------------------------
 
+// The token slots a step computed, source and target sides, and how many held real tokens.
+struct TokenSlots {
+  int64_t slots = 0, real = 0, target_tokens = 0;
+  TokenSlots& operator+=(const TokenSlots& o) {
+    slots += o.slots, real += o.real, target_tokens += o.target_tokens;
+    return *this;
+  }
+  double padding() const { return slots > 0 ? 1.0 - static_cast<double>(real) / static_cast<double>(slots) : 0; }
+};
+
+TokenSlots token_slots(const std::vector<Batch>& pieces) {
+  TokenSlots t;
+  for (const Batch& piece : pieces) {
+    const int64_t source_tokens =
+        static_cast<int64_t>(sum(padding_mask(piece.src, Vocab::pad).to(DType::Int64)).item());
+    t.slots += piece.src.numel() + piece.tgt_out.numel();
+    t.real += source_tokens + piece.ntokens, t.target_tokens += piece.ntokens;
+  }
+  return t;
+}
+
 // Every log_every steps the mean training loss per target token since the last report (a
 // progress line, a metrics line, a point of the curve); validation losses on a second curve.
 class TrainingLog {
@@ -369,14 +405,21 @@ class TrainingLog {
         train_curve_{
             o.label_smoothing > 0 ? message("train (label smoothing ", o.label_smoothing, ")") : "train", {}, {}} {}
 
-  void step(int64_t step, double loss, int64_t tokens, double lr, bool last) {
-    window_loss_ += loss * static_cast<double>(tokens), window_tokens_ += tokens;
+  void step(int64_t step, double loss, const TokenSlots& slots, double lr, bool last) {
+    window_loss_ += loss * static_cast<double>(slots.target_tokens), window_slots_ += slots;
     if (step % o_.log_every != 0 && !last) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - window_start_).count();
-    const double mean = window_loss_ / static_cast<double>(window_tokens_);
+    const double mean = window_loss_ / static_cast<double>(window_slots_.target_tokens);
     train_curve_.x.push_back(static_cast<double>(step)), train_curve_.y.push_back(mean);
-    progress_.report(step, {{"loss", mean}, {"lr", lr}, {"tokens/s", static_cast<double>(window_tokens_) / seconds}});
-    window_loss_ = 0, window_tokens_ = 0;
+    // The batching in every line, so each line of a metrics file says how its run was batched.
+    progress_.report(
+        step, {{"loss", mean}, {"lr", lr}, {"tokens/s", static_cast<double>(window_slots_.target_tokens) / seconds}},
+        corpus_
+            ? std::vector<std::pair<std::string, std::string>>{{"padding", exact_text(window_slots_.padding())},
+                                                               {"batching", "\"" + batching_name(o_.batching) + "\""},
+                                                               {"pieces", std::to_string(o_.pieces)}}
+            : std::vector<std::pair<std::string, std::string>>{});
+    window_loss_ = 0, window_slots_ = {};
     window_start_ = std::chrono::steady_clock::now();
   }
 
@@ -396,10 +439,11 @@ class TrainingLog {
 
  private:
   const TrainOptions& o_;
+  const bool corpus_ = o_.task != "copy";  // batched by plan_batches
   Progress progress_;
   PlotSeries train_curve_, valid_curve_{"valid", {}, {}};
   double window_loss_ = 0;
-  int64_t window_tokens_ = 0;
+  TokenSlots window_slots_;
   std::chrono::steady_clock::time_point window_start_ = std::chrono::steady_clock::now();
 };
 
@@ -484,12 +528,13 @@ namespace {
 // The step that diverged, run again (same parameters, same batch) under anomaly mode, which names
 // the first op whose output or gradient was not finite. Only after a divergence: anomaly mode
 // checks every result, too slow for every step.
-std::string first_non_finite_op(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options) {
+std::string first_non_finite_op(EncoderDecoder& model, Adam& adam, const std::vector<Batch>& pieces,
+                                const StepOptions& options) {
   DetectAnomalyGuard anomaly;
   try {
-    const Variable loss = cross_entropy(teacher_forced_logits(model, batch), batch.tgt_out, options.loss);
     adam.zero_grad();
-    loss.backward();
+    for (const Batch& piece : pieces)
+      cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, options.loss).backward();
   } catch (const AnomalyError& e) {
     return e.what();
   }
@@ -543,18 +588,19 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   std::map<std::string, std::string> settings = options_to_state(o);
   settings.merge(config_to_metadata(model.config()));
   log.settings(settings);
+  TokenSlots run_slots;
 
   while (step < last_step) {
     ++step;
     const auto t0 = std::chrono::steady_clock::now();
-    const Batch batch = task.source->next();
+    const std::vector<Batch> pieces = task.source->next();
     const StepOptions step_options{.lr = schedule.rate(step), .loss = loss_options, .clip = o.clip};
     double loss = 0;
     try {
-      loss = train_step(model, adam, batch, step_options);
+      loss = train_step(model, adam, pieces, step_options);
     } catch (const NonFiniteError& e) {
       log.finish();
-      const std::string op = first_non_finite_op(model, adam, batch, step_options);
+      const std::string op = first_non_finite_op(model, adam, pieces, step_options);
       throw NonFiniteError(
           message("train: step ", step, " diverged: ", e.what(), " at learning rate ", step_options.lr, "; ",
                   op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
@@ -563,13 +609,15 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     report.losses.push_back(loss);
-    report.target_tokens += batch.ntokens;
-    log.step(step, loss, batch.ntokens, adam.lr(), step == last_step);
+    const TokenSlots slots = token_slots(pieces);
+    report.target_tokens += slots.target_tokens, run_slots += slots;
+    log.step(step, loss, slots, adam.lr(), step == last_step);
     if (due(o.eval_every, step, last_step)) evaluate_midway(o, task, model, step, log);
     if (due(o.save_every, step, last_step)) save_run(report.checkpoint_path, o, task, model, adam, step);
   }
   log.finish();
   report.steps = step - report.first_step + 1;
+  report.padding = run_slots.padding();
   report.tokens_per_second =
       report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
   save_run(report.checkpoint_path, o, task, model, adam, step);

@@ -11,6 +11,7 @@
 
 #include "autograd/fused.h"
 #include "nn/adam.h"
+#include "transformer/data/batch_plan.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/evaluate.h"
 
@@ -37,6 +38,12 @@ struct TrainOptions {
   // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
   int64_t batch_size = 80;  // sequences per batch (copy task), at most this many sentences (corpus)
   int64_t max_tokens = 0;   // corpus: padded tokens per batch, 0 for no budget
+  // Corpus: which sentences share a batch (batch_plan.h), and in how many length-sorted pieces a
+  // batch is padded (the pieces' gradients add up to the batch's). Random batches in 4 pieces learn
+  // as random batches do with a fraction of their padding; length batches pad least but, where
+  // length tells what a sentence is, learn far less per epoch (chapter 11).
+  Batching batching = Batching::Random;
+  int64_t pieces = 4;
   // The Annotated Transformer runs the copy task for 20 epochs (400 steps) with a 400-step warmup,
   // so the rate is still rising at the last step: it (in PyTorch) and gradformer then copy 94-96 of
   // 100 fresh sequences. 30 epochs with a 200-step warmup (the rate peaks, then decays) copy 100.
@@ -93,6 +100,7 @@ struct TrainReport {
   double train_seconds = 0;           // the steps alone, without evaluation and saving
   int64_t target_tokens = 0;
   double tokens_per_second = 0;
+  double padding = 0;          // of the token slots computed (source and target), the fraction that was padding
   std::vector<double> losses;  // each step's training loss (label-smoothed if smoothing is on)
   double valid_loss = 0;
   std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
@@ -111,10 +119,13 @@ struct StepOptions {
   double clip = 0;           // global gradient-norm clip, 0 for none
 };
 
-/// Forward (teacher-forced), loss, zero the gradients, backward, clip, Adam's update. Returns the
-/// step's loss (label-smoothed if smoothing is on), measured before the update. NonFiniteError,
-/// before the update, if the loss or the gradients' global norm is not finite.
-double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options);
+/// Zero the gradients; for each piece of the batch forward (teacher-forced), loss, backward; clip,
+/// Adam's update. The pieces (split_by_length) are one batch padded in parts: piece i's mean loss
+/// per target token counts with weight ntokens_i / sum of ntokens, so the step's loss and gradient
+/// are those of the whole batch, the mean over all its target tokens. Returns that loss
+/// (label-smoothed if smoothing is on), measured before the update. NonFiniteError, before the
+/// update, if a loss or the gradients' global norm is not finite.
+double train_step(EncoderDecoder& model, Adam& adam, const std::vector<Batch>& pieces, const StepOptions& options);
 
 /// Trains, evaluating at the end (and every eval_every steps), saving out_dir/model.safetensors
 /// at the end (and every save_every steps). With resume_path, continues the run saved there: the

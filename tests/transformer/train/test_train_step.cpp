@@ -47,7 +47,7 @@ TEST_CASE("train_step: returns the loss before the update, clips to the global n
   for (const Variable& p : params) before.push_back(p.value().to_vector<double>());
   Adam adam(params, {.lr = 0});
   const double lr = 1e-3;
-  const double value = train_step(model, adam, b, {.lr = lr, .loss = loss, .clip = clip});
+  const double value = train_step(model, adam, {b}, {.lr = lr, .loss = loss, .clip = clip});
 
   CHECK(test::same_bits({value}, {twin_loss.item()}));  // measured before the update
   CHECK(adam.lr() == lr);
@@ -76,11 +76,35 @@ TEST_CASE("train_step: without clipping the gradients are the plain backward's")
   const Batch b = collate({{{4, 5}, {6, 7, 8}}}, {0});
   cross_entropy(teacher_forced_logits(twin, b), b.tgt_out, {.ignore_index = Vocab::pad}).backward();
   Adam adam(model.parameters(), {.lr = 0});
-  (void)train_step(model, adam, b, {.lr = 0.0, .loss = {.ignore_index = Vocab::pad}, .clip = 0});
+  (void)train_step(model, adam, {b}, {.lr = 0.0, .loss = {.ignore_index = Vocab::pad}, .clip = 0});
   const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();
   for (size_t i = 0; i < params.size(); ++i) {
     INFO("parameter " << i);
     REQUIRE(params[i].grad().defined() == twin_params[i].grad().defined());
     if (params[i].grad().defined()) CHECK(test::bitwise_equal(params[i].grad(), twin_params[i].grad()));
+  }
+}
+
+TEST_CASE("train_step: a batch in pieces takes the whole batch's step (losses weighted by target tokens)") {
+  EncoderDecoder model(no_dropout_config(), 5), twin(no_dropout_config(), 5);
+  model.train(), twin.train();
+  // Three pairs with 2, 4 and 1 target tokens (3, 5 and 2 with </s>): pieces of 3 + 2 and 5 tokens.
+  const std::vector<EncodedPair> pairs = {{{4, 5}, {6, 7}}, {{4, 5, 6, 7, 8}, {5, 6, 7, 8}}, {{6}, {4}}};
+  const Batch whole = collate(pairs, {0, 1, 2});
+  const CrossEntropyOptions loss{.ignore_index = Vocab::pad, .label_smoothing = 0.1};
+  const Variable twin_loss = cross_entropy(teacher_forced_logits(twin, whole), whole.tgt_out, loss);
+  twin_loss.backward();
+  Adam adam(model.parameters(), {.lr = 0});
+  const double value =
+      train_step(model, adam, {collate(pairs, {0, 2}), collate(pairs, {1})}, {.lr = 0.0, .loss = loss, .clip = 0});
+  // The mean over all 10 target tokens, whichever rectangles they were padded in.
+  CHECK(value == Approx(twin_loss.item()).epsilon(1e-6));
+  const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    INFO("parameter " << i);
+    REQUIRE(params[i].grad().defined() == twin_params[i].grad().defined());
+    if (!params[i].grad().defined()) continue;
+    const std::vector<double> g = params[i].grad().to_vector<double>(), h = twin_params[i].grad().to_vector<double>();
+    for (size_t k = 0; k < g.size(); ++k) CHECK(g[k] == Approx(h[k]).margin(1e-6));
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "nn/all.h"
@@ -137,38 +138,63 @@ TEST_CASE("train: the copy task resumed from a checkpoint continues with the uni
   }
 }
 
-TEST_CASE(
-    "train: a TSV corpus resumed mid-epoch and at an epoch boundary continues with the same losses, bit for bit") {
-  TempDir dir("resume-corpus");
-  test::write_text(dir / "train.tsv", tiny_tsv());
-  test::write_text(dir / "valid.tsv", "un deux\ttwo one\ntrois\tthree\n");
-  const TrainReport full = train(tiny_corpus(dir, "full"));
-  // 24 pairs at most 5 to a batch: at least 5 batches an epoch, 2 epochs.
-  REQUIRE(full.losses.size() >= 10);
-  REQUIRE(full.losses.size() % 2 == 0);
-  const auto per_epoch = static_cast<int64_t>(full.losses.size() / 2);
-  for (double loss : full.losses) CHECK(std::isfinite(loss));
-  REQUIRE(full.valid_translation.has_value());
-  CHECK(full.valid_translation->hypotheses.size() == 2);
-
-  for (int64_t k : {per_epoch / 2, per_epoch, per_epoch + 2}) {
-    INFO("interrupted after step " << k << " of " << full.losses.size() << " (" << per_epoch << " a epoch)");
-    TrainOptions first = tiny_corpus(dir, "part" + std::to_string(k));
-    first.stop_after = k;
-    const TrainReport part = train(first);
-    CHECK(test::same_bits(part.losses, {full.losses.begin(), full.losses.begin() + k}));
-    const TrainReport resumed = train(tiny_corpus(dir, "resumed" + std::to_string(k)), part.checkpoint_path);
-    CHECK(resumed.first_step == k + 1);
-    CHECK(test::same_bits(resumed.losses, tail(full.losses, static_cast<size_t>(k))));
-    CHECK(resumed.valid_loss == full.valid_loss);
-  }
-}
-
 // The value after "name": in one line of the metrics file.
 static double json_number(const std::string& line, const std::string& name) {
   const auto at = line.find("\"" + name + "\": ");
   REQUIRE(at != std::string::npos);
   return std::stod(line.substr(at + name.size() + 4));
+}
+
+TEST_CASE(
+    "train: a TSV corpus resumed mid-epoch and at an epoch boundary continues with the same losses, bit for bit") {
+  TempDir dir("resume-corpus");
+  test::write_text(dir / "train.tsv", tiny_tsv());
+  test::write_text(dir / "valid.tsv", "un deux\ttwo one\ntrois\tthree\n");
+  // The default (random batches in length-sorted pieces), and length batches in one piece.
+  for (const auto& [batching, pieces] : {std::pair{Batching::Random, int64_t{3}}, {Batching::Length, int64_t{1}}}) {
+    INFO("batching " << batching_name(batching) << " in " << pieces << " pieces");
+    const auto options = [&, batching = batching, pieces = pieces](const std::string& name) {
+      TrainOptions o = tiny_corpus(dir, batching_name(batching) + name);
+      o.batching = batching, o.pieces = pieces;
+      return o;
+    };
+    TrainOptions full_options = options("full");
+    full_options.metrics_path = dir / (batching_name(batching) + "-metrics.jsonl");
+    const TrainReport full = train(full_options);
+    // Every metrics line says how the run was batched, and how much of it was padding.
+    std::ifstream metrics(full_options.metrics_path);
+    std::string line;
+    REQUIRE(std::getline(metrics, line));  // the settings
+    CHECK(line.find("\"options.batching\":\"" + batching_name(batching) + "\"") != std::string::npos);
+    REQUIRE(std::getline(metrics, line));  // the first logging step
+    const std::string recorded =
+        "\"batching\": \"" + batching_name(batching) + "\", \"pieces\": " + std::to_string(pieces);
+    CHECK(line.find(recorded) != std::string::npos);
+    CHECK((json_number(line, "padding") >= 0 && json_number(line, "padding") < 1));
+    // 24 pairs at most 5 to a batch: at least 5 batches an epoch, 2 epochs.
+    REQUIRE(full.losses.size() >= 10);
+    REQUIRE(full.losses.size() % 2 == 0);
+    const auto per_epoch = static_cast<int64_t>(full.losses.size() / 2);
+    for (double loss : full.losses) CHECK(std::isfinite(loss));
+    REQUIRE(full.valid_translation.has_value());
+    CHECK(full.valid_translation->hypotheses.size() == 2);
+    const LoadedCheckpoint saved = load_checkpoint(full.checkpoint_path);
+    CHECK(saved.info.state.at("options.batching") == batching_name(batching));
+    CHECK(saved.info.state.at("options.pieces") == std::to_string(pieces));
+
+    for (int64_t k : {per_epoch / 2, per_epoch, per_epoch + 2}) {
+      INFO("interrupted after step " << k << " of " << full.losses.size() << " (" << per_epoch << " a epoch)");
+      TrainOptions first = options("part" + std::to_string(k));
+      first.stop_after = k;
+      const TrainReport part = train(first);
+      CHECK(test::same_bits(part.losses, {full.losses.begin(), full.losses.begin() + k}));
+      // Resumed with the defaults: the checkpoint's batching must win.
+      const TrainReport resumed = train(tiny_corpus(dir, "resumed" + std::to_string(k)), part.checkpoint_path);
+      CHECK(resumed.first_step == k + 1);
+      CHECK(test::same_bits(resumed.losses, tail(full.losses, static_cast<size_t>(k))));
+      CHECK(resumed.valid_loss == full.valid_loss);
+    }
+  }
 }
 
 TEST_CASE(
@@ -207,26 +233,31 @@ TEST_CASE("CorpusStream: a restored source yields the same batches as the origin
   std::vector<EncodedPair> pairs;
   for (int64_t i = 0; i < 17; ++i)
     pairs.push_back({std::vector<int64_t>(static_cast<size_t>(1 + i % 5), 4 + i % 3), {5 + i % 2}});
-  CorpusStream original(pairs, {.max_sentences = 3}, 21);
+  const BatchingOptions options{.max_sentences = 3, .pieces = 2};  // pieces: each batch in two
+  CorpusStream original(pairs, options, 21);
   const int64_t per_epoch = original.batches_per_epoch();
   REQUIRE(per_epoch >= 6);  // 17 sentences, at most 3 a batch
   for (int64_t stop : {int64_t{0}, int64_t{2}, per_epoch, per_epoch + 1, 2 * per_epoch + 3}) {
-    CorpusStream a(pairs, {.max_sentences = 3}, 21);
+    CorpusStream a(pairs, options, 21);
     for (int64_t i = 0; i < stop; ++i) (void)a.next();
-    CorpusStream b(pairs, {.max_sentences = 3}, 12345);  // another seed: restore must override it
+    CorpusStream b(pairs, options, 12345);  // another seed: restore must override it
     b.restore(a.state(), "test");
     for (int64_t i = 0; i < 2 * per_epoch + 1; ++i) {
-      const Batch x = a.next(), y = b.next();
+      const std::vector<Batch> x = a.next(), y = b.next();
       INFO("stopped at " << stop << ", batch " << i);
-      REQUIRE(test::bitwise_equal(x.src, y.src));
-      REQUIRE(test::bitwise_equal(x.tgt_out, y.tgt_out));
+      REQUIRE(x.size() == y.size());
+      for (size_t p = 0; p < x.size(); ++p) {
+        REQUIRE(test::bitwise_equal(x[p].src, y[p].src));
+        REQUIRE(test::bitwise_equal(x[p].tgt_out, y[p].tgt_out));
+      }
     }
     CHECK(a.epoch() == b.epoch());
   }
   // Every sentence once per epoch.
-  CorpusStream c(pairs, {.max_sentences = 3}, 21);
+  CorpusStream c(pairs, options, 21);
   int64_t sentences = 0;
-  for (int64_t i = 0; i < per_epoch; ++i) sentences += c.next().size();
+  for (int64_t i = 0; i < per_epoch; ++i)
+    for (const Batch& piece : c.next()) sentences += piece.size();
   CHECK(sentences == 17);
   CHECK_THROWS_MSG(c.restore({{"data.epoch", "0"}}, "ckpt.safetensors"), CheckpointError,
                    "ckpt.safetensors: no 'data.position' saved");
@@ -250,7 +281,7 @@ TEST_CASE("CopyTaskStream: a restored source yields the same batches") {
   (void)a.next();
   CopyTaskStream b(4, 99);
   b.restore(a.state(), "test");
-  for (int i = 0; i < 3; ++i) CHECK(test::bitwise_equal(a.next().src, b.next().src));
+  for (int i = 0; i < 3; ++i) CHECK(test::bitwise_equal(a.next().front().src, b.next().front().src));
   CHECK_THROWS_MSG(b.restore({}, "c.safetensors"), CheckpointError, "c.safetensors: no 'data.generator' saved");
   CHECK_THROWS_MSG(CopyTaskStream(0, 1), ValueError, "batch size must be at least 1");
 }
@@ -273,6 +304,7 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
       {"batches_per_epoch", [](TrainOptions& o) { o.batches_per_epoch = 0; },
        "train: batches_per_epoch must be at least 1, got 0"},
       {"max_tokens", [](TrainOptions& o) { o.max_tokens = -1; }, "train: max_tokens must be at least 0, got -1"},
+      {"pieces", [](TrainOptions& o) { o.pieces = 0; }, "train: pieces must be at least 1, got 0"},
       {"eval_every", [](TrainOptions& o) { o.eval_every = -2; }, "train: eval_every must be at least 0, got -2"},
       {"save_every", [](TrainOptions& o) { o.save_every = -1; }, "train: save_every must be at least 0, got -1"},
       {"stop_after", [](TrainOptions& o) { o.stop_after = -1; }, "train: stop_after must be at least 0, got -1"},
@@ -340,7 +372,17 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
   CHECK(back.label_smoothing == r.label_smoothing);
   CHECK((back.seed == r.seed && back.batch_size == 17 && back.beam == 4 && back.max_tokens == 999));
   CHECK((back.epochs == r.epochs && back.warmup == r.warmup && back.eval_every == r.eval_every));
+  r.batching = Batching::Length, r.pieces = 3;
+  const TrainOptions length = options_from_state(options_to_state(r), "x");
+  CHECK((length.batching == Batching::Length && length.pieces == 3));
   auto broken = options_to_state(r);
+  broken["options.batching"] = "sorted";
+  CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
+                   "ck.safetensors: options.batching is 'sorted', not random or length");
+  // A run saved before the batching could be chosen was batched by length, in one piece.
+  broken.erase("options.batching");
+  const TrainOptions older = options_from_state(broken, "ck.safetensors");
+  CHECK((older.batching == Batching::Length && older.pieces == 1));
   broken["options.lr"] = "fast";
   CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
                    "ck.safetensors: 'options.lr' should be a number, got 'fast'");

@@ -50,13 +50,12 @@ int import_command(int argc, char** argv) {
   f.add("--tgt-vocab", "", "the target vocabulary file (required; the same file when the embeddings are tied)");
   f.add("--heads", "", "attention heads h, which must divide d_model (required: no shape tells it)");
   f.add("--source-eos", "",
-        "yes if the model was trained with </s> appended to every source sentence, as gradformer trains, no if\n"
-        "with the words only (required: no shape tells it, and the wrong one gives quietly worse translations;\n"
-        "recorded in the checkpoint as data.source_eos, and translate, score and trace follow it)");
+        "yes: the model was trained with </s> after every source sentence (as gradformer trains); no: with the "
+        "words only. Required: no shape tells it, and the wrong one quietly gives worse translations. Stored as "
+        "data.source_eos; translate, score and trace follow it");
   f.add("--out", "", "the gradformer checkpoint to write (required)");
   f.add("--max-len", "512",
-        "the longest sequence the model takes (sinusoidal positions); with learned positions\n"
-        "positional_encoding.weight tells it");
+        "the longest sequence the model takes (sinusoidal positions; learned ones: positional_encoding.weight's rows)");
   f.add("--activation", "relu", "the feed-forward activation: relu or gelu (no shape tells it)");
   f.add("--dropout", "0.1", "dropout, stored for further training (translating and scoring use none)");
   f.add("--d-model", "", "check: d_model, the columns of src_embed.weight");

@@ -1,6 +1,6 @@
 # cmake -DPROGRAM=... -DARGS="a|b|c" [-DSTDIN=file] [-DEXIT=0] [-DSTDOUT=regex] [-DSTDERR=regex]
 #       [-DSTDOUT_ABSENT=regex] [-DSTDERR_ABSENT=regex] [-DSTDERR_LINES=n] [-DFILES="path|path|glob"] [-DCLEAN=dir] [-DWRITE=file] [-DWRITE_TEXT=text]
-#       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"]
+#       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"] [-DSAVE_STDOUT=path] [-DSAME_STDOUT_AS=path]
 #       -P run_cli.cmake
 # Runs the gradformer program as a user would and checks what they see: the exit status, what it
 # prints on stdout and stderr (regular expressions; the _ABSENT ones must not match), the number of
@@ -9,7 +9,8 @@
 # '|' because ctest's command lines cannot carry ';'. CLEAN removes a directory first; WRITE
 # writes WRITE_TEXT (with '|' for newlines and '^' for tabs) to a file first. STDOUT_FILE sends
 # stdout to a file (/dev/full: a full disk) instead of capturing it. NO_FILES: paths that must not
-# exist afterwards (removed first).
+# exist afterwards (removed first). SAVE_STDOUT also writes stdout to a file, so that a later test
+# can require, with SAME_STDOUT_AS, exactly the same output (two checkpoints that must agree).
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_cli.cmake: PROGRAM is required")
 endif()
@@ -72,6 +73,16 @@ if(FILES)
       string(APPEND failures "no file ${pattern}\n")
     endif()
   endforeach()
+endif()
+
+if(SAVE_STDOUT)
+  file(WRITE "${SAVE_STDOUT}" "${out}")
+endif()
+if(SAME_STDOUT_AS)
+  file(READ "${SAME_STDOUT_AS}" expected)
+  if(NOT out STREQUAL expected)
+    string(APPEND failures "stdout differs from ${SAME_STDOUT_AS}:\n${expected}")
+  endif()
 endif()
 
 foreach(path IN LISTS absent)

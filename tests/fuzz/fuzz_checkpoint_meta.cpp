@@ -68,6 +68,7 @@ const char* const kKeys[] = {"config.src_vocab",
                              "state.options.seed",
                              "state.",
                              "config.unknown",
+                             "data.source_eos",
                              ""};
 
 const char* const kValues[] = {"0",

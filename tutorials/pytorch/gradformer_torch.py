@@ -168,8 +168,11 @@ def main():
         pairs = [line.rstrip("\r\n").split("\t") for line in f if line.strip()]
     scores = [log_prob(model, source_ids(s.split(), src_ids, c["source_eos"]), [tgt_ids.get(w, 3) for w in t.split()])
               for s, t in pairs]
-    first_source, first_target = pairs[0][0].split(), [tgt_ids.get(w, 3) for w in pairs[0][1].split()]
-    forgot = log_prob(model, source_ids(first_source, src_ids, not c["source_eos"]), first_target)
+    # The same pairs fed the other way (the </s> left out, or added): what a reimplementation that
+    # gets the convention wrong computes.
+    other = [log_prob(model, source_ids(s.split(), src_ids, not c["source_eos"]), [tgt_ids.get(w, 3) for w in t.split()])
+             for s, t in pairs]
+    first_source = pairs[0][0].split()
     # As gradformer translate: at most twice the source plus 10 tokens, and <s> and <pad> not shown.
     steps = min(c["max_len"] - 1, 2 * len(first_source) + 10)
     translation = " ".join(tgt_vocab[i] for i in greedy(model, source_ids(first_source, src_ids, c["source_eos"]), steps)
@@ -192,7 +195,8 @@ def main():
     else:
         for (s, t), mine in zip(pairs, scores):
             print(f"  {mine:11.6f}   {s} -> {t}")
-    print(f"the first pair {'without' if c['source_eos'] else 'with'} the </s>: {forgot:.6f} instead of {scores[0]:.6f}")
+    print(f"{'without' if c['source_eos'] else 'with'} the source's </s>: {', '.join(f'{x:.6f}' for x in other)}, "
+          f"largest relative difference {max(abs(x - y) / abs(y) for x, y in zip(other, scores)):.1e}")
 
     os.makedirs(a.out_dir, exist_ok=True)
     weights = os.path.join(a.out_dir, "state_dict.safetensors")

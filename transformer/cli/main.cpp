@@ -9,8 +9,7 @@
 //   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat'
 //   gradformer train --arch encoder-only --task mlm     BERT-style pre-training (then --task classify)
 //   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
-//   gradformer import --weights w.safetensors --src-vocab src.txt --tgt-vocab tgt.txt --heads 8 --source-eos yes --out
-//   m.safetensors
+//   gradformer import --weights w.safetensors --heads 8 ... --out m.safetensors   a PyTorch state dict in
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <cerrno>

@@ -50,25 +50,11 @@ const Base& base() {
   return b;
 }
 
-const char* const kKeys[] = {"config.src_vocab",
-                             "config.tgt_vocab",
-                             "config.d_model",
-                             "config.d_ff",
-                             "config.heads",
-                             "config.layers",
-                             "config.dropout",
-                             "config.norm",
-                             "config.max_len",
-                             "config.tie_embeddings",
-                             "config.dtype",
-                             "format",
-                             "vocab.source",
-                             "vocab.target",
-                             "state.train.step",
-                             "state.options.seed",
-                             "state.",
-                             "config.unknown",
-                             ""};
+const char* const kKeys[] = {"config.src_vocab", "config.tgt_vocab",      "config.d_model",   "config.d_ff",
+                             "config.heads",     "config.layers",         "config.dropout",   "config.norm",
+                             "config.max_len",   "config.tie_embeddings", "config.dtype",     "format",
+                             "vocab.source",     "vocab.target",          "state.train.step", "state.options.seed",
+                             "state.",           "config.unknown",        "data.source_eos",  ""};
 
 const char* const kValues[] = {"0",
                                "1",

@@ -26,7 +26,9 @@ void apply_threads(const Flags& f, const char* command) {
 int translate_command(int argc, char** argv) {
   Flags f("translate",
           "Translate each line of standard input (whitespace-separated tokens) and print one translation per line.\n"
-          "Words the model never saw become <unk>.");
+          "Words the model never saw become <unk>. Each sentence is fed to the model as its words then </s>, as\n"
+          "gradformer trains (the checkpoint's data.source_eos; a model brought in by gradformer import with\n"
+          "--source-eos no gets its words only).");
   f.add("--checkpoint", "", "a model saved by gradformer train (required)");
   f.add("--beam", "1", "beam size (1: greedy decoding)");
   f.add("--alpha", "0.6", "length penalty of beam search, ((5 + length) / 6)^alpha");
@@ -53,7 +55,7 @@ int translate_command(int argc, char** argv) {
                                        [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
         unknown += unk, unknown_lines += unk > 0;
         std::cout << join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab,
-                                          f.integer("--beam"), f.number("--alpha")));
+                                          f.integer("--beam"), f.number("--alpha"), ckpt.info.source_eos));
       }
     } catch (const DataError& e) {
       ++failed;
@@ -78,7 +80,9 @@ int score_command(int argc, char** argv) {
   Flags f("score",
           "Print, for each pair of a TSV file, log P(target | source) under the model (natural log, summed over\n"
           "the target's tokens and its </s>), then a tab and that token count: teacher-forced, as marian-scorer\n"
-          "and fairseq score.");
+          "and fairseq score. The model reads each source as its words then </s>, as gradformer trains (the\n"
+          "checkpoint's data.source_eos; a model brought in by gradformer import with --source-eos no reads its\n"
+          "words only): to score the same pairs elsewhere, e.g. in PyTorch, append </s> (id 2) to each source.");
   f.add("--checkpoint", "", "a model saved by gradformer train (required)");
   f.add("--data", "", "pairs to score, source<TAB>target per line (required)");
   f.add("--batch-size", "64", "sentences scored at once");
@@ -99,7 +103,7 @@ int score_command(int argc, char** argv) {
     std::vector<int64_t> indices;
     for (size_t i = start; i < std::min(encoded.size(), start + static_cast<size_t>(f.integer("--batch-size"))); ++i)
       indices.push_back(static_cast<int64_t>(i));
-    const std::vector<double> scores = sentence_log_probs(*ckpt.model, collate(encoded, indices));
+    const std::vector<double> scores = sentence_log_probs(*ckpt.model, collate(encoded, indices, ckpt.info.source_eos));
     for (size_t k = 0; k < indices.size(); ++k)
       std::printf("%.6f\t%zu\n", scores[k], encoded[static_cast<size_t>(indices[k])].target.size() + 1);
   }
@@ -202,7 +206,7 @@ int trace_command(int argc, char** argv) {
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   const SentenceTrace t =
       trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, split_words(f.text("\"SENTENCE\"")),
-                     {.beam = f.integer("--beam"), .top = f.integer("--top")});
+                     {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});
   std::cout << trace_text(t);
   if (f.has("--html")) {
     std::ofstream out(f.text("--html"), std::ios::binary);

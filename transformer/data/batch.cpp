@@ -30,7 +30,14 @@ std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, co
   return encoded;
 }
 
-Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices) {
+std::vector<int64_t> encode_source(const Vocab& vocab, const std::vector<std::string>& words, bool source_eos) {
+  std::vector<int64_t> ids = vocab.encode(words);
+  if (source_eos) ids.push_back(Vocab::eos);
+  return ids;
+}
+
+Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices, bool source_eos) {
+  const size_t source_end = source_eos ? 1 : 0;  // the </s> after each source, or nothing
   if (indices.empty()) throw ValueError("collate: no sentences to batch");
   size_t src_len = 0, tgt_len = 0;
   for (int64_t i : indices) {
@@ -38,7 +45,7 @@ Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>&
       throw IndexError(message("collate: index ", i, " is outside [0, ", pairs.size(), ")"));
     const EncodedPair& pair = pairs[static_cast<size_t>(i)];
     if (pair.source.empty() || pair.target.empty()) throw DataError(message("collate: pair ", i, " has an empty side"));
-    src_len = std::max(src_len, pair.source.size() + 1);  // + </s>
+    src_len = std::max(src_len, pair.source.size() + source_end);
     tgt_len = std::max(tgt_len, pair.target.size() + 1);  // + <s> (input) or </s> (output)
   }
   const size_t batch = indices.size();
@@ -48,7 +55,7 @@ Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>&
     const EncodedPair& pair = pairs[static_cast<size_t>(indices[b])];
     int64_t* s = &src[b * src_len];
     std::copy(pair.source.begin(), pair.source.end(), s);
-    s[pair.source.size()] = Vocab::eos;
+    if (source_eos) s[pair.source.size()] = Vocab::eos;
     int64_t* in = &tgt_in[b * tgt_len];
     in[0] = Vocab::bos;
     std::copy(pair.target.begin(), pair.target.end(), in + 1);

@@ -12,7 +12,7 @@
 namespace gradformer {
 
 struct Batch {
-  Tensor src;           // [B, S] int64: source ids, each sentence ending in </s>, then <pad>
+  Tensor src;           // [B, S] int64: source ids, each sentence ending in </s> (see collate), then <pad>
   Tensor tgt_in;        // [B, T] int64: decoder input, <s> then the target (teacher forcing)
   Tensor tgt_out;       // [B, T] int64: what the decoder must predict, the target then </s>
   int64_t ntokens = 0;  // non-pad tokens in tgt_out: what the loss is averaged over
@@ -34,7 +34,13 @@ std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, co
                                       const Vocab& target_vocab);
 
 /// Pads pairs[indices] into one batch: src = source + </s>, tgt_in = <s> + target,
-/// tgt_out = target + </s>, each padded with <pad> to the longest in the batch.
-Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices);
+/// tgt_out = target + </s>, each padded with <pad> to the longest in the batch. With source_eos
+/// false the source is its words only (src = source): for a model trained without the </s>, as a
+/// checkpoint's data.source_eos records.
+Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices, bool source_eos = true);
+
+/// One source sentence's ids as the model reads them: its words' ids (unknown words <unk>), then
+/// </s> when source_eos, the convention gradformer trains with.
+std::vector<int64_t> encode_source(const Vocab& vocab, const std::vector<std::string>& words, bool source_eos = true);
 
 }  // namespace gradformer

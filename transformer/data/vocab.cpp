@@ -1,7 +1,13 @@
 #include "transformer/data/vocab.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+
+#include "transformer/data/tsv.h"
 
 namespace gradformer {
 namespace {
@@ -108,6 +114,18 @@ Vocab Vocab::from_text(std::string_view text, const std::string& source) {
     vocab.add(token);
   }
   return vocab;
+}
+
+Vocab Vocab::read_file(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    throw DataError(message(path, ": is a directory, not a vocabulary file"));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
+  LineReader lines(in, path);
+  std::string text;
+  for (std::string line; lines.next(line);) text += line + '\n';
+  return from_text(text, path);
 }
 
 std::vector<int64_t> strip_specials(const std::vector<int64_t>& ids) {

@@ -11,6 +11,17 @@ namespace {
 
 constexpr const char* kFormat = "gradformer-checkpoint-1";
 constexpr const char* kOptimizerPrefix = "optimizer.";
+constexpr const char* kSourceEos = "data.source_eos";
+
+// What a user holding a file of tensors only (a PyTorch state dict) should do with it.
+std::string import_hint(const std::string& path) {
+  return message(
+      "; a file of tensors only (a PyTorch state dict) has no configuration or vocabularies: bring an "
+      "encoder-decoder's weights in with gradformer import --weights ",
+      path,
+      " --src-vocab FILE --tgt-vocab FILE --heads H --source-eos yes|no --out FILE (see gradformer "
+      "import --help)");
+}
 
 const std::string& require(const std::map<std::string, std::string>& metadata, const std::string& key,
                            const std::string& source) {
@@ -126,6 +137,7 @@ void save_checkpoint(const std::string& path, const Module& model, const Transfo
   metadata["format"] = kFormat;
   metadata["vocab.source"] = info.source_vocab.to_text();
   metadata["vocab.target"] = info.target_vocab.to_text();
+  if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
   for (const auto& [key, value] : info.state) metadata["state." + key] = value;
   save_safetensors(path, tensors, metadata);
 }
@@ -138,8 +150,11 @@ void save_checkpoint(const std::string& path, const EncoderDecoder& model, const
 CheckpointContents read_checkpoint(const std::string& path) {
   SafetensorsFile file = load_safetensors(path);
   const auto& m = file.metadata;
-  if (require(m, "format", path) != kFormat)
-    throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")"));
+  if (!m.count("format"))
+    throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
+  if (m.at("format") != kFormat)
+    throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")",
+                                  import_hint(path)));
   // An encoder-only checkpoint's configuration is its own (encoder_only_checkpoint.h): refused here by name.
   if (const std::string arch = checkpoint_arch(m); arch == kEncoderOnlyArch)
     throw CheckpointError(message(
@@ -157,6 +172,12 @@ CheckpointContents read_checkpoint(const std::string& path) {
     throw CheckpointError(message(path, ": vocabularies of ", out.info.source_vocab.size(), " and ",
                                   out.info.target_vocab.size(), " tokens do not match the model's ",
                                   out.info.config.src_vocab, " and ", out.info.config.tgt_vocab));
+  // Checkpoints from before the entry: gradformer has always ended every source in </s>.
+  static const std::string yes = "true";
+  const std::string& source_eos = optional_entry(m, kSourceEos, yes);
+  if (source_eos != "true" && source_eos != "false")
+    throw CheckpointError(message(path, ": ", kSourceEos, " must be true or false, got '", source_eos, "'"));
+  out.info.source_eos = source_eos == "true";
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;
   for (auto& [name, t] : file.tensors) {

@@ -2,7 +2,9 @@
 //   tensors:  the model's parameters under PyTorch's names (src_embed.weight, encoder.layers.0...),
 //             and, for resuming, the optimizer's moments as "optimizer.<name>" (adam.m.0, ...)
 //   metadata: the model configuration (config.d_model, ...), both vocabularies (one token per
-//             line), and the training state (train.*: step, generators, where the data stood).
+//             line), how sources are fed (data.source_eos: "true" when each source sentence ends
+//             in </s>, gradformer's convention and the meaning of a file without the entry), and
+//             the training state (train.*: step, generators, where the data stood).
 // Everything needed to rebuild the model for translating and scoring, and for train() to resume a
 // run exactly where it stopped.
 #pragma once
@@ -24,6 +26,10 @@ struct CheckpointInfo {
   /// Free-form string state: "train.step", "train.task", generator states, ... (kept as text so a
   /// person can read them with any safetensors tool).
   std::map<std::string, std::string> state;
+  /// Whether each source sentence ends in </s> (metadata data.source_eos, encoder-decoder only):
+  /// always so for models gradformer trains; a model imported from elsewhere may have been trained
+  /// without it, and translate, score and trace feed its sources as it was trained.
+  bool source_eos = true;
 };
 
 /// Writes model parameters, optimizer state (may be empty) and info to `path`, atomically; the
@@ -43,8 +49,10 @@ struct LoadedCheckpoint {
 /// Any checkpoint, before a model is built: what it says and its tensors. info.config.arch tells
 /// which model to build (a program dispatches on it). CheckpointError naming the path for a file
 /// that is not one (missing metadata, a configuration that does not validate, a vocabulary whose
-/// size differs from the model's). Entries newer than the first checkpoints default to what those
-/// were: config.arch encoder-decoder, config.activation relu, config.positions sinusoidal.
+/// size differs from the model's); a file of tensors only, such as a PyTorch state dict, is told
+/// to go through `gradformer import` (import.h). Entries newer than the first checkpoints default to what those
+/// were: config.arch encoder-decoder, config.activation relu, config.positions sinusoidal,
+/// data.source_eos true.
 struct CheckpointContents {
   CheckpointInfo info;
   StateDict parameters;       // the model's tensors

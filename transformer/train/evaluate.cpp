@@ -51,12 +51,12 @@ static DecodeOptions options_for(const EncoderDecoder& model, size_t source_leng
 }
 
 std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source,
-                                   const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha) {
-  std::vector<int64_t> ids = source_vocab.encode(source);
-  ids.push_back(Vocab::eos);
+                                   const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha,
+                                   bool source_eos) {
+  const std::vector<int64_t> ids = encode_source(source_vocab, source, source_eos);
   if (static_cast<int64_t>(ids.size()) > model.config().max_len)
     throw DataError(message("translate: the sentence has ", source.size(), " tokens; this model takes at most ",
-                            model.config().max_len - 1));
+                            model.config().max_len - (source_eos ? 1 : 0)));
   const Tensor src = from_vector(ids, {1, static_cast<int64_t>(ids.size())});
   const Tensor mask = padding_mask(src, Vocab::pad);
   const DecodeOptions options = options_for(model, source.size());
@@ -67,7 +67,7 @@ std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std:
 
 TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs,
                                        const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha,
-                                       int64_t batch_size) {
+                                       int64_t batch_size, bool source_eos) {
   TranslationReport report;
   std::vector<std::vector<std::string>> references;
   if (beam == 1) {
@@ -77,7 +77,7 @@ TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<
       encoded.push_back({source_vocab.encode(p.source), target_vocab.encode(p.target)});
     report.hypotheses.resize(pairs.size());
     for (const auto& indices : plan_batches(encoded, {.max_sentences = batch_size}, nullptr)) {
-      const Batch b = collate(encoded, indices);
+      const Batch b = collate(encoded, indices, source_eos);
       size_t longest = 0;
       for (int64_t i : indices) longest = std::max(longest, pairs[static_cast<size_t>(i)].source.size());
       auto hyps = greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), options_for(model, longest));
@@ -92,7 +92,7 @@ TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<
     }
   } else {
     for (const SentencePair& p : pairs)
-      report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha));
+      report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha, source_eos));
   }
   for (const SentencePair& p : pairs) references.push_back(p.target);
   report.bleu = corpus_bleu(report.hypotheses, references);

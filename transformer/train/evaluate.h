@@ -32,15 +32,17 @@ struct TranslationReport {
 };
 
 /// Translates every source (greedy when beam == 1, else beam search with alpha) and scores the
-/// translations against the references. Unknown source words map to <unk>.
+/// translations against the references. Unknown source words map to <unk>; each source ends in
+/// </s> unless source_eos is false (encode_source, the checkpoint's data.source_eos).
 TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs,
                                        const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam = 1,
-                                       double alpha = 0.6, int64_t batch_size = 64);
+                                       double alpha = 0.6, int64_t batch_size = 64, bool source_eos = true);
 
-/// Translates one tokenised sentence; the output tokens without specials.
+/// Translates one tokenised sentence (fed as encode_source(source_vocab, source, source_eos));
+/// the output tokens without specials.
 std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source,
                                    const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam = 1,
-                                   double alpha = 0.6);
+                                   double alpha = 0.6, bool source_eos = true);
 
 /// Fresh copy-task sequences decoded greedily: how many of `count` come back exactly
 /// (the Annotated Transformer's check, and the one its PyTorch code makes).

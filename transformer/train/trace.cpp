@@ -90,19 +90,20 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
   if (options.max_len < 0)
     throw ValueError(message("trace_sentence: max_len must not be negative, got ", options.max_len));
   const TransformerConfig& c = model.config();
-  if (static_cast<int64_t>(sentence.size()) + 1 > c.max_len)
+  const int64_t source_end = options.source_eos ? 1 : 0;  // the </s> after the words, or nothing
+  if (static_cast<int64_t>(sentence.size()) + source_end > c.max_len)
     throw DataError(message("trace_sentence: the sentence has ", sentence.size(), " tokens; this model takes at most ",
-                            c.max_len - 1));
+                            c.max_len - source_end));
   InferenceGuard inference(model);
   SentenceTrace t;
   t.config = c;
   t.beam = options.beam;
 
-  // 1. tokens -> ids: every source sentence ends in </s>
+  // 1. tokens -> ids: every source sentence ends in </s> (unless the model was trained without it)
   t.source_tokens = sentence;
-  t.source_tokens.push_back("</s>");
-  t.source_ids = source_vocab.encode(sentence);
-  t.source_ids.push_back(Vocab::eos);
+  t.source_eos = options.source_eos;
+  if (options.source_eos) t.source_tokens.push_back("</s>");
+  t.source_ids = encode_source(source_vocab, sentence, options.source_eos);
   for (size_t i = 0; i < sentence.size(); ++i) t.unknown.push_back(t.source_ids[i] == Vocab::unk);
   const auto S = static_cast<int64_t>(t.source_ids.size());
   const Tensor src = from_vector(t.source_ids, {1, S});
@@ -215,7 +216,9 @@ std::string trace_text(const SentenceTrace& t) {
   out << "An encoder-decoder Transformer: d_model " << c.d_model << ", " << counted(c.layers, "layer") << " each side, "
       << counted(c.heads, "head") << ", d_ff " << c.d_ff << ", "
       << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN") << "\n\n";
-  out << "1. Tokens -> ids (the source vocabulary; every source ends in </s>)\n  ";
+  out << "1. Tokens -> ids (the source vocabulary; "
+      << (t.source_eos ? "every source ends in </s>" : "no </s> after the source: the model was trained without it")
+      << ")\n  ";
   for (size_t i = 0; i < t.source_tokens.size(); ++i) out << " " << t.source_tokens[i] << "=" << t.source_ids[i];
   out << "\n";
   const auto unknown = std::count(t.unknown.begin(), t.unknown.end(), true);

@@ -61,7 +61,8 @@ struct BeamStepTrace {
 
 struct SentenceTrace {
   TransformerConfig config;
-  std::vector<std::string> source_tokens;  // as typed, then </s>
+  std::vector<std::string> source_tokens;  // as typed, then </s> when source_eos
+  bool source_eos = true;
   std::vector<int64_t> source_ids;
   std::vector<bool> unknown;  // true where the token became <unk>
   TraceStage embedding, scaled, positions, encoder_input;
@@ -74,9 +75,10 @@ struct SentenceTrace {
 };
 
 struct TraceOptions {
-  int64_t beam = 1;     // 1: greedy only; K > 1: also beam search with K beams
-  int64_t top = 5;      // next-token candidates shown per step
-  int64_t max_len = 0;  // tokens generated at most; 0: twice the source plus 10, as translate does
+  int64_t beam = 1;        // 1: greedy only; K > 1: also beam search with K beams
+  int64_t top = 5;         // next-token candidates shown per step
+  int64_t max_len = 0;     // tokens generated at most; 0: twice the source plus 10, as translate does
+  bool source_eos = true;  // the source ends in </s> (the checkpoint's data.source_eos)
 };
 
 /// Walks `sentence` (whitespace tokens) through the model in eval mode without a graph. ValueError

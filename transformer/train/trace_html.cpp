@@ -69,7 +69,7 @@ std::string trace_html(const SentenceTrace& t) {
   const TransformerConfig& c = t.config;
   std::ostringstream page;
   std::string sentence;
-  for (size_t i = 0; i + 1 < t.source_tokens.size(); ++i) sentence += (i ? " " : "") + t.source_tokens[i];
+  for (size_t i = 0; i < t.unknown.size(); ++i) sentence += (i ? " " : "") + t.source_tokens[i];
   std::string translation;
   for (size_t i = 0; i < t.translation.size(); ++i) translation += (i ? " " : "") + t.translation[i];
   page << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>gradformer trace: "

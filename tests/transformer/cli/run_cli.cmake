@@ -1,6 +1,7 @@
 # cmake -DPROGRAM=... -DARGS="a|b|c" [-DSTDIN=file] [-DEXIT=0] [-DSTDOUT=regex] [-DSTDERR=regex]
 #       [-DSTDOUT_ABSENT=regex] [-DSTDERR_ABSENT=regex] [-DSTDERR_LINES=n] [-DFILES="path|path|glob"] [-DCLEAN=dir] [-DWRITE=file] [-DWRITE_TEXT=text]
 #       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"] [-DGONE="path|path"] [-DWORKDIR=dir]
+#       [-DSAVE_STDOUT=path] [-DSAME_STDOUT_AS=path]
 #       -P run_cli.cmake
 # Runs the gradformer program as a user would and checks what they see: the exit status, what it
 # prints on stdout and stderr (regular expressions; the _ABSENT ones must not match), the number of
@@ -11,7 +12,8 @@
 # stdout to a file (/dev/full: a full disk) instead of capturing it. NO_FILES: paths that must not
 # exist afterwards (removed first); GONE: paths that must not exist afterwards (left as they are
 # first: files an earlier test made, that this run must remove). WORKDIR: the directory the program
-# runs in (default: the test's).
+# runs in (default: the test's). SAVE_STDOUT also writes stdout to a file, so that a later test
+# can require, with SAME_STDOUT_AS, exactly the same output (two checkpoints that must agree).
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_cli.cmake: PROGRAM is required")
 endif()
@@ -84,6 +86,16 @@ if(GONE)
   string(REPLACE "|" ";" gone "${GONE}")
   list(APPEND absent ${gone})
 endif()
+if(SAVE_STDOUT)
+  file(WRITE "${SAVE_STDOUT}" "${out}")
+endif()
+if(SAME_STDOUT_AS)
+  file(READ "${SAME_STDOUT_AS}" expected)
+  if(NOT out STREQUAL expected)
+    string(APPEND failures "stdout differs from ${SAME_STDOUT_AS}:\n${expected}")
+  endif()
+endif()
+
 foreach(path IN LISTS absent)
   if(EXISTS "${path}")
     string(APPEND failures "${path} exists, which it should not\n")

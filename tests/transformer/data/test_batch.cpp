@@ -34,6 +34,22 @@ TEST_CASE("collate pads a tiny batch as computed by hand") {
   CHECK(batch.ntokens == 7);  // 8 9 </s> + 8 9 10 </s>
 }
 
+TEST_CASE("collate and encode_source without the source's </s> give the words only") {
+  const std::vector<EncodedPair> pairs = {{{5, 6, 7}, {8, 9}}, {{5}, {8, 9, 10}}};
+  const Batch batch = collate(pairs, {0, 1}, /*source_eos=*/false);
+  CHECK(batch.src.shape() == Shape{2, 3});
+  CHECK(ints(batch.src) == std::vector<int64_t>{5, 6, 7,  //
+                                                5, 0, 0});
+  // The target side is the same either way.
+  CHECK(ints(batch.tgt_in) == ints(collate(pairs, {0, 1}).tgt_in));
+  CHECK(ints(batch.tgt_out) == ints(collate(pairs, {0, 1}).tgt_out));
+  CHECK(batch.ntokens == 7);
+
+  const Vocab vocab = Vocab::build({{"le", "chat"}});  // chat 4, le 5 (equal counts: alphabetical)
+  CHECK(encode_source(vocab, {"le", "chat", "noir"}) == std::vector<int64_t>{5, 4, 3, 2});
+  CHECK(encode_source(vocab, {"le", "chat", "noir"}, /*source_eos=*/false) == std::vector<int64_t>{5, 4, 3});
+}
+
 TEST_CASE("collate and make_batch reject bad input") {
   const std::vector<EncodedPair> pairs = {{{5}, {6}}, {{}, {6}}};
   CHECK_THROWS_MSG(collate(pairs, {}), ValueError, "no sentences");

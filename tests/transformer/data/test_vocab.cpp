@@ -1,3 +1,6 @@
+#include <filesystem>
+#include <fstream>
+
 #include "catch.h"
 #include "transformer/data/vocab.h"
 
@@ -83,4 +86,22 @@ TEST_CASE("vocab text errors name the source and line") {
   CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\na b\n", "v"), DataError,
                    "v:5: token 'a b' holds whitespace");
   CHECK_THROWS_MSG(Vocab::from_text("<pad>\n<s>\n</s>\n<unk>\n<s>\n", "v"), DataError, "v:5: duplicate token '<s>'");
+}
+
+TEST_CASE("vocab files: one token a line, line N the token of id N - 1, read as every user file is") {
+  const std::string path = (std::filesystem::temp_directory_path() / "gradformer_test_vocab_file.txt").string();
+  auto write = [&](const std::string& text) { std::ofstream(path, std::ios::binary) << text; };
+  write("\xEF\xBB\xBF<pad>\r\n<s>\r\n</s>\r\n<unk>\r\nchat\r\nle");  // a byte-order mark, Windows ends, no last end
+  const Vocab vocab = Vocab::read_file(path);
+  CHECK(vocab.size() == 6);
+  CHECK(vocab.id("chat") == 4);
+  CHECK(vocab.id("le") == 5);
+  write("<pad>\n<s>\n</s>\n<unk>\nchat\n\n");  // a blank line is an empty token, not skipped
+  CHECK_THROWS_MSG(Vocab::read_file(path), DataError, path + ":6: empty token");
+  write("<s>\n<pad>\n</s>\n<unk>\n");
+  CHECK_THROWS_MSG(Vocab::read_file(path), DataError, path + ":1: expected the special <pad>, found '<s>'");
+  std::filesystem::remove(path);
+  CHECK_THROWS_MSG(Vocab::read_file(path), DataError, path + ": cannot open for reading: No such file");
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_MSG(Vocab::read_file(dir), DataError, dir + ": is a directory, not a vocabulary file");
 }

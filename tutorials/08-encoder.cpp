@@ -97,7 +97,7 @@ Run train_without_warmup(NormPlacement placement, uint64_t seed, double rate, in
   Run run;
   double tail = 0;
   for (int64_t step = 1; step <= steps; ++step) {
-    const Batch batch = data.next();
+    const Batch batch = data.next().front();  // a copy-task step is one batch
     const Variable logits = teacher_forced_logits(model, batch);
     const Variable loss = cross_entropy(logits, batch.tgt_out);
     adam.zero_grad();

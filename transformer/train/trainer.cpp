@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -22,6 +23,7 @@
 #include "transformer/train/encoder_only_trainer.h"
 #include "transformer/train/lm_trainer.h"
 #include "transformer/train/progress.h"
+#include "transformer/train/step_profile.h"
 #include "transformer/train/svg.h"
 
 namespace gradformer {
@@ -114,15 +116,25 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
 // ---- one step -------------------------------------------------------------------------------------
 
 double train_step(EncoderDecoder& model, Adam& adam, const Batch& batch, const StepOptions& options) {
+  using profiler::Kind, profiler::Phase, profiler::Scope;
   adam.set_lr(options.lr);
-  const Variable logits = teacher_forced_logits(model, batch);
-  const Variable loss = cross_entropy(logits, batch.tgt_out, options.loss);
-  const double value = loss.item();
+  double value = 0;
+  Variable loss;
+  {
+    const Scope region("forward", Phase::Forward, Kind::Region);
+    const Variable logits = teacher_forced_logits(model, batch);
+    loss = cross_entropy(logits, batch.tgt_out, options.loss);
+    value = loss.item();
+  }
   // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
   if (!std::isfinite(value))
     throw NonFiniteError(message("the loss is ", std::isnan(value) ? "nan" : value < 0 ? "-inf" : "inf"));
-  adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
-  loss.backward();
+  {
+    const Scope region("backward", Phase::Backward, Kind::Region);
+    adam.zero_grad();  // the gradients accumulate: clear the last step's before this backward
+    loss.backward();
+  }
+  const Scope region("optimizer", Phase::Optimizer, Kind::Region);
   // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds
   // measures it (one pass over the gradients, small beside the backward pass) and changes nothing.
   try {
@@ -145,7 +157,7 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
   if (!resumed) return requested;
   TrainOptions o = options_from_state(resumed->info.state, resume_path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
-  o.quiet = requested.quiet, o.stop_after = requested.stop_after;
+  o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.profile_path = requested.profile_path;
   if (requested.resume_epochs > 0) o.epochs = requested.resume_epochs;
   // The model's options are the checkpoint's configuration (max_len bounds the sentences read).
   const TransformerConfig& c = resumed->info.config;
@@ -186,6 +198,9 @@ void validate(const TrainOptions& o) {
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
   if (!(o.clip >= 0 && std::isfinite(o.clip)))
     throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
+  if (!o.profile_path.empty() && o.arch != Architecture::EncoderDecoder)
+    throw TrainOptionError("profile_path",
+                           message("is for the encoder-decoder trainer, not ", architecture_name(o.arch)));
 }
 
 // The model's sizes, checked field by field before the data is read (TransformerConfig::validate
@@ -522,10 +537,14 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
                    total_steps, " steps of ", task.batches_per_epoch, " batches per epoch, ",
                    counted(num_threads(), "thread")));
   TrainingLog log(o, total_steps, /*first_step=*/step + 1);
+  StepProfile profile(o.profile_path, /*first_step=*/step + 1, last_step);
 
   while (step < last_step) {
     ++step;
+    profile.before(step);
     const auto t0 = std::chrono::steady_clock::now();
+    std::optional<profiler::Scope> step_region;  // the step's Region event: the batch, then train_step
+    step_region.emplace("train step", profiler::Phase::Other, profiler::Kind::Region);
     const Batch batch = task.source->next();
     const StepOptions step_options{.lr = schedule.rate(step), .loss = loss_options, .clip = o.clip};
     double loss = 0;
@@ -539,7 +558,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
                   op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
                   ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
     }
+    step_region.reset();
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (const auto table = profile.after(step)) print(o, *table);
 
     report.losses.push_back(loss);
     report.target_tokens += batch.ntokens;

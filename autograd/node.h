@@ -143,35 +143,40 @@ void profile_forward(const char* op, const Variable& result, std::span<const Var
 inline Variable make_constant(Tensor value) { return Variable(std::move(value)); }
 }  // namespace detail
 
+namespace detail {
+// record's body for both signatures below (output by reference: the Tensor is moved only once).
+template <class F>
+Variable record_op(const char* op, Tensor& output, std::span<const Variable> inputs, F&& backward) {
+  if (anomaly_enabled()) check_forward_finite(op, output, inputs);
+  bool any = false;
+  if (grad_enabled())
+    for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
+  if (!any) {
+    Variable result = make_constant(std::move(output));
+    if (profiler::enabled()) profile_forward(op, result, inputs);
+    return result;
+  }
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, inputs, output, std::forward<F>(backward));
+  Variable result = make_result(std::move(output), std::move(node));
+  if (profiler::enabled()) profile_forward(op, result, inputs);
+  return result;
+}
+}  // namespace detail
+
 /// Wraps an op's result: when grad mode is on and any input requires grad, records a node with
 /// `backward` (signature void(const Tensor& grad_output, Grads& grads)); else returns a constant.
 /// In anomaly mode, a non-finite output is reported here, naming the op. When the profiler is on,
 /// the op's forward event ends here, after the node is made, so making it is part of the op's time.
 template <class F>
-Variable record(const char* op, Tensor output, std::span<const Variable> inputs, F&& backward) {
-  if (anomaly_enabled()) check_forward_finite(op, output, inputs);
-  bool any = false;
-  if (grad_enabled())
-    for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
-  Variable result = [&] {
-    if (!any) return detail::make_constant(std::move(output));
-    auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, inputs, output, std::forward<F>(backward));
-    return detail::make_result(std::move(output), std::move(node));
-  }();
-  if (profiler::enabled()) detail::profile_forward(op, result, inputs);
-  return result;
-}
-
-template <class F>
 Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F&& backward) {
-  return record(op, std::move(output), std::span<const Variable>(inputs.begin(), inputs.size()),
-                std::forward<F>(backward));
+  return detail::record_op(op, output, std::span<const Variable>(inputs.begin(), inputs.size()),
+                           std::forward<F>(backward));
 }
 
 /// As above, for ops with a variable number of inputs (concat, stack).
 template <class F>
 Variable record(const char* op, Tensor output, const std::vector<Variable>& inputs, F&& backward) {
-  return record(op, std::move(output), std::span<const Variable>(inputs), std::forward<F>(backward));
+  return detail::record_op(op, output, std::span<const Variable>(inputs), std::forward<F>(backward));
 }
 
 }  // namespace gradformer

@@ -127,9 +127,12 @@ void pool_event(const char* name, Phase phase, int64_t start_ns, int64_t end_ns)
 
 namespace detail {
 
-void begin_scope(Scope& s) {
+void begin_scope(Scope& s, const char* name, Phase phase, Kind kind) {
   Local& l = here();
   s.active_ = true;
+  s.inside_op_ = false;
+  s.name_ = name, s.phase_ = phase, s.kind_ = kind;
+  s.bytes_ = 0;
   s.start_ = now_ns();
   s.saved_phase_ = l.phase;
   l.phase = s.phase_;

@@ -56,7 +56,7 @@ struct Trace {
 class Scope;
 namespace detail {
 extern std::atomic<bool> on;
-void begin_scope(Scope& scope);
+void begin_scope(Scope& scope, const char* name, Phase phase, Kind kind);
 void end_scope(Scope& scope);
 void add_flops(int64_t flops);
 }  // namespace detail
@@ -72,8 +72,9 @@ Trace stop();
 /// Records an event from its construction to its destruction (when the profiler is on then).
 class Scope {
  public:
-  Scope(const char* name, Phase phase, Kind kind = Kind::Op) : name_(name), phase_(phase), kind_(kind) {
-    if (enabled()) detail::begin_scope(*this);
+  // Off, only active_ is written: the rest is set by begin_scope.
+  Scope(const char* name, Phase phase, Kind kind = Kind::Op) {
+    if (enabled()) detail::begin_scope(*this, name, phase, kind);
   }
   ~Scope() {
     if (active_) detail::end_scope(*this);
@@ -81,19 +82,20 @@ class Scope {
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
   /// Adds to the bytes the event reports (when it is being recorded).
-  void add_bytes(int64_t bytes) { bytes_ += bytes; }
+  void add_bytes(int64_t bytes) {
+    if (active_) bytes_ += bytes;
+  }
   bool active() const { return active_; }
 
  private:
-  friend void detail::begin_scope(Scope&);
+  friend void detail::begin_scope(Scope&, const char*, Phase, Kind);
   friend void detail::end_scope(Scope&);
-  const char* name_;
-  Phase phase_;
-  Kind kind_;
   bool active_ = false;
-  bool inside_op_ = false;  // opened inside an op: part of it, not an event of its own (unless a Pool one)
-  Phase saved_phase_ = Phase::Other;
-  int64_t start_ = 0, bytes_ = 0;
+  bool inside_op_;  // opened inside an op: part of it, not an event of its own (unless a Pool one)
+  Phase phase_, saved_phase_;
+  Kind kind_;
+  const char* name_;
+  int64_t start_, bytes_;
 };
 
 /// autograd's hook: an op named `name` has just recorded its result (see "How an op's forward is

@@ -8,9 +8,9 @@
 // It exits with a non-zero status if a claim the chapter makes does not hold.
 #define GRADFORMER_LADDER_NO_MAIN
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,11 +28,16 @@ using namespace tutorial;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // ---- 1. the machine's two ceilings -----------------------------------------------------------------
+
+// Both are timed by the CPU time they use (all threads' together, divided by the threads), as chapter
+// 2 times one core: on a shared machine, the time other programs take does not count against them.
+template <class F>
+double cpu_seconds(int threads, F&& fn) {
+  const std::clock_t cpu = std::clock();
+  fn();
+  return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC / threads;
+}
 
 // Peak: chapter 2's FMA loop on one core, the best of several runs, times the threads.
 double peak_gflops(int runs) {
@@ -40,9 +45,9 @@ double peak_gflops(int runs) {
 #if defined(LADDER_HAVE_X86)
   if (matmul_avx2_available())
     for (int run = 0; run < runs; ++run) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const double flops = ladder::fma_flops(5'000'000);
-      best = std::max(best, flops / seconds_since(t0) / 1e9);
+      double flops = 0;
+      const double time = cpu_seconds(1, [&] { flops = ladder::fma_flops(5'000'000); });
+      best = std::max(best, flops / time / 1e9);
     }
 #endif
   return best * num_threads();
@@ -55,11 +60,12 @@ double bandwidth_gbs(int runs) {
   std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, 0.0f);
   double best = 0;
   for (int run = 0; run < runs; ++run) {
-    const auto t0 = std::chrono::steady_clock::now();
-    parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+    const double time = cpu_seconds(num_threads(), [&] {
+      parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+      });
     });
-    best = std::max(best, 12.0 * static_cast<double>(n) / seconds_since(t0) / 1e9);
+    best = std::max(best, 12.0 * static_cast<double>(n) / time / 1e9);
   }
   claim(c[n - 1] == 3.0f, "the bandwidth loop computed c = a + b");
   return best;
@@ -104,9 +110,8 @@ std::vector<OpTotal> op_totals(const profiler::Trace& trace) {
     t.name = e.name, t.phase = e.phase;
     ++t.calls, t.ns += e.duration_ns, t.flops += e.flops, t.bytes += e.bytes;
   }
-  std::vector<OpTotal> out;
+  std::vector<OpTotal> out;  // by name, then phase
   for (const auto& [key, t] : totals) out.push_back(t);
-  std::sort(out.begin(), out.end(), [](const OpTotal& a, const OpTotal& b) { return a.ns > b.ns; });
   return out;
 }
 
@@ -114,14 +119,15 @@ std::vector<OpTotal> op_totals(const profiler::Trace& trace) {
 //   attainable GFLOP/s = min(peak, I x bandwidth),
 // so it is compute-bound when I exceeds the machine's balance, peak / bandwidth, memory-bound below.
 // An op that does no counted flops (elementwise: about one flop per 8 to 12 bytes) is memory-bound,
-// and its ceiling is the bandwidth itself.
-void roofline(const profiler::Trace& trace, double peak, double bandwidth, int rows) {
+// and its ceiling is the bandwidth itself. The rows: the step's main kinds of op, in a fixed order.
+void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   const double balance = peak / bandwidth;
   std::printf("%-30s %-9s %8s %6s %10s %8s  %-7s %7s\n", "op", "phase", "ms", "flop/B", "achieved", "roof", "bound",
               "of roof");
-  const std::vector<OpTotal> totals = op_totals(trace);
-  for (size_t i = 0; i < totals.size() && static_cast<int>(i) < rows; ++i) {
-    const OpTotal& t = totals[i];
+  const char* const ops[] = {"matmul",   "scaled_dot_product_attention", "layer_norm", "add", "dropout", "relu",
+                             "Adam.step"};
+  for (const OpTotal& t : op_totals(trace)) {
+    if (std::none_of(std::begin(ops), std::end(ops), [&](const char* op) { return t.name == op; })) continue;
     const double seconds = static_cast<double>(t.ns) * 1e-9;
     if (t.flops > 0) {
       const double intensity = static_cast<double>(t.flops) / static_cast<double>(t.bytes);
@@ -156,11 +162,12 @@ double ns_per_tiny_op(int repeats) {
   const Variable x(ones({1}), true), c(full({1}, 1.0001));
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    Variable y = x;
-    for (int i = 0; i < kOps; ++i) y = y * c;
-    y.backward(ones({1}));
-    best = std::min(best, seconds_since(t0) * 1e9 / kOps);
+    const double time = cpu_seconds(1, [&] {
+      Variable y = x;
+      for (int i = 0; i < kOps; ++i) y = y * c;
+      y.backward(ones({1}));
+    });
+    best = std::min(best, time * 1e9 / kOps);
   }
   return best;
 }
@@ -187,7 +194,7 @@ int main(int argc, char** argv) {
     section(("one copy-task step at d_model " + std::to_string(d_model)).c_str());
     std::fputs(profiler::key_averages_table(trace).c_str(), stdout);
     section(("the roofline at d_model " + std::to_string(d_model)).c_str());
-    if (peak > 0) roofline(trace, peak, bandwidth, 12);
+    if (peak > 0) roofline(trace, peak, bandwidth);
     flop_share[d_model] = flop_ops_share(trace);
     std::printf("ops that count flops: %.0f%% of the step; %lld op events in the step\n", 100 * flop_share[d_model],
                 static_cast<long long>(op_events(trace)));

@@ -65,7 +65,7 @@ TEST_CASE("profiler: a matmul's event counts 2 M N K flops, every batch's") {
   CHECK(named(trace, "no matmul").at(0).flops == 0);
 }
 
-TEST_CASE("profiler: an op inside an op is part of it; regions hold ops; phases are kept") {
+TEST_CASE("profiler: an op inside an op is part of it, regions hold ops, phases are kept") {
   profiler::start();
   {
     const profiler::Scope step("step", Phase::Other, Kind::Region);

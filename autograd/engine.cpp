@@ -17,6 +17,7 @@
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
 #include "tensor/parallel.h"
+#include "tensor/profiler.h"
 #include "tensor/reduce.h"
 #include "tensor/strided_loop.h"
 
@@ -75,6 +76,16 @@ void accumulate(Tensor& slot, Tensor g, bool leaf) {
     slot.add_(g);  // g is a strided view: the general kernel
 }
 
+// What a backward function reads and writes, each once: dL/d(output), its inputs' values and
+// the gradients it gives them (the profiler's bytes for the node).
+int64_t backward_bytes(const Tensor& g, std::span<const Variable> inputs, std::span<const Tensor> grads) {
+  auto bytes = [](const Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(itemsize(t.dtype())) : 0; };
+  int64_t total = bytes(g);
+  for (const Variable& in : inputs) total += in.defined() ? bytes(in.value()) : 0;
+  for (const Tensor& grad : grads) total += bytes(grad);
+  return total;
+}
+
 std::string freed_message(const Node& node) {
   return message("backward: the graph through '", node.op(), "' (output ", node.shape(),
                  ") was freed by an earlier backward(); pass retain_graph = true to the first backward "
@@ -126,12 +137,17 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
     accumulate(root.grad, std::move(seed), /*leaf=*/true);
     return;
   }
-  std::vector<std::shared_ptr<Node>> nodes = order(root.grad_fn);
+  std::vector<std::shared_ptr<Node>> nodes = [&] {
+    const profiler::Scope sorting("backward: topological order", profiler::Phase::Backward);
+    return order(root.grad_fn);
+  }();
   root.grad_fn->grad_ = std::move(seed);
   std::array<Tensor, 3> inline_slots;  // most ops have at most 3 inputs: no allocation
   std::vector<Tensor> spilled_slots;
   try {
     for (const std::shared_ptr<Node>& node : nodes) {
+      // The node's event: its backward function, adding its gradients into its inputs', freeing it.
+      profiler::Scope event(node->op(), profiler::Phase::Backward);
       Tensor g = std::move(node->grad_);
       if (!g.defined()) {  // every path to this node carried a zero gradient
         if (!retain_graph) node->free_graph();
@@ -145,6 +161,7 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
                                           : std::span<Tensor>(inline_slots.data(), inputs.size());
       Grads grads(inputs, slots);
       node->apply(g, grads);
+      if (event.active()) event.add_bytes(backward_bytes(g, inputs, slots));
       for (size_t i = 0; i < slots.size(); ++i) {
         const Variable& in = inputs[i];
         if (!slots[i].defined()) continue;

@@ -27,6 +27,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/variable.h"
+#include "tensor/profiler.h"
 
 namespace gradformer {
 
@@ -136,35 +137,46 @@ std::vector<std::shared_ptr<Node>> topological_order(const Variable& root);
 
 namespace detail {
 Variable make_result(Tensor value, std::shared_ptr<Node> node);
+/// The profiler's forward event for an op that has just recorded (or computed, without a graph)
+/// its result: the bytes are its inputs' and its output's. Call only when profiler::enabled().
+void profile_forward(const char* op, const Variable& result, std::span<const Variable> inputs);
 inline Variable make_constant(Tensor value) { return Variable(std::move(value)); }
 }  // namespace detail
 
-/// Wraps an op's result: when grad mode is on and any input requires grad, records a node with
-/// `backward` (signature void(const Tensor& grad_output, Grads& grads)); else returns a constant.
-/// In anomaly mode, a non-finite output is reported here, naming the op.
+namespace detail {
+// record's body for both signatures below (output by reference: the Tensor is moved only once).
 template <class F>
-Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F&& backward) {
+Variable record_op(const char* op, Tensor& output, std::span<const Variable> inputs, F&& backward) {
   if (anomaly_enabled()) check_forward_finite(op, output, inputs);
   bool any = false;
   if (grad_enabled())
     for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
-  if (!any) return detail::make_constant(std::move(output));
-  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(
-      op, std::span<const Variable>(inputs.begin(), inputs.size()), output, std::forward<F>(backward));
-  return detail::make_result(std::move(output), std::move(node));
+  if (!any) {
+    Variable result = make_constant(std::move(output));
+    if (profiler::enabled()) profile_forward(op, result, inputs);
+    return result;
+  }
+  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, inputs, output, std::forward<F>(backward));
+  Variable result = make_result(std::move(output), std::move(node));
+  if (profiler::enabled()) profile_forward(op, result, inputs);
+  return result;
+}
+}  // namespace detail
+
+/// Wraps an op's result: when grad mode is on and any input requires grad, records a node with
+/// `backward` (signature void(const Tensor& grad_output, Grads& grads)); else returns a constant.
+/// In anomaly mode, a non-finite output is reported here, naming the op. When the profiler is on,
+/// the op's forward event ends here, after the node is made, so making it is part of the op's time.
+template <class F>
+Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F&& backward) {
+  return detail::record_op(op, output, std::span<const Variable>(inputs.begin(), inputs.size()),
+                           std::forward<F>(backward));
 }
 
 /// As above, for ops with a variable number of inputs (concat, stack).
 template <class F>
 Variable record(const char* op, Tensor output, const std::vector<Variable>& inputs, F&& backward) {
-  if (anomaly_enabled()) check_forward_finite(op, output, inputs);
-  bool any = false;
-  if (grad_enabled())
-    for (const Variable& v : inputs) any = any || (v.defined() && v.requires_grad());
-  if (!any) return detail::make_constant(std::move(output));
-  auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, std::span<const Variable>(inputs), output,
-                                                            std::forward<F>(backward));
-  return detail::make_result(std::move(output), std::move(node));
+  return detail::record_op(op, output, std::span<const Variable>(inputs), std::forward<F>(backward));
 }
 
 }  // namespace gradformer

@@ -130,6 +130,14 @@ Variable make_result(Tensor value, std::shared_ptr<Node> node) {
   impl->requires_grad = true;
   return Variable::from_impl(std::move(impl));
 }
+
+void profile_forward(const char* op, const Variable& result, std::span<const Variable> inputs) {
+  auto bytes = [](const Tensor& t) { return t.numel() * static_cast<int64_t>(itemsize(t.dtype())); };
+  int64_t total = bytes(result.value());
+  for (const Variable& in : inputs)
+    if (in.defined()) total += bytes(in.value());
+  profiler::op_recorded(op, total);
+}
 }  // namespace detail
 
 }  // namespace gradformer

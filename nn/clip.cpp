@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "tensor/profiler.h"
+
 namespace gradformer {
 
 namespace {
@@ -19,6 +21,7 @@ double sum_of_squares(const Tensor& grad) {
 }  // namespace
 
 double clip_grad_norm(const std::vector<Variable>& params, double max_norm) {
+  const profiler::Scope event("clip_grad_norm", profiler::Phase::Optimizer);
   if (!(std::isfinite(max_norm) && max_norm > 0))
     throw ValueError(message("clip_grad_norm: max_norm must be positive and finite, got ", max_norm));
   double total = 0;

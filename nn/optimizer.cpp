@@ -4,6 +4,7 @@
 #include <set>
 
 #include "autograd/all.h"
+#include "tensor/profiler.h"
 
 namespace gradformer {
 
@@ -33,6 +34,7 @@ void Optimizer::set_lr(double lr) {
 }
 
 void Optimizer::zero_grad() {
+  const profiler::Scope event("zero_grad", profiler::Phase::Optimizer);
   for (Variable& p : params_) p.zero_grad();
 }
 

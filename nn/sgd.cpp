@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tensor/parallel.h"
+#include "tensor/profiler.h"
 
 namespace gradformer {
 
@@ -23,6 +24,7 @@ std::vector<std::pair<std::string, Tensor>> SGD::buffers() const {
 }
 
 void SGD::step() {
+  const profiler::Scope event("SGD.step", profiler::Phase::Optimizer);
   const double lr = lr_, momentum = options_.momentum, weight_decay = options_.weight_decay;
   for_each_with_grad([&](size_t i, Tensor& value, const Tensor& grad) {
     dispatch_floating(value.dtype(), "SGD.step", [&]<class T>() {

@@ -9,6 +9,7 @@
 #include "tensor/matmul.h"
 #include "tensor/parallel.h"
 #include "tensor/print.h"
+#include "tensor/profiler.h"
 #include "tensor/random.h"
 #include "tensor/reduce.h"
 #include "tensor/shape.h"

@@ -10,6 +10,7 @@
 
 #include "tensor/gemm.h"
 #include "tensor/parallel.h"
+#include "tensor/profiler.h"
 
 namespace gradformer {
 namespace detail {
@@ -113,6 +114,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty(out_shape, a.dtype());
   if (out.numel() == 0) return out;
   const int64_t batches = batch.numel();
+  profiler::count_flops(2 * M * N * K * batches);  // a multiply and an add per term of each sum
   const int r = batch.rank();
   const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);
   // the matrices' own strides: A(i, k) = pa[i * sam + k * sak], B(k, j) = pb[k * sbk + j * sbn]

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tensor/error.h"
+#include "tensor/profiler.h"
 
 namespace gradformer {
 namespace {
@@ -44,6 +45,9 @@ struct Job {
   int pieces = 0;
   void (*call)(void*, int64_t, int64_t) = nullptr;
   void* fn = nullptr;
+  // When the profiler is on: the caller's phase, and when the job was handed out (0: not profiled).
+  profiler::Phase phase = profiler::Phase::Other;
+  int64_t published_ns = 0;
 };
 
 std::atomic<int> thread_starts_left{-1};  // the test seam of detail::fail_thread_starts_after; -1: off
@@ -87,6 +91,7 @@ class ThreadPool {
 
   void run(const Job& job) {
     job_ = job;  // workers read it only after seeing the new generation (release/acquire below)
+    if (profiler::enabled()) job_.phase = profiler::current_phase(), job_.published_ns = profiler::now_ns();
     error_ = nullptr;
     pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     bool sleeping;
@@ -97,11 +102,14 @@ class ThreadPool {
     }
     if (sleeping) wake_.notify_all();
     run_piece(0);
-    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-      if (spins < kSpins)
-        cpu_relax();
-      else
-        std::this_thread::yield();
+    {
+      const profiler::Scope waiting(profiler::kPoolWait, job_.phase, profiler::Kind::Pool);
+      for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+        if (spins < kSpins)
+          cpu_relax();
+        else
+          std::this_thread::yield();
+      }
     }
     if (error_) std::rethrow_exception(error_);
   }
@@ -109,6 +117,10 @@ class ThreadPool {
  private:
   void run_piece(int piece) {
     if (piece >= job_.pieces) return;
+    // A worker's piece, profiled: how long after the job was handed out it began, and how long it ran.
+    const bool profiled = piece > 0 && job_.published_ns != 0 && profiler::enabled();
+    const int64_t began = profiled ? profiler::now_ns() : 0;
+    if (profiled) profiler::pool_event(profiler::kPoolWake, job_.phase, job_.published_ns, began);
     const int64_t lo = job_.begin + job_.n * piece / job_.pieces, hi = job_.begin + job_.n * (piece + 1) / job_.pieces;
     running_a_piece = true;
     try {
@@ -118,6 +130,7 @@ class ThreadPool {
       if (!error_) error_ = std::current_exception();
     }
     running_a_piece = false;
+    if (profiled) profiler::pool_event(profiler::kPoolPiece, job_.phase, began, profiler::now_ns());
   }
 
   void stop() {
@@ -132,6 +145,7 @@ class ThreadPool {
   }
 
   void work(int piece) {
+    profiler::name_this_thread("pool worker " + std::to_string(piece));
     uint64_t seen = 0;
     for (;;) {
       uint64_t now = generation_.load(std::memory_order_acquire);

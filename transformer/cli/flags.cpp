@@ -22,6 +22,11 @@ void Flags::add_switch(const std::string& name, const std::string& help) {
   order_.push_back(name);
 }
 
+void Flags::add_optional(const std::string& name, const std::string& help) {
+  add(name, "", help);
+  flags_[name].value_optional = true;
+}
+
 void Flags::add_positional(const std::string& name, const std::string& help) {
   Flag f;
   f.help = help;
@@ -56,6 +61,8 @@ bool Flags::parse(int argc, char** argv, int first) {
       flag.value = std::string(1, '1');
     } else if (inline_value) {
       flag.value = value;
+    } else if (flag.value_optional && (i + 1 >= argc || std::string(argv[i + 1]).rfind("-", 0) == 0)) {
+      flag.value.clear();
     } else {
       if (i + 1 >= argc) throw UsageError(message(command_, ": ", arg, " needs a value"));
       flag.value = argv[++i];
@@ -75,7 +82,7 @@ std::string Flags::help() const {
   out << "\n\nflags:\n";
   for (const std::string& name : order_) {
     const Flag& f = flags_.at(name);
-    std::string left = "  " + name + (f.is_switch ? "" : " X");
+    std::string left = "  " + name + (f.is_switch ? "" : f.value_optional ? " [X]" : " X");
     out << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << f.help;
     if (!f.is_switch && !f.default_value.empty()) out << " (default " << f.default_value << ")";
     out << "\n";

@@ -27,6 +27,9 @@ class Flags {
 
   /// A flag taking a value. An empty default means "not set" (see has()).
   void add(const std::string& name, const std::string& default_value, const std::string& help);
+  /// A flag whose value may be left out (--profile, or --profile FILE): given alone (last, or before
+  /// another flag), it is given with an empty value.
+  void add_optional(const std::string& name, const std::string& help);
   /// A flag without a value: false unless given.
   void add_switch(const std::string& name, const std::string& help);
   /// The one argument given without a flag (gradformer trace "le chat ."), read with text(name);
@@ -53,7 +56,7 @@ class Flags {
  private:
   struct Flag {
     std::string value, help, default_value;
-    bool is_switch = false, given = false;
+    bool is_switch = false, given = false, value_optional = false;
   };
   const Flag& find(const std::string& name) const;
 

@@ -55,6 +55,7 @@ static std::string flag_of(const std::string& field) {
   if (field == "test_path") return "--test";
   if (field == "out_dir") return "--out";
   if (field == "metrics_path") return "--metrics";
+  if (field == "profile_path") return "--profile";
   std::string flag = "--" + field;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;
@@ -119,6 +120,9 @@ static void declare_train_flags(Flags& f, Architecture arch, const std::string& 
   f.add("--save-every", str(d.save_every), "steps between checkpoints (0: at the end only)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--beam", str(d.beam), "beam size of the final translation evaluation (1: greedy)");
+  f.add_optional("--profile",
+                 "profile steps 6-8 (after 5 warm-up steps), print where their time went, and write their Chrome "
+                 "trace (open it in Perfetto) to X (default OUT/profile.json); encoder-decoder only");
   f.add("--resume", "",
         "continue the run saved in this checkpoint (then only --epochs, --out, --force, --metrics, --log-every, "
         "--stop-after, --threads, --quiet)");
@@ -222,6 +226,7 @@ int train_command(int argc, char** argv) {
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");
   o.quiet = f.on("--quiet");
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
+  if (f.given("--profile")) o.profile_path = f.has("--profile") ? f.text("--profile") : o.out_dir + "/profile.json";
   apply_threads(f, "train");
   TrainReport report;
   try {

@@ -1,5 +1,6 @@
 #include "transformer/data/batch_stream.h"
 
+#include "tensor/profiler.h"
 #include "tensor/saved_state.h"
 
 namespace gradformer {
@@ -9,7 +10,10 @@ CopyTaskStream::CopyTaskStream(int64_t batch_size, uint64_t seed, CopyTaskOption
   if (batch_size < 1) throw ValueError(message("copy task: batch size must be at least 1, got ", batch_size));
 }
 
-std::vector<Batch> CopyTaskStream::next() { return {copy_task_batch(batch_size_, gen_, options_)}; }
+std::vector<Batch> CopyTaskStream::next() {
+  const profiler::Scope event("copy task batch", profiler::Phase::Data);
+  return {copy_task_batch(batch_size_, gen_, options_)};
+}
 
 std::map<std::string, std::string> CopyTaskStream::state() const {
   return {{"data.generator", generator_state_text(gen_)}};
@@ -33,6 +37,7 @@ void CorpusStream::plan_epoch() {
 }
 
 std::vector<Batch> CorpusStream::next() {
+  const profiler::Scope event("corpus batch", profiler::Phase::Data);
   if (position_ == static_cast<int64_t>(plan_.size())) {
     ++epoch_;
     plan_epoch();

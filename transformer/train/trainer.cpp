@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -24,6 +25,7 @@
 #include "transformer/train/lm_trainer.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/run_directory.h"
+#include "transformer/train/step_profile.h"
 #include "transformer/train/svg.h"
 
 namespace gradformer {
@@ -130,6 +132,7 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
 // ---- one step -------------------------------------------------------------------------------------
 
 double train_step(EncoderDecoder& model, Adam& adam, const std::vector<Batch>& pieces, const StepOptions& options) {
+  using profiler::Kind, profiler::Phase, profiler::Scope;
   adam.set_lr(options.lr);
   int64_t ntokens = 0;
   for (const Batch& piece : pieces) ntokens += piece.ntokens;
@@ -138,14 +141,21 @@ double train_step(EncoderDecoder& model, Adam& adam, const std::vector<Batch>& p
   // loss = sum_i (n_i / n) * mean loss of piece i = the mean over all n target tokens of the batch
   for (const Batch& piece : pieces) {
     const double weight = static_cast<double>(piece.ntokens) / static_cast<double>(ntokens);
-    const Variable loss = cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, options.loss) * weight;
-    const double part = loss.item();
+    Variable loss;
+    double part = 0;
+    {
+      const Scope region("forward", Phase::Forward, Kind::Region);
+      loss = cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, options.loss) * weight;
+      part = loss.item();
+    }
     // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
     if (!std::isfinite(part))
       throw NonFiniteError(message("the loss is ", std::isnan(part) ? "nan" : part < 0 ? "-inf" : "inf"));
     value += part;
+    const Scope region("backward", Phase::Backward, Kind::Region);
     loss.backward();  // adds this piece's share to the gradients
   }
+  const Scope region("optimizer", Phase::Optimizer, Kind::Region);
   // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds
   // measures it (one pass over the gradients, small beside the backward pass) and changes nothing.
   try {
@@ -168,7 +178,7 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
   if (!resumed) return requested;
   TrainOptions o = options_from_state(resumed->info.state, resume_path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
-  o.quiet = requested.quiet, o.stop_after = requested.stop_after;
+  o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.profile_path = requested.profile_path;
   if (requested.resume_epochs > 0) o.epochs = requested.resume_epochs;
   // The model's options are the checkpoint's configuration (max_len bounds the sentences read).
   const TransformerConfig& c = resumed->info.config;
@@ -214,6 +224,9 @@ void validate(const TrainOptions& o) {
                                     {"out_dir", o.out_dir},
                                     {"metrics_path", o.metrics_path}})
     require_utf8_path(field, path);
+  if (!o.profile_path.empty() && o.arch != Architecture::EncoderDecoder)
+    throw TrainOptionError("profile_path",
+                           message("is for the encoder-decoder trainer, not ", architecture_name(o.arch)));
 }
 
 // The model's sizes, checked field by field before the data is read (TransformerConfig::validate
@@ -589,10 +602,14 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   settings.merge(config_to_metadata(model.config()));
   log.settings(settings);
   TokenSlots run_slots;
+  StepProfile profile(o.profile_path, /*first_step=*/step + 1, last_step);
 
   while (step < last_step) {
     ++step;
+    profile.before(step);
     const auto t0 = std::chrono::steady_clock::now();
+    std::optional<profiler::Scope> step_region;  // the step's Region event: the batch, then train_step
+    step_region.emplace("train step", profiler::Phase::Other, profiler::Kind::Region);
     const std::vector<Batch> pieces = task.source->next();
     const StepOptions step_options{.lr = schedule.rate(step), .loss = loss_options, .clip = o.clip};
     double loss = 0;
@@ -606,7 +623,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
                   op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
                   ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
     }
+    step_region.reset();
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (const auto table = profile.after(step)) print(o, *table);
 
     report.losses.push_back(loss);
     const TokenSlots slots = token_slots(pieces);

@@ -115,6 +115,29 @@ TEST_CASE("Flags: command-line mistakes are UsageErrors naming the command and t
   CHECK_THROWS_MSG(parsed({}).text("--nope"), ValueError, "no flag --nope was declared");
 }
 
+TEST_CASE("Flags: a flag whose value may be left out takes one only when one follows") {
+  auto profile = [](std::vector<std::string> args) {
+    Flags f = demo_flags();
+    f.add_optional("--profile", "profile, writing the trace to X");
+    Argv a(std::move(args));
+    REQUIRE(f.parse(a.argc(), a.argv()));
+    return f;
+  };
+  CHECK_FALSE(profile({}).given("--profile"));
+  const Flags last = profile({"--quiet", "--profile"});
+  CHECK(last.given("--profile"));
+  CHECK(last.text("--profile").empty());
+  const Flags before_flag = profile({"--profile", "--quiet"});
+  CHECK(before_flag.given("--profile"));
+  CHECK(before_flag.text("--profile").empty());
+  CHECK(before_flag.on("--quiet"));
+  CHECK(profile({"--profile", "t.json", "--quiet"}).text("--profile") == "t.json");
+  CHECK(profile({"--profile=u.json"}).text("--profile") == "u.json");
+  Flags f = demo_flags();
+  f.add_optional("--profile", "profile, writing the trace to X");
+  CHECK(f.help().find("--profile [X]") != std::string::npos);
+}
+
 TEST_CASE("defaults_table: a row for each flag whose default differs between the columns, in declaration order") {
   auto declared = [](const std::string& model, const std::string& lr, const std::string& norm) {
     Flags f("demo", "");

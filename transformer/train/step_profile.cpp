@@ -1,0 +1,42 @@
+#include "transformer/train/step_profile.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "transformer/data/data_error.h"
+
+namespace gradformer {
+
+StepProfile::StepProfile(std::string trace_path, int64_t first_step, int64_t last_step)
+    : trace_path_(std::move(trace_path)) {
+  if (trace_path_.empty()) return;
+  first_ = std::max(first_step, std::min(first_step + kWarmupSteps, last_step - kProfiledSteps + 1));
+  last_ = std::min(last_step, first_ + kProfiledSteps - 1);
+}
+
+StepProfile::~StepProfile() {
+  if (running_) profiler::stop();  // the run ended inside the profiled steps (an error)
+}
+
+void StepProfile::before(int64_t step) {
+  if (step != first_) return;
+  profiler::start();
+  running_ = true;
+}
+
+std::optional<std::string> StepProfile::after(int64_t step) {
+  if (step != last_) return std::nullopt;
+  const profiler::Trace trace = profiler::stop();
+  running_ = false;
+  std::ofstream out(trace_path_, std::ios::binary | std::ios::trunc);
+  if (!out) throw DataError(message(trace_path_, ": cannot open for writing: ", std::strerror(errno)));
+  profiler::write_chrome_trace(trace, out);
+  out.close();  // flushes; a full disk shows here
+  if (!out) throw DataError(message(trace_path_, ": write failed: ", std::strerror(errno)));
+  return message("profile of steps ", first_, "-", last_, " (", counted(last_ - first_ + 1, "step"),
+                 ", after warm-up); trace written to ", trace_path_, "\n", profiler::key_averages_table(trace));
+}
+
+}  // namespace gradformer

@@ -1,0 +1,221 @@
+// Chapter 16: where the time goes. The companion program of tutorials/16-where-the-time-goes.md:
+// the machine's two ceilings (peak GFLOP/s, memory bandwidth), the profile of one copy-task training
+// step at d_model 128 and 512, each op placed under its roofline, and what a tiny op costs.
+//
+//   16-where-the-time-goes            the chapter's measurements
+//   16-where-the-time-goes --quick    the same code with fewer repetitions (what the test suite runs)
+//
+// It exits with a non-zero status if a claim the chapter makes does not hold.
+#define GRADFORMER_LADDER_NO_MAIN
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "02-matmul.cpp"  // ladder::fma_flops, chapter 2's measurement of the FMA units' peak
+#include "claims.h"
+#include "nn/all.h"
+#include "tensor/profiler.h"
+#include "transformer/data/batch_stream.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/train/trainer.h"
+
+using namespace gradformer;
+using namespace tutorial;
+
+namespace {
+
+// ---- 1. the machine's two ceilings -----------------------------------------------------------------
+
+// Both are timed by the CPU time they use (all threads' together, divided by the threads), as chapter
+// 2 times one core: on a shared machine, the time other programs take does not count against them.
+template <class F>
+double cpu_seconds(int threads, F&& fn) {
+  const std::clock_t cpu = std::clock();
+  fn();
+  return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC / threads;
+}
+
+// Peak: chapter 2's FMA loop on one core, the best of several runs, times the threads.
+double peak_gflops(int runs) {
+  double best = 0;
+#if defined(LADDER_HAVE_X86)
+  if (matmul_avx2_available())
+    for (int run = 0; run < runs; ++run) {
+      double flops = 0;
+      const double time = cpu_seconds(1, [&] { flops = ladder::fma_flops(5'000'000); });
+      best = std::max(best, flops / time / 1e9);
+    }
+#endif
+  return best * num_threads();
+}
+
+// Bandwidth: STREAM's "add", c = a + b over arrays far larger than the caches, on every thread:
+// 12 bytes move per element (two floats read, one written) for one flop.
+double bandwidth_gbs(int runs) {
+  const int64_t n = int64_t{16} << 20;  // 64 MB per array
+  std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, 0.0f);
+  double best = 0;
+  for (int run = 0; run < runs; ++run) {
+    const double time = cpu_seconds(num_threads(), [&] {
+      parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+      });
+    });
+    best = std::max(best, 12.0 * static_cast<double>(n) / time / 1e9);
+  }
+  claim(c[n - 1] == 3.0f, "the bandwidth loop computed c = a + b");
+  return best;
+}
+
+// ---- 2. one training step, profiled ------------------------------------------------------------------
+
+// The copy task at the Annotated Transformer's settings (2 layers, 8 heads, batches of 80), at the
+// width given, with d_ff = 4 d_model. Warm-up steps first: the first steps allocate Adam's moments,
+// start the pool's threads and fault in fresh memory, which later steps do not.
+profiler::Trace profile_copy_step(int64_t d_model, int warmup) {
+  TransformerConfig c = TransformerConfig::tutorial(11, 11);
+  c.d_model = d_model, c.d_ff = 4 * d_model, c.heads = 8, c.layers = 2;
+  EncoderDecoder model(c, /*seed=*/1);
+  model.train();
+  Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  CopyTaskStream batches(/*batch_size=*/80, /*seed=*/1);
+  const StepOptions options{.lr = 1e-4, .loss = {.ignore_index = Vocab::pad}};
+  for (int step = 0; step < warmup; ++step) train_step(model, adam, batches.next(), options);
+
+  profiler::start();
+  {
+    const profiler::Scope step("train step", profiler::Phase::Other, profiler::Kind::Region);
+    train_step(model, adam, batches.next(), options);
+  }
+  return profiler::stop();
+}
+
+// ---- 3. the roofline ---------------------------------------------------------------------------------
+
+struct OpTotal {
+  std::string name;
+  profiler::Phase phase;
+  int64_t calls = 0, ns = 0, flops = 0, bytes = 0;
+};
+
+std::vector<OpTotal> op_totals(const profiler::Trace& trace) {
+  std::map<std::pair<std::string, profiler::Phase>, OpTotal> totals;
+  for (const profiler::Event& e : trace.events) {
+    if (e.kind != profiler::Kind::Op) continue;
+    OpTotal& t = totals[{e.name, e.phase}];
+    t.name = e.name, t.phase = e.phase;
+    ++t.calls, t.ns += e.duration_ns, t.flops += e.flops, t.bytes += e.bytes;
+  }
+  std::vector<OpTotal> out;  // by name, then phase
+  for (const auto& [key, t] : totals) out.push_back(t);
+  return out;
+}
+
+// The roofline: an op doing I flops per byte it moves can run no faster than
+//   attainable GFLOP/s = min(peak, I x bandwidth),
+// so it is compute-bound when I exceeds the machine's balance, peak / bandwidth, memory-bound below.
+// An op that does no counted flops (elementwise: about one flop per 8 to 12 bytes) is memory-bound,
+// and its ceiling is the bandwidth itself. The rows: the step's main kinds of op, in a fixed order.
+void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
+  const double balance = peak / bandwidth;
+  std::printf("%-30s %-9s %8s %6s %10s %8s  %-7s %7s\n", "op", "phase", "ms", "flop/B", "achieved", "roof", "bound",
+              "of roof");
+  const char* const ops[] = {"matmul",   "scaled_dot_product_attention", "layer_norm", "add", "dropout", "relu",
+                             "Adam.step"};
+  for (const OpTotal& t : op_totals(trace)) {
+    if (std::none_of(std::begin(ops), std::end(ops), [&](const char* op) { return t.name == op; })) continue;
+    const double seconds = static_cast<double>(t.ns) * 1e-9;
+    if (t.flops > 0) {
+      const double intensity = static_cast<double>(t.flops) / static_cast<double>(t.bytes);
+      const double achieved = static_cast<double>(t.flops) / seconds / 1e9;
+      const double roof = std::min(peak, intensity * bandwidth);
+      std::printf("%-30s %-9s %8.2f %6.1f %6.1f GF/s %8.1f  %-7s %6.0f%%\n", t.name.c_str(),
+                  profiler::phase_name(t.phase), seconds * 1e3, intensity, achieved, roof,
+                  intensity > balance ? "compute" : "memory", 100 * achieved / roof);
+    } else {
+      const double achieved = static_cast<double>(t.bytes) / seconds / 1e9;
+      std::printf("%-30s %-9s %8.2f %6s %6.1f GB/s %8.1f  %-7s %6.0f%%\n", t.name.c_str(),
+                  profiler::phase_name(t.phase), seconds * 1e3, "-", achieved, bandwidth, "memory",
+                  100 * achieved / bandwidth);
+    }
+  }
+}
+
+// The share of the step spent in ops that counted flops (the matmuls and the attention op).
+double flop_ops_share(const profiler::Trace& trace) {
+  int64_t with_flops = 0;
+  for (const OpTotal& t : op_totals(trace))
+    if (t.flops > 0) with_flops += t.ns;
+  return static_cast<double>(with_flops) / static_cast<double>(profiler::wall_ns(trace));
+}
+
+// ---- 4. the cost of an op, whatever its size -----------------------------------------------------------
+
+// ns per op, forward and backward, of a chain of multiplications of one-element tensors: nothing
+// but the fixed cost of an op (allocating its result, recording its node, running it backward).
+double ns_per_tiny_op(int repeats) {
+  constexpr int kOps = 1000;
+  const Variable x(ones({1}), true), c(full({1}, 1.0001));
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const double time = cpu_seconds(1, [&] {
+      Variable y = x;
+      for (int i = 0; i < kOps; ++i) y = y * c;
+      y.backward(ones({1}));
+    });
+    best = std::min(best, time * 1e9 / kOps);
+  }
+  return best;
+}
+
+int64_t op_events(const profiler::Trace& trace) {
+  return std::count_if(trace.events.begin(), trace.events.end(),
+                       [](const profiler::Event& e) { return e.kind == profiler::Kind::Op; });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int runs = quick ? 2 : 10;
+
+  section("the machine");
+  const double peak = peak_gflops(runs), bandwidth = bandwidth_gbs(runs);
+  std::printf("threads %d; peak %.1f GFLOP/s, memory bandwidth %.1f GB/s: balance %.1f flops per byte\n", num_threads(),
+              peak, bandwidth, peak > 0 ? peak / bandwidth : 0.0);
+
+  std::map<int64_t, double> flop_share;
+  for (const int64_t d_model : {int64_t{128}, int64_t{512}}) {
+    const profiler::Trace trace = profile_copy_step(d_model, quick ? 1 : 3);
+    section(("one copy-task step at d_model " + std::to_string(d_model)).c_str());
+    std::fputs(profiler::key_averages_table(trace).c_str(), stdout);
+    section(("the roofline at d_model " + std::to_string(d_model)).c_str());
+    if (peak > 0) roofline(trace, peak, bandwidth);
+    flop_share[d_model] = flop_ops_share(trace);
+    std::printf("ops that count flops: %.0f%% of the step; %lld op events in the step\n", 100 * flop_share[d_model],
+                static_cast<long long>(op_events(trace)));
+    if (d_model == 128) {
+      section("the cost of an op at any size");
+      const double tiny = ns_per_tiny_op(quick ? 20 : 200);
+      const double overhead_ms = tiny * static_cast<double>(op_events(trace)) * 1e-6;
+      std::printf("a one-element op, forward and backward: %.0f ns; x %lld ops = %.2f ms, %.1f%% of this step\n", tiny,
+                  static_cast<long long>(op_events(trace)), overhead_ms,
+                  100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
+    }
+  }
+  claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
+
+  section("what the profiler costs");
+  const double off = ns_per_tiny_op(quick ? 20 : 200);
+  profiler::start();
+  const double on = ns_per_tiny_op(quick ? 20 : 200);
+  const profiler::Trace trace = profiler::stop();
+  // Each op of the chain makes two events (its forward, its node), plus one sort per backward.
+  std::printf("a tiny op: %.0f ns off, %.0f ns on: %.0f ns per event\n", off, on, (on - off) / 2);
+  claim(op_events(trace) == (quick ? 20 : 200) * 2001, "two events per op and one per backward");
+  return failures == 0 ? 0 : 1;
+}

@@ -138,16 +138,13 @@ double train_step(EncoderDecoder& model, Adam& adam, const std::vector<Batch>& p
   for (const Batch& piece : pieces) ntokens += piece.ntokens;
   adam.zero_grad();  // the gradients accumulate: clear the last step's before the first backward
   double value = 0;
-  // loss = sum_i (n_i / n) * mean loss of piece i = the mean over all n target tokens of the batch
   for (const Batch& piece : pieces) {
+    std::optional<Scope> forward(std::in_place, "forward", Phase::Forward, Kind::Region);
+    // loss = sum_i (n_i / n) * mean loss of piece i = the mean over all n target tokens of the batch
     const double weight = static_cast<double>(piece.ntokens) / static_cast<double>(ntokens);
-    Variable loss;
-    double part = 0;
-    {
-      const Scope region("forward", Phase::Forward, Kind::Region);
-      loss = cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, options.loss) * weight;
-      part = loss.item();
-    }
+    const Variable loss = cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, options.loss) * weight;
+    const double part = loss.item();
+    forward.reset();
     // A NaN would otherwise train on silently (every later loss NaN) and be saved as the model.
     if (!std::isfinite(part))
       throw NonFiniteError(message("the loss is ", std::isnan(part) ? "nan" : part < 0 ? "-inf" : "inf"));

@@ -20,6 +20,7 @@ int params_command(int argc, char** argv);
 int trace_command(int argc, char** argv);
 int generate_command(int argc, char** argv);
 int classify_command(int argc, char** argv);
+int average_command(int argc, char** argv);
 /// train --arch encoder-only (its own flags; `task` is the --task given, if any).
 int encoder_only_train_command(int argc, char** argv, const std::string& task);
 /// params --preset bert-base.

@@ -9,6 +9,7 @@
 //   gradformer generate --checkpoint runs/toy-lm/model.safetensors --prompt 'le chat'
 //   gradformer train --arch encoder-only --task mlm     BERT-style pre-training (then --task classify)
 //   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
+//   gradformer average --run runs/toy-translation --last 5 --out average.safetensors
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <cerrno>
@@ -35,6 +36,7 @@ constexpr const char* kUsage =
     "  params      parameter count and FLOPs per token of a model configuration\n"
     "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
     "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
+    "  average     average the parameters of a run's last checkpoints into one checkpoint\n"
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
@@ -84,6 +86,8 @@ int main(int argc, char** argv) {
       status = generate_command(argc, argv);
     else if (command == "classify")
       status = classify_command(argc, argv);
+    else if (command == "average")
+      status = average_command(argc, argv);
     else {
       std::cerr << "gradformer: unknown command '" << command
                 << "' (see gradformer --help)\n";  // the usage is --help's

@@ -17,6 +17,7 @@
 #include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/train/average.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/encoder_only_trainer.h"
@@ -145,7 +146,7 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
   if (!resumed) return requested;
   TrainOptions o = options_from_state(resumed->info.state, resume_path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
-  o.quiet = requested.quiet, o.stop_after = requested.stop_after;
+  o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.keep_last = requested.keep_last;
   if (requested.resume_epochs > 0) o.epochs = requested.resume_epochs;
   // The model's options are the checkpoint's configuration (max_len bounds the sentences read).
   const TransformerConfig& c = resumed->info.config;
@@ -177,6 +178,7 @@ void validate(const TrainOptions& o) {
   const std::pair<const char*, int64_t> not_negative[] = {{"max_tokens", o.max_tokens},
                                                           {"eval_every", o.eval_every},
                                                           {"save_every", o.save_every},
+                                                          {"keep_last", o.keep_last},
                                                           {"stop_after", o.stop_after}};
   for (const auto& [field, value] : not_negative)
     if (value < 0) throw TrainOptionError(field, message("must be at least 0, got ", value));
@@ -330,6 +332,7 @@ void save_run(const std::string& path, const TrainOptions& o, const TaskData& ta
   info.state["train.step"] = std::to_string(step);
   info.state["train.dropout_generator"] = generator_state_text(*model.dropout_generator());
   save_checkpoint(path, model, adam.state(), info);
+  keep_checkpoint(path, o.out_dir, step, o.keep_last);
 }
 
 void create_output_directory(const std::string& directory) {

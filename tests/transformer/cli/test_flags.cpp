@@ -114,3 +114,19 @@ TEST_CASE("Flags: command-line mistakes are UsageErrors naming the command and t
   // Asking for a flag that was never declared is the program's bug, not the user's.
   CHECK_THROWS_MSG(parsed({}).text("--nope"), ValueError, "no flag --nope was declared");
 }
+
+TEST_CASE("Flags: add_positionals takes every argument without a flag, in order, among the flags") {
+  Flags f("average", "Average checkpoints.");
+  f.add("--out", "", "output");
+  f.add_positionals("CHECKPOINT...", "the checkpoints");
+  Argv a({"a.safetensors", "--out", "avg.safetensors", "b.safetensors", "c.safetensors"});
+  REQUIRE(f.parse(a.argc(), a.argv()));
+  CHECK(f.positionals() == std::vector<std::string>{"a.safetensors", "b.safetensors", "c.safetensors"});
+  CHECK(f.text("--out") == "avg.safetensors");
+  CHECK(f.help().find("usage: gradformer average [flags] CHECKPOINT...") != std::string::npos);
+
+  Flags one("trace", "One sentence.");
+  one.add_positional("SENTENCE", "the sentence");
+  Argv two({"first", "second"});
+  CHECK_THROWS_MSG(one.parse(two.argc(), two.argv()), UsageError, "trace: unknown argument second");
+}

@@ -84,6 +84,7 @@ void keep_checkpoint(const std::string& checkpoint, const std::string& out_dir, 
   std::error_code error;
   fs::copy_file(checkpoint, kept, fs::copy_options::overwrite_existing, error);
   if (error) throw CheckpointError(message(kept, ": cannot keep a copy of ", checkpoint, ": ", error.message()));
+  // An old copy that cannot be deleted stays, and the run goes on.
   const std::vector<std::string> all = kept_checkpoints(out_dir);
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) fs::remove(all[i], error);
 }

@@ -217,6 +217,17 @@ int main(int argc, char** argv) {
   const int threads = gradformer::num_threads();
   std::printf("kernel: %s, threads: %d\n",
               gradformer::matmul_kernel() == gradformer::MatmulKernel::Avx2 ? "avx2" : "portable", threads);
+  // How busy the machine was: runnable jobs, averaged over the last minute (Linux's /proc/loadavg).
+  // Above the core count, the threaded step waits for cores that others are using.
+  double load = -1;
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+    std::fclose(f);
+  }
+  if (load >= 0)
+    std::printf("load average (1 minute): %.2f on %d threads\n", load, threads);
+  else
+    std::printf("load average: not available on this system\n");
 
   // Peak of one core: flops per cycle x cycles per second, measured by keeping the FMA units busy.
   double peak = 0;

@@ -1,8 +1,10 @@
 // Chapter 7: positional encoding. The companion program of tutorials/07-positional-encoding.md:
 // every listing of the chapter is a piece of this file, and every output the chapter shows is what
 // this program prints. It exits non-zero if a claim does not hold.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <numbers>
@@ -11,9 +13,13 @@
 
 #include "claims.h"
 #include "nn/all.h"
+#include "nn/schedule.h"
+#include "transformer/data/copy_task.h"
+#include "transformer/model/decoding.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
+#include "transformer/train/evaluate.h"
 #include "transformer/train/svg.h"
 
 using namespace gradformer;
@@ -111,9 +117,99 @@ void four_terms() {
   claim(total < 1e-3, "the four terms add up to the dot products of the inputs");
 }
 
+// Per output position, the fraction of `count` fresh copy-task sequences of `length` tokens that
+// greedy decoding gets right, and the fraction copied entirely.
+struct CopyScore {
+  std::vector<double> per_position;  // [length - 1]
+  double exact = 0;
+};
+
+CopyScore copy_by_position(EncoderDecoder& model, int64_t length, int64_t count) {
+  Generator fresh(99);
+  const Batch b = copy_task_batch(count, fresh, {.length = length});
+  const auto hyps =
+      greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), {.max_len = length - 1, .bos = 1, .eos = -1});
+  CopyScore score{std::vector<double>(static_cast<size_t>(length - 1), 0.0), 0.0};
+  for (int64_t i = 0; i < count; ++i) {
+    bool all = true;
+    for (int64_t t = 0; t < length - 1; ++t) {
+      const bool right = hyps[static_cast<size_t>(i)].tokens[static_cast<size_t>(t)] == b.src.at({i, t + 1});
+      score.per_position[static_cast<size_t>(t)] += right ? 1.0 / static_cast<double>(count) : 0.0;
+      all = all && right;
+    }
+    score.exact += all ? 1.0 / static_cast<double>(count) : 0.0;
+  }
+  return score;
+}
+
+// Train the copy task on sequences of 10 tokens only, with sinusoidal and with learned positions,
+// then ask for longer copies: the output positions 9, 10, ... were never trained.
+void longer_than_trained(bool quick) {
+  section("longer than anything trained on");
+  const int64_t d = quick ? 32 : 64, steps = quick ? 60 : 600, trained_length = 10, count = 200;
+  if (quick) std::printf("--quick: d_model 32 for 60 steps, to check that the code runs; not the chapter's numbers\n");
+  std::printf("trained on %lld-token sequences (output positions 0..%lld); %lld fresh sequences per length\n",
+              static_cast<long long>(trained_length), static_cast<long long>(trained_length - 2),
+              static_cast<long long>(count));
+  double trained[2] = {0, 0}, far[2] = {0, 0}, first_unseen[2] = {0, 0}, inside[2] = {1, 1};
+  for (Positions positions : {Positions::Sinusoidal, Positions::Learned}) {
+    const int p = positions == Positions::Learned;
+    TransformerConfig config{.src_vocab = 11,
+                             .tgt_vocab = 11,
+                             .d_model = d,
+                             .d_ff = 4 * d,
+                             .heads = 4,
+                             .layers = 2,
+                             .dropout = 0.0,
+                             .max_len = 64,
+                             .positions = positions};
+    EncoderDecoder model(config, /*seed=*/1);
+    Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+    const NoamSchedule noam(d, steps / 4, /*factor=*/0.5);
+    Generator data(1);
+    for (int64_t step = 1; step <= steps; ++step) {
+      const Batch batch = copy_task_batch(32, data, {.length = trained_length});
+      adam.set_lr(noam.rate(step));
+      const Variable loss = cross_entropy(teacher_forced_logits(model, batch), batch.tgt_out);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+    }
+    std::printf("%s positions: %% copied exactly, and %% right at each output position\n",
+                p ? "learned" : "sinusoidal");
+    std::printf("  output position:    |");
+    for (int t = 0; t < 19; ++t) std::printf(" %3d", t);
+    std::printf("\n");
+    for (int64_t length : {8, 10, 12, 15, 20}) {
+      const CopyScore s = copy_by_position(model, length, count);
+      std::printf("  length %2lld: exact %3.0f%% |", static_cast<long long>(length), 100 * s.exact);
+      for (size_t t = 0; t < s.per_position.size(); ++t) std::printf(" %3.0f", 100 * s.per_position[t]);
+      std::printf("\n");
+      if (length == trained_length) trained[p] = s.exact;
+      for (size_t t = 0; t < std::min<size_t>(8, s.per_position.size()); ++t)
+        inside[p] = std::min(inside[p], s.per_position[t]);  // trained positions
+      if (length == 12) first_unseen[p] = (s.per_position[9] + s.per_position[10]) / 2;
+      if (length == 20) {  // output positions 12..18, three or more past the trained ones
+        for (size_t t = 12; t < 19; ++t) far[p] += s.per_position[t] / 7;
+      }
+    }
+  }
+  std::printf("output positions 9 and 10 at length 12: sinusoidal %.0f%%, learned %.0f%% right (chance: 10%%)\n",
+              100 * first_unseen[0], 100 * first_unseen[1]);
+  std::printf("output positions 12..18 at length 20: sinusoidal %.0f%%, learned %.0f%% right\n", 100 * far[0],
+              100 * far[1]);
+  if (quick) return;
+  claim(trained[0] > 0.9 && trained[1] > 0.9, "both learn to copy at the trained length");
+  claim(far[0] < 0.3 && far[1] < 0.3, "three positions past the trained ones, neither does much better than chance");
+  claim(first_unseen[0] > first_unseen[1], "the sinusoids carry a little past the trained length; learned rows do not");
+  claim(inside[0] > 0.9 && inside[1] < 0.5,
+        "longer inputs leave output positions 0..7 right with the sinusoids, not with learned positions");
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   shuffle_the_input();
   why_10000();
   four_terms();
@@ -141,5 +237,6 @@ int main() {
   Heatmap map{"PE(pos, j), d_model 32", rows, columns, small.to_vector<double>(), "position", "dimension",
               std::make_pair(-1.0, 1.0)};
   write_svg("07-positional-encoding.svg", heatmap_svg(map));
+  longer_than_trained(quick);
   return failures == 0 ? 0 : 1;
 }

@@ -1,16 +1,21 @@
 // Chapter 8: the encoder. The companion program of tutorials/08-encoder.md: every listing of the
 // chapter is a piece of this file, and every output the chapter shows is what this program prints.
 // It exits non-zero if a claim does not hold.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <vector>
 
 #include "claims.h"
 #include "nn/all.h"
+#include "transformer/data/batch_stream.h"
 #include "transformer/model/encoder.h"
+#include "transformer/model/encoder_decoder.h"
 #include "transformer/model/feed_forward.h"
+#include "transformer/train/evaluate.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -18,6 +23,7 @@ using namespace tutorial;
 namespace {
 
 double rms(const Tensor& t) { return std::sqrt(mean(t * t).item()); }
+double norm(const Tensor& t) { return std::sqrt(sum(t * t).item()); }
 
 // One post-LN layer, with its two residual connections or without them
 Variable block(const EncoderLayer& layer, const Variable& x, bool residual) {
@@ -57,9 +63,115 @@ void without_residuals() {
         "without residuals the gradient changes far more between the first and the last layer");
 }
 
+// ---- a deep model, a high rate, no warmup ----------------------------------------------------------
+
+struct Run {
+  double final_loss = 0;                        // the mean of the last 20 steps' losses
+  int64_t copied = 0;                           // of 100 fresh sequences, greedy
+  std::vector<double> losses;                   // at steps 1, 10, 50, 100, 150, ...
+  std::vector<double> first_grads, last_grads;  // |dL/d linear2.weight| per layer, encoder then decoder
+};
+
+std::vector<double> layer_grads(const EncoderDecoder& model) {
+  std::vector<double> g;
+  for (const auto& layer : *model.encoder->layers) g.push_back(norm(layer->linear2->weight.grad()));
+  for (const auto& layer : *model.decoder->layers) g.push_back(norm(layer->linear2->weight.grad()));
+  return g;
+}
+
+// The copy task (chapter 11) with 6 encoder and 6 decoder layers, trained with Adam at a constant
+// rate from the first step: no warmup.
+Run train_without_warmup(NormPlacement placement, uint64_t seed, double rate, int64_t steps) {
+  TransformerConfig config{.src_vocab = 11,
+                           .tgt_vocab = 11,
+                           .d_model = 32,
+                           .d_ff = 128,
+                           .heads = 4,
+                           .layers = 6,
+                           .dropout = 0.0,
+                           .norm = placement,
+                           .max_len = 16};
+  EncoderDecoder model(config, seed);
+  Adam adam(model.parameters(), {.lr = rate, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  CopyTaskStream data(32, seed);
+  Run run;
+  double tail = 0;
+  for (int64_t step = 1; step <= steps; ++step) {
+    const Batch batch = data.next();
+    const Variable logits = teacher_forced_logits(model, batch);
+    const Variable loss = cross_entropy(logits, batch.tgt_out);
+    adam.zero_grad();
+    loss.backward();
+    if (step == 1) run.first_grads = layer_grads(model);
+    if (step == steps) run.last_grads = layer_grads(model);
+    if (step == 1 || step == 10 || step % 50 == 0) run.losses.push_back(loss.item());
+    adam.step();
+    if (step > steps - 20) tail += loss.item() / 20;
+  }
+  run.final_loss = tail;
+  Generator fresh(99);
+  run.copied = copy_task_exact_match(model, 100, fresh);
+  return run;
+}
+
+void print_grads(const char* name, const std::vector<double>& grads) {
+  std::printf("  %s  encoder", name);
+  for (size_t i = 0; i < grads.size(); ++i) std::printf(i == grads.size() / 2 ? "   decoder %.2g" : " %.2g", grads[i]);
+  std::printf("\n");
+}
+
+void deep_without_warmup(bool quick) {
+  section("six layers, a high rate, no warmup");
+  const double rate = 5e-3;
+  const int64_t steps = quick ? 20 : 400;
+  const std::vector<uint64_t> seeds = quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
+  if (quick) std::printf("--quick: one seed for 20 steps, to check that the code runs; not the chapter's numbers\n");
+  std::printf("copy task, N = 6, d_model 32, Adam at lr %.0e from step 1, %lld steps of 32 sequences\n", rate,
+              static_cast<long long>(steps));
+  std::printf("a uniform guess over the 10 tokens scores ln 10 = %.3f\n", std::log(10.0));
+  std::printf("seed   post-LN: final loss, copied   pre-LN: final loss, copied\n");
+  std::vector<Run> post, pre;
+  for (uint64_t seed : seeds) {
+    post.push_back(train_without_warmup(NormPlacement::Post, seed, rate, steps));
+    pre.push_back(train_without_warmup(NormPlacement::Pre, seed, rate, steps));
+    std::printf("%4llu            %.3f  %3lld/100            %.3f  %3lld/100\n", static_cast<unsigned long long>(seed),
+                post.back().final_loss, static_cast<long long>(post.back().copied), pre.back().final_loss,
+                static_cast<long long>(pre.back().copied));
+  }
+  std::printf("seed 1, the loss at steps 1, 10, 50, 100, 150, ...:\n");
+  for (const auto* runs : {&post, &pre}) {
+    std::printf("  %s", runs == &post ? "post-LN" : "pre -LN");
+    for (double loss : runs->front().losses) std::printf(" %.2f", loss);
+    std::printf("\n");
+  }
+  std::printf("seed 1, |dL/d linear2.weight| of each layer, bottom to top, at step 1:\n");
+  print_grads("post-LN", post.front().first_grads);
+  print_grads("pre -LN", pre.front().first_grads);
+  std::printf("and at the last step:\n");
+  print_grads("post-LN", post.front().last_grads);
+  print_grads("pre -LN", pre.front().last_grads);
+  // How much of the top layer's gradient reaches the bottom one, in each stack (encoder: layers 0..5
+  // of the list, decoder: 6..11).
+  auto bottom_over_top = [](const std::vector<double>& g, size_t first) { return g[first] / g[first + 5]; };
+  const Run &p = post.front(), &q = pre.front();
+  std::printf("bottom layer / top layer at the last step: encoder post %.2g, pre %.2g; decoder post %.2g, pre %.2g\n",
+              bottom_over_top(p.last_grads, 0), bottom_over_top(q.last_grads, 0), bottom_over_top(p.last_grads, 6),
+              bottom_over_top(q.last_grads, 6));
+  if (quick) return;
+  claim(bottom_over_top(p.last_grads, 0) < 1e-2 && bottom_over_top(p.last_grads, 6) < 1e-2,
+        "post-LN's gradient all but vanishes on its way down to the bottom layers");
+  claim(bottom_over_top(q.last_grads, 0) > 0.1 && bottom_over_top(q.last_grads, 6) > 0.1,
+        "pre-LN's bottom layers get a gradient of the same order as its top ones");
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    claim(post[i].final_loss > 0.9 * std::log(10.0), "post-LN without warmup ends near the uniform guess");
+    claim(pre[i].final_loss < 0.1 * post[i].final_loss && pre[i].copied > 50, "pre-LN at the same rate learns");
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   without_residuals();
   section("post-LN and pre-LN");
   const int64_t layers = 6;
@@ -98,5 +210,6 @@ int main() {
               growth[0], growth[1], spread[0], spread[1]);
   claim(std::abs(growth[0] - 1) < 0.05, "post-LN keeps the residual stream at unit size");
   claim(increasing && growth[1] > 1.1, "pre-LN's residual stream grows with depth (hence the final norm)");
+  deep_without_warmup(quick);
   return failures == 0 ? 0 : 1;
 }

@@ -163,7 +163,9 @@ void schedule() {
         "the peak is at warmup");
 
   // The figure: both schedules over the first 15,000 steps.
-  LinePlot plot{.title = "lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)", .y_label = "learning rate"};
+  LinePlot plot{.title = "lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)",
+                .y_label = "learning rate",
+                .series = {}};
   for (const auto& [name, rule] : {std::pair{"copy task", &copy_schedule}, std::pair{"paper, base", &paper}}) {
     PlotSeries line{name, {}, {}};
     for (int64_t step = 10; step <= 15000; step += 10)
@@ -242,6 +244,7 @@ void copy_task(bool quick) {
   std::cout << "\n";
   std::printf("%lld steps in %.1f s\n", static_cast<long long>(steps), seconds);
   claim(last_loss < (quick ? 0.75 : 0.5) * first_loss, "the loss goes down");
+  claim(first_loss > 1.1 * std::log(11.0), "the first loss is well above a uniform guess's, ln 11");
   if (!quick) claim(exact >= 99, "600 steps learn to copy");
 }
 

@@ -4,6 +4,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/cli/run_output.h"
 #include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/encoder_only_trainer.h"
 #include "transformer/train/evaluate.h"
@@ -11,14 +12,9 @@
 
 namespace gradformer {
 
-int encoder_only_train_command(int argc, char** argv, const std::string& task) {
-  const EncoderOnlyTrainOptions d = default_encoder_only_options(task == "classify" ? task : "mlm");
+// Every flag of an encoder-only run, with the defaults `d` of one of its tasks.
+static void declare_encoder_only_flags(Flags& f, const EncoderOnlyTrainOptions& d) {
   auto str = [](auto v) { return message(v); };
-  Flags f(
-      "train",
-      "Train an encoder-only (BERT-style) Transformer on the toy corpus's French sentences: --task mlm pre-trains\n"
-      "with the masked-LM objective (15% of words chosen; 80% <mask>, 10% random, 10% kept), --task classify\n"
-      "fine-tunes a classifier (is the sentence negated?) from scratch or from --init. Writes OUT/model.safetensors.");
   f.add("--arch", "encoder-only", "encoder-decoder, decoder-only or encoder-only (this help)");
   f.add("--task", d.task, "mlm or classify");
   f.add("--init", "", "classify: start from this pre-trained encoder-only checkpoint");
@@ -41,6 +37,7 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   f.add("--threads", "0", "threads (0: GRADFORMER_THREADS or all cores)");
   f.add("--seed", str(d.seed), "seed of the initialisation, the data, the masking and dropout");
   f.add("--out", "", "output directory (default runs/encoder-only-<task>)");
+  f.add_switch("--force", "replace the run already in the output directory (only the files gradformer wrote there)");
   f.add("--log-every", str(d.log_every), "steps between progress lines");
   f.add("--save-every", "0", "steps between checkpoints (0: at the end only)");
   f.add("--keep-last", "0",
@@ -48,9 +45,29 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
         "(0: none)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--resume", "", "continue the run saved in this checkpoint");
-  f.add_switch("--quiet", "print nothing while training");
+  f.add_switch("--quiet", "print no progress, only the results");
+}
+
+int encoder_only_train_command(int argc, char** argv, const std::string& task) {
+  const EncoderOnlyTrainOptions d = default_encoder_only_options(task == "classify" ? task : "mlm");
+  Flags f(
+      "train",
+      "Train an encoder-only (BERT-style) Transformer on the toy corpus's French sentences: --task mlm pre-trains\n"
+      "with the masked-LM objective (15% of words chosen; 80% <mask>, 10% random, 10% kept), --task classify\n"
+      "fine-tunes a classifier (is the sentence negated?) from scratch or from --init. Writes OUT/model.safetensors,\n"
+      "then prints the command that uses the model. Defaults shown are the --task given's; the table at the\n"
+      "end gives each task's.");
+  declare_encoder_only_flags(f, d);
   if (!f.parse(argc, argv)) {
-    std::cout << f.help();
+    // Each task's defaults where they differ, from the table the trainer uses (default_encoder_only_options).
+    std::vector<std::pair<std::string, Flags>> columns;
+    for (const std::string& t : architecture_tasks(Architecture::EncoderOnly)) {
+      Flags column("train", "");
+      declare_encoder_only_flags(column, default_encoder_only_options(t));
+      columns.emplace_back(t, column);
+    }
+    std::cout << f.help() << "\nthe defaults of each encoder-only task, where they differ:\n"
+              << defaults_table(columns, {"--task"});
     return 0;
   }
   EncoderOnlyTrainOptions o = d;
@@ -76,6 +93,7 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   o.quiet = f.on("--quiet");
   apply_threads(f, "train");
   const std::string resume = f.text("--resume");
+  refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
   // The model's sizes are checked before any work, as the flags the user typed.
   if (resume.empty() && o.init_path.empty()) {
     try {
@@ -92,16 +110,19 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
       throw UsageError(message("train: ", e.what()));
     }
   }
+  EncoderOnlyReport report;
   try {
-    train_encoder_only(o, resume);
+    report = train_encoder_only(o, resume);
   } catch (const TrainOptionError& e) {
     const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after";
     if (!from_flags) throw;
     std::string flag = "--" + e.field();
     for (char& c : flag) c = c == '_' ? '-' : c;
     if (e.field() == "init_path") flag = "--init";
+    if (e.field() == "out_dir") flag = "--out";
     throw UsageError(message("train: ", flag, " ", e.requirement()));
   }
+  print_trained(report.summary, o.quiet, report.checkpoint_path);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "transformer/cli/flags.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -94,6 +95,34 @@ const Flags::Flag& Flags::find(const std::string& name) const {
   if (it == flags_.end())
     throw ValueError(message("Flags: no flag ", name, " was declared"));  // a bug, not a user error
   return it->second;
+}
+
+std::string Flags::default_text(const std::string& name) const {
+  const Flag& f = find(name);
+  return f.is_switch ? "off" : f.default_value;
+}
+
+std::string defaults_table(const std::vector<std::pair<std::string, Flags>>& columns,
+                           const std::vector<std::string>& except) {
+  if (columns.empty()) return "";
+  std::vector<std::vector<std::string>> rows = {{""}};  // the header: a blank corner, then the titles
+  for (const auto& [title, flags] : columns) rows.front().push_back(title);
+  for (const std::string& name : columns.front().second.names()) {
+    if (std::find(except.begin(), except.end(), name) != except.end()) continue;
+    std::vector<std::string> row = {name};
+    for (const auto& [title, flags] : columns) row.push_back(flags.default_text(name));
+    if (std::any_of(row.begin() + 2, row.end(), [&](const std::string& v) { return v != row[1]; })) rows.push_back(row);
+  }
+  std::vector<size_t> width(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) line += "  " + row[c] + std::string(width[c] - row[c].size(), ' ');
+    out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+  }
+  return out;
 }
 
 bool Flags::has(const std::string& name) const { return !find(name).value.empty(); }

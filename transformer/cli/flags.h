@@ -41,6 +41,9 @@ class Flags {
   /// Reads argv[first..argc). Returns false if --help was given (the help text is then in help()).
   bool parse(int argc, char** argv, int first = 2);
   std::string help() const;
+  /// A flag's default as declared: "" for none, "off" for a switch.
+  std::string default_text(const std::string& name) const;
+  const std::vector<std::string>& names() const { return order_; }  // as declared
 
   bool has(const std::string& name) const;  // given, or a non-empty default
   bool given(const std::string& name) const;
@@ -66,5 +69,13 @@ class Flags {
   bool many_positionals_ = false;
   std::vector<std::string> positionals_;
 };
+
+/// The defaults that differ between several declarations of the same flags, one column each (one
+/// per task, titled by it): a row for each flag of the first declaration, in its order, whose
+/// default is not the same in every column, leaving out the flags in `except`.
+///   defaults_table({{"copy", copy_flags}, {"toy-translation", toy_flags}}, {"--task"})
+///     ->  "                 copy  toy-translation\n  --heads          8     4\n..."
+std::string defaults_table(const std::vector<std::pair<std::string, Flags>>& columns,
+                           const std::vector<std::string>& except = {});
 
 }  // namespace gradformer

@@ -7,7 +7,9 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/cli/run_output.h"
 #include "transformer/train/encoder_only_checkpoint.h"
+#include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
 
 namespace gradformer {
@@ -58,24 +60,10 @@ static std::string flag_of(const std::string& field) {
   return flag;
 }
 
-int train_command(int argc, char** argv) {
-  const Architecture arch = arch_in(argc, argv);
-  // The encoder-only runs have flags of their own (--steps, --init, --labelled): asked for by --arch,
-  // or by a checkpoint resumed without it.
-  const std::string resume_path = early_value(argc, argv, "--resume");
-  if (arch == Architecture::EncoderOnly ||
-      (early_value(argc, argv, "--arch").empty() && !resume_path.empty() &&
-       checkpoint_arch(load_safetensors(resume_path).metadata) == kEncoderOnlyArch))
-    return encoder_only_train_command(argc, argv, early_value(argc, argv, "--task"));
-  const std::vector<std::string> tasks = architecture_tasks(arch);
-  const std::string task = task_in(argc, argv, arch);
-  const bool known = std::find(tasks.begin(), tasks.end(), task) != tasks.end();
-  const TrainOptions d = tasks.empty() ? TrainOptions{} : default_train_options(known ? task : tasks.front(), arch);
+// Every flag of an encoder-decoder or decoder-only run, with the defaults `d` of one of its tasks.
+static void declare_train_flags(Flags& f, Architecture arch, const std::string& task, const TrainOptions& d) {
   auto str = [](auto v) { return message(v); };
-  Flags f("train",
-          "Train a Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every steps and at the\n"
-          "end), OUT/loss.svg and (encoder-decoder) OUT/attention/*.svg. Defaults shown are those of the\n"
-          "architecture and task given.");
+  const std::vector<std::string> tasks = architecture_tasks(arch);
   f.add("--arch", architecture_name(arch),
         "encoder-decoder (tasks copy, toy-translation, corpus with --data), decoder-only (tasks toy-lm, "
         "toy-translation as one sequence 'source <sep> target'), encoder-only (tasks: " +
@@ -91,7 +79,7 @@ int train_command(int argc, char** argv) {
   f.add("--d-model", str(d.d_model), "model width");
   f.add("--layers", str(d.layers), "encoder and decoder layers (N)");
   f.add("--heads", str(d.heads), "attention heads (h)");
-  f.add("--d-ff", "", message("feed-forward width (default ", d.d_ff, ", or 4 x d-model when --d-model is given)"));
+  f.add("--d-ff", str(d.d_ff), "feed-forward width (4 x d-model when only --d-model is given)");
   f.add("--dropout", str(d.dropout), "dropout probability");
   f.add("--norm", d.norm == NormPlacement::Pre ? "pre" : "post",
         "post (the paper's LayerNorm(x + Sublayer(x))) or pre");
@@ -114,8 +102,11 @@ int train_command(int argc, char** argv) {
   f.add("--clip", str(d.clip), "clip gradients to this global norm (0: off)");
   f.add("--threads", "0", "threads (0: GRADFORMER_THREADS or all cores)");
   f.add("--seed", str(d.seed), "seed of the initialisation, the data order and dropout");
-  f.add("--out", "", "output directory (default runs/<task>; with --resume, the checkpoint's folder)");
-  f.add("--metrics", "", "also write one JSON object per logging step to this file");
+  f.add("--out", "",
+        "output directory (default runs/<task>, with --data runs/<the data file's name without its extension>; "
+        "with --resume, the checkpoint's folder)");
+  f.add_switch("--force", "replace the run already in the output directory (only the files gradformer wrote there)");
+  f.add("--metrics", "", "also write the run's settings and one JSON object per logging step to this file");
   f.add("--log-every", str(d.log_every), "steps between progress reports");
   f.add("--eval-every", str(d.eval_every), "steps between validation losses (0: at the end only)");
   f.add("--save-every", str(d.save_every), "steps between checkpoints (0: at the end only)");
@@ -125,11 +116,44 @@ int train_command(int argc, char** argv) {
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--beam", str(d.beam), "beam size of the final translation evaluation (1: greedy)");
   f.add("--resume", "",
-        "continue the run saved in this checkpoint (then only --epochs, --out, --metrics, --log-every, --stop-after, "
-        "--keep-last, --threads, --quiet)");
-  f.add_switch("--quiet", "print nothing while training");
+        "continue the run saved in this checkpoint (then only --epochs, --out, --force, --metrics, --log-every, "
+        "--stop-after, --keep-last, --threads, --quiet)");
+  f.add_switch("--quiet", "print no progress, only the results");
+}
+
+// Each task's defaults where they differ, from the tables train() uses (default_train_options).
+static std::string task_defaults(Architecture arch) {
+  std::vector<std::pair<std::string, Flags>> columns;
+  for (const std::string& task : architecture_tasks(arch)) {
+    Flags column("train", "");
+    declare_train_flags(column, arch, task, default_train_options(task, arch));
+    columns.emplace_back(task == "corpus" ? "--data (corpus)" : task, column);
+  }
+  return message("\nthe defaults of each ", architecture_name(arch), " task, where they differ:\n",
+                 defaults_table(columns, {"--task"}));
+}
+
+int train_command(int argc, char** argv) {
+  const Architecture arch = arch_in(argc, argv);
+  // The encoder-only runs have flags of their own (--steps, --init, --labelled): asked for by --arch,
+  // or by a checkpoint resumed without it.
+  const std::string resume_path = early_value(argc, argv, "--resume");
+  if (arch == Architecture::EncoderOnly ||
+      (early_value(argc, argv, "--arch").empty() && !resume_path.empty() &&
+       checkpoint_arch(load_safetensors(resume_path).metadata) == kEncoderOnlyArch))
+    return encoder_only_train_command(argc, argv, early_value(argc, argv, "--task"));
+  const std::vector<std::string> tasks = architecture_tasks(arch);
+  const std::string task = task_in(argc, argv, arch);
+  const bool known = std::find(tasks.begin(), tasks.end(), task) != tasks.end();
+  const TrainOptions d = tasks.empty() ? TrainOptions{} : default_train_options(known ? task : tasks.front(), arch);
+  Flags f("train",
+          "Train a Transformer and evaluate it. Writes OUT/model.safetensors (every --save-every steps and at the\n"
+          "end), OUT/loss.svg and (encoder-decoder) OUT/attention/*.svg, then prints the command that uses the\n"
+          "model. Defaults shown are those of the architecture and task given (--task, or --data); the table\n"
+          "at the end gives each task's.");
+  declare_train_flags(f, arch, task, d);
   if (!f.parse(argc, argv)) {
-    std::cout << f.help();
+    std::cout << f.help() << (tasks.empty() ? "" : task_defaults(arch));
     return 0;
   }
 
@@ -138,15 +162,15 @@ int train_command(int argc, char** argv) {
   // any other is refused rather than silently ignored.
   const std::string resume = f.text("--resume");
   if (!resume.empty()) {
-    const std::vector<std::string> allowed = {"--resume",     "--epochs",    "--out",     "--metrics", "--log-every",
-                                              "--stop-after", "--keep-last", "--threads", "--quiet"};
+    const std::vector<std::string> allowed = {"--resume",    "--epochs",     "--out",       "--force",   "--metrics",
+                                              "--log-every", "--stop-after", "--keep-last", "--threads", "--quiet"};
     for (const std::string& flag : f.given_names())
       if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
-        throw UsageError(message(
-            "train: ", flag,
-            " cannot change when resuming (the run goes on with its checkpoint's); "
-            "with --resume only --epochs, --out, --metrics, --log-every, --stop-after, --keep-last, --threads and "
-            "--quiet"));
+        throw UsageError(
+            message("train: ", flag,
+                    " cannot change when resuming (the run goes on with its checkpoint's); "
+                    "with --resume only --epochs, --out, --force, --metrics, --log-every, --stop-after, --keep-last, "
+                    "--threads and --quiet"));
   }
 
   TrainOptions o = d;
@@ -162,7 +186,7 @@ int train_command(int argc, char** argv) {
   o.d_model = f.integer("--d-model"), o.layers = f.integer("--layers"), o.heads = f.integer("--heads");
   // 4 x d_model only for a d_model in range: 4 x 2^62 would overflow before the check names --d-model.
   const bool sane_width = o.d_model > 0 && o.d_model <= TransformerConfig::max_d_model;
-  o.d_ff = f.has("--d-ff") ? f.integer("--d-ff") : !sane_width ? 1 : o.d_model == d.d_model ? d.d_ff : 4 * o.d_model;
+  o.d_ff = f.given("--d-ff") ? f.integer("--d-ff") : !sane_width ? 1 : o.d_model == d.d_model ? d.d_ff : 4 * o.d_model;
   o.dropout = f.number("--dropout");
   o.norm = f.choice("--norm", {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
   o.tie_embeddings =
@@ -178,9 +202,10 @@ int train_command(int argc, char** argv) {
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
   // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
   const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
-  o.out_dir = f.has("--out")    ? f.text("--out")
-              : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir)
-                                : default_train_options(o.task, arch).out_dir;
+  o.out_dir = f.has("--out")       ? f.text("--out")
+              : !resume.empty()    ? (resume_dir.empty() ? "." : resume_dir)
+              : o.task == "corpus" ? run_directory_for_data(o.data_path)
+                                   : default_train_options(o.task, arch).out_dir;
   if (!resume.empty() && f.given("--epochs")) {
     o.resume_epochs = f.integer("--epochs");
     if (o.resume_epochs < 1) throw UsageError(message("train: --epochs must be at least 1, got ", o.resume_epochs));
@@ -190,9 +215,11 @@ int train_command(int argc, char** argv) {
   o.save_every = f.integer("--save-every");
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam"), o.keep_last = f.integer("--keep-last");
   o.quiet = f.on("--quiet");
+  refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
   apply_threads(f, "train");
+  TrainReport report;
   try {
-    train(o, resume);
+    report = train(o, resume);
   } catch (const TrainOptionError& e) {
     // A value from the command line is a usage error, named as the user typed it. When resuming,
     // only the output options come from the command line; the others are the checkpoint's.
@@ -201,6 +228,7 @@ int train_command(int argc, char** argv) {
     if (!from_flags) throw;
     throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
   }
+  print_trained(report.summary, o.quiet, report.checkpoint_path);
   return 0;
 }
 

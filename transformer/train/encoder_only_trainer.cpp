@@ -10,11 +10,13 @@
 #include "autograd/all.h"
 #include "nn/clip.h"
 #include "nn/schedule.h"
+#include "tensor/parallel.h"
 #include "tensor/saved_state.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/train/average.h"
 #include "transformer/train/encoder_only_checkpoint.h"
+#include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
 
 namespace gradformer {
@@ -43,7 +45,12 @@ std::map<std::string, std::string> to_state(const EncoderOnlyTrainOptions& o) {
           {"options.clip", exact_text(o.clip)},
           {"options.labelled", message(o.labelled)},
           {"options.seed", message(o.seed)},
-          {"options.save_every", message(o.save_every)}};
+          {"options.save_every", message(o.save_every)},
+          {"options.out_dir", o.out_dir},
+          {"options.log_every", message(o.log_every)},
+          {"options.stop_after", message(o.stop_after)},
+          {"options.quiet", o.quiet ? "true" : "false"},
+          {"options.threads", message(num_threads())}};
 }
 
 // Resuming takes the checkpoint's options but the output ones from the caller (as train() does).
@@ -72,6 +79,8 @@ void validate(const EncoderOnlyTrainOptions& o) {
   if (o.save_every < 0) throw TrainOptionError("save_every", message("must be at least 0, got ", o.save_every));
   if (o.keep_last < 0) throw TrainOptionError("keep_last", message("must be at least 0, got ", o.keep_last));
   if (o.stop_after < 0) throw TrainOptionError("stop_after", message("must be at least 0, got ", o.stop_after));
+  require_utf8_path("out_dir", o.out_dir);
+  require_utf8_path("init_path", o.init_path);
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
   if (!(o.clip >= 0 && std::isfinite(o.clip)))
     throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
@@ -194,10 +203,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
 
   EncoderOnlyReport report;
   report.first_step = step + 1;
-  std::error_code error;
-  std::filesystem::create_directories(o.out_dir, error);
-  if (error) throw DataError(message("train: output directory ", o.out_dir, ": cannot create: ", error.message()));
-  report.checkpoint_path = o.out_dir + "/model.safetensors";
+  prepare_run_directory(o.out_dir, resume_path);
+  report.checkpoint_path = run_checkpoint_path(o.out_dir);
   auto save = [&] {
     EncoderOnlyCheckpointInfo info{model->config(), vocab, negation_labels(), to_state(o)};
     info.state["train.step"] = std::to_string(step);
@@ -209,6 +216,8 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
   auto say = [&](const std::string& line) {
     if (!o.quiet) std::cout << line << "\n" << std::flush;
   };
+  // A line of the results: printed unless quiet, and kept in the report either way.
+  auto result = [&](const std::string& line) { report.summary.push_back(line), say(line); };
   say(message("training encoder-only ", o.task, ": ", model->parameter_count(), " parameters (d_model ",
               model->config().d_model, ", ", counted(model->config().layers, "layer"), ", ",
               counted(model->config().heads, "head"), "), ", o.steps, " steps of ", o.batch_size, " sentences",
@@ -250,15 +259,15 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
   if (o.task == "mlm") {
     const std::vector<std::vector<std::string>> valid(valid_sentences.begin(), valid_sentences.begin() + 500);
     std::tie(report.valid_loss, report.valid_accuracy) = mlm_evaluate(*model, vocab, valid, o.seed);
-    say(message("valid (500 sentences): MLM loss ", report.valid_loss, " per chosen token, ",
-                100 * report.valid_accuracy, "% of chosen tokens recovered"));
+    result(message("valid (500 sentences): MLM loss ", report.valid_loss, " per chosen token, ",
+                   100 * report.valid_accuracy, "% of chosen tokens recovered"));
   } else {
     report.valid_accuracy = classify_accuracy(*model, vocab, negation_task(corpus.valid));
     report.test_accuracy = classify_accuracy(*model, vocab, negation_task(corpus.test));
-    say(message("accuracy: valid ", 100 * report.valid_accuracy, "%, test ", 100 * report.test_accuracy,
-                "% (1000 sentences each)"));
+    result(message("accuracy: valid ", 100 * report.valid_accuracy, "%, test ", 100 * report.test_accuracy,
+                   "% (1000 sentences each)"));
   }
-  say(message("trained ", report.steps, " steps in ", report.train_seconds, " s; saved ", report.checkpoint_path));
+  result(message("trained ", report.steps, " steps in ", report.train_seconds, " s; saved ", report.checkpoint_path));
   return report;
 }
 
@@ -277,6 +286,7 @@ TrainReport train_encoder_only(const TrainOptions& shared, const std::string& re
   TrainReport report;
   report.first_step = r.first_step, report.steps = r.steps, report.losses = r.losses;
   report.train_seconds = r.train_seconds, report.valid_loss = r.valid_loss, report.checkpoint_path = r.checkpoint_path;
+  report.summary = r.summary;
   return report;
 }
 

@@ -56,6 +56,7 @@ struct EncoderOnlyReport {
   double valid_accuracy = 0;  // mlm: original token recovered at chosen positions; classify: labels right
   double test_accuracy = 0;   // classify only
   std::string checkpoint_path;
+  std::vector<std::string> summary;  // the lines printed once trained, kept also when quiet
 };
 
 /// Trains and evaluates, saving out_dir/model.safetensors at the end (and every save_every steps).

@@ -1,6 +1,7 @@
 #include "transformer/train/evaluate.h"
 
 #include <filesystem>
+#include <regex>
 
 #include "autograd/all.h"
 #include "nn/loss.h"
@@ -127,6 +128,22 @@ void KeepAttention::keep(bool on) {
   }
 }
 
+// The three kinds of map, in the order they are written.
+static const char* const kAttentionKinds[] = {"encoder", "decoder-self", "decoder-cross"};
+
+std::string attention_map_name(const std::string& kind, int64_t layer, int64_t head) {
+  return message(kind, "-layer", layer, "-head", head, ".svg");
+}
+
+bool is_attention_map_name(const std::string& file_name) {
+  for (const char* kind : kAttentionKinds) {
+    // KIND-layer<L>-head<H>.svg: the name attention_map_name gives, whatever L and H.
+    const std::regex pattern(std::string(kind) + "-layer[0-9]+-head[0-9]+\\.svg");
+    if (std::regex_match(file_name, pattern)) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch& b,
                                               const std::vector<std::string>& src_labels,
                                               const std::vector<std::string>& tgt_labels,
@@ -153,17 +170,17 @@ std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch
       Heatmap map = heatmap_of(weights.select(0, 0).select(0, h), rows, cols,
                                message(kind, " attention, layer ", layer, ", head ", h));
       map.range = std::make_pair(0.0, 1.0);
-      const std::string path = message(directory, "/", kind, "-layer", layer, "-head", h, ".svg");
+      const std::string path = directory + "/" + attention_map_name(kind, static_cast<int64_t>(layer), h);
       write_svg(path, heatmap_svg(map));
       paths.push_back(path);
     }
   };
   size_t l = 0;
-  for (auto& layer : *model.encoder->layers) write(layer->attention, "encoder", l++, src_labels, src_labels);
+  for (auto& layer : *model.encoder->layers) write(layer->attention, kAttentionKinds[0], l++, src_labels, src_labels);
   l = 0;
   for (auto& layer : *model.decoder->layers) {
-    write(layer->self_attention, "decoder-self", l, tgt_labels, tgt_labels);
-    write(layer->cross_attention, "decoder-cross", l++, tgt_labels, src_labels);
+    write(layer->self_attention, kAttentionKinds[1], l, tgt_labels, tgt_labels);
+    write(layer->cross_attention, kAttentionKinds[2], l++, tgt_labels, src_labels);
   }
   return paths;
 }

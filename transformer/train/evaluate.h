@@ -61,6 +61,11 @@ class KeepAttention {
   EncoderDecoder& model_;
 };
 
+/// The file name of one attention map: "encoder-layer0-head1.svg" (kind encoder, decoder-self or
+/// decoder-cross), and whether a file name is one of those (what a replaced run removes).
+std::string attention_map_name(const std::string& kind, int64_t layer, int64_t head);
+bool is_attention_map_name(const std::string& file_name);
+
 /// SVG heatmaps of every layer and head for a batch of one sentence pair, teacher-forced: encoder
 /// self-attention, decoder self-attention and cross-attention, labelled with one label per
 /// position of src and tgt_in, written as

@@ -17,6 +17,8 @@
 #include "transformer/model/sampling.h"
 #include "transformer/train/average.h"
 #include "transformer/train/bleu.h"
+#include "transformer/train/progress.h"
+#include "transformer/train/run_directory.h"
 
 namespace gradformer {
 
@@ -340,13 +342,18 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
   const NoamSchedule schedule(model.config().d_model, o.warmup, o.lr);
   const int64_t total_steps = o.epochs * task.batches_per_epoch;
   const int64_t last_step = o.stop_after > 0 ? std::min(o.stop_after, total_steps) : total_steps;
-  std::error_code error;
-  std::filesystem::create_directories(o.out_dir, error);
-  if (error) throw DataError(message("train: output directory ", o.out_dir, ": cannot create: ", error.message()));
+  prepare_run_directory(o.out_dir, resume_path);
 
   TrainReport report;
   report.first_step = step + 1;
-  report.checkpoint_path = o.out_dir + "/model.safetensors";
+  report.checkpoint_path = run_checkpoint_path(o.out_dir);
+  // Printed unless quiet, and kept in the report either way.
+  auto result = [&](const std::string& line) { report.summary.push_back(line), print(o, line); };
+  // The metrics file only: the progress lines are printed below.
+  Progress metrics(total_steps, o.metrics_path, /*print=*/false, /*first_step=*/step + 1);
+  std::map<std::string, std::string> settings = options_to_state(o);
+  settings.merge(config_to_metadata(model.config()));
+  metrics.settings(settings);
   print(o, message("training decoder-only ", o.task, ": ", model.parameter_count(), " parameters (d_model ",
                    model.config().d_model, ", ", counted(model.config().layers, "layer"), ", ",
                    counted(model.config().heads, "head"), "), ", total_steps, " steps, ",
@@ -368,8 +375,9 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
     report.target_tokens += batch.ntokens;
     window_loss += loss.item() * static_cast<double>(batch.ntokens), window_tokens += batch.ntokens;
     if (step % o.log_every == 0 || step == last_step) {
-      print(o, message("step ", step, "/", total_steps, ": loss ", window_loss / static_cast<double>(window_tokens),
-                       ", lr ", adam.lr()));
+      const double mean = window_loss / static_cast<double>(window_tokens);
+      print(o, message("step ", step, "/", total_steps, ": loss ", mean, ", lr ", adam.lr()));
+      metrics.report(step, {{"loss", mean}, {"lr", adam.lr()}});
       window_loss = 0, window_tokens = 0;
     }
     if (o.eval_every > 0 && step % o.eval_every == 0 && step != last_step)
@@ -381,17 +389,15 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
   report.tokens_per_second =
       report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
   save_lm_run(report.checkpoint_path, o, task, model, adam, step);
-  print(o,
-        message("trained ", report.steps, " steps in ", report.train_seconds, " s (",
-                static_cast<int64_t>(report.tokens_per_second), " scored tokens/s); saved ", report.checkpoint_path));
+  result(message("trained ", report.steps, " steps in ", report.train_seconds, " s (",
+                 static_cast<int64_t>(report.tokens_per_second), " scored tokens/s); saved ", report.checkpoint_path));
   report.valid_loss = lm_eval_loss(model, task.valid);
   if (task.valid_entropy >= 0) {
     report.entropy_floor = task.valid_entropy;
-    print(o,
-          message("valid loss ", report.valid_loss, " nats/token; the grammar's entropy on the same ", kValidSentences,
-                  " sentences ", task.valid_entropy, " nats/token; gap ", report.valid_loss - task.valid_entropy));
+    result(message("valid loss ", report.valid_loss, " nats/token; the grammar's entropy on the same ", kValidSentences,
+                   " sentences ", task.valid_entropy, " nats/token; gap ", report.valid_loss - task.valid_entropy));
   } else {
-    print(o, message("valid loss ", report.valid_loss, " nats per target token"));
+    result(message("valid loss ", report.valid_loss, " nats per target token"));
   }
   if (!task.test_pairs.empty()) {
     TranslationReport r;
@@ -400,8 +406,8 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
       r.hypotheses.push_back(translate_as_lm(model, p.source, task.vocab)), references.push_back(p.target);
     r.bleu = corpus_bleu(r.hypotheses, references);
     r.exact_match = exact_match_rate(r.hypotheses, references);
-    print(o, message("test: BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", task.test_pairs.size(),
-                     " sentences (greedy)"));
+    result(message("test: BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", task.test_pairs.size(),
+                   " sentences (greedy)"));
     report.test_translation = std::move(r);
   }
   return report;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "nn/json.h"
 #include "tensor/error.h"
 #include "transformer/data/data_error.h"
 
@@ -73,6 +74,14 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
     // A full disk shows here, at the flush: stop rather than train on with the log lost.
     if (!metrics_) throw DataError(message("metrics file ", metrics_path_, ": write failed: ", std::strerror(errno)));
   }
+}
+
+void Progress::settings(const std::map<std::string, std::string>& entries) {
+  if (!metrics_.is_open()) return;
+  Json::Members members;
+  for (const auto& [key, value] : entries) members.emplace_back(key, Json::string(value));
+  metrics_ << Json::object({{"settings", Json::object(std::move(members))}}).dump() << "\n" << std::flush;
+  if (!metrics_) throw DataError(message("metrics file ", metrics_path_, ": write failed: ", std::strerror(errno)));
 }
 
 void Progress::finish() {

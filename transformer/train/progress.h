@@ -23,6 +23,10 @@ class Progress {
   /// Reports step `step` with named values (loss, lr, tokens/s, ...), in the order given. A
   /// DataError naming the metrics file if writing it fails (a full disk).
   void report(int64_t step, const std::vector<std::pair<std::string, double>>& values);
+  /// The metrics file's first line, {"settings": {"options.lr": "1", ...}}: every setting of the
+  /// run, as text, named as in its checkpoint's metadata (config.*, and options.* there as
+  /// state.options.*). Nothing without a metrics file.
+  void settings(const std::map<std::string, std::string>& entries);
   /// Ends the updating line (before printing anything else).
   void finish();
 

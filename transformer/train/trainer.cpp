@@ -12,6 +12,7 @@
 #include "nn/all.h"
 #include "nn/clip.h"
 #include "nn/schedule.h"
+#include "tensor/parallel.h"
 #include "tensor/saved_state.h"
 #include "transformer/data/batch_stream.h"
 #include "transformer/data/copy_task.h"
@@ -23,6 +24,7 @@
 #include "transformer/train/encoder_only_trainer.h"
 #include "transformer/train/lm_trainer.h"
 #include "transformer/train/progress.h"
+#include "transformer/train/run_directory.h"
 #include "transformer/train/svg.h"
 
 namespace gradformer {
@@ -80,6 +82,12 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.data_path", o.data_path},
           {"options.valid_path", o.valid_path},
           {"options.test_path", o.test_path},
+          {"options.out_dir", o.out_dir},
+          {"options.metrics_path", o.metrics_path},
+          {"options.log_every", num(o.log_every)},
+          {"options.stop_after", num(o.stop_after)},
+          {"options.quiet", o.quiet ? "true" : "false"},
+          {"options.threads", num(num_threads())},
           {"options.batch_size", num(o.batch_size)},
           {"options.max_tokens", num(o.max_tokens)},
           {"options.epochs", num(o.epochs)},
@@ -91,6 +99,7 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.seed", num(o.seed)},
           {"options.eval_every", num(o.eval_every)},
           {"options.save_every", num(o.save_every)},
+          {"options.keep_last", num(o.keep_last)},
           {"options.beam", num(o.beam)}};
 }
 
@@ -188,6 +197,12 @@ void validate(const TrainOptions& o) {
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw TrainOptionError("lr", message("must be positive, got ", o.lr));
   if (!(o.clip >= 0 && std::isfinite(o.clip)))
     throw TrainOptionError("clip", message("must be at least 0 (0: no clipping), got ", o.clip));
+  for (const auto& [field, path] : {std::pair<const char*, const std::string&>{"data_path", o.data_path},
+                                    {"valid_path", o.valid_path},
+                                    {"test_path", o.test_path},
+                                    {"out_dir", o.out_dir},
+                                    {"metrics_path", o.metrics_path}})
+    require_utf8_path(field, path);
 }
 
 // The model's sizes, checked field by field before the data is read (TransformerConfig::validate
@@ -335,14 +350,14 @@ void save_run(const std::string& path, const TrainOptions& o, const TaskData& ta
   keep_checkpoint(path, o.out_dir, step, o.keep_last);
 }
 
-void create_output_directory(const std::string& directory) {
-  std::error_code error;
-  std::filesystem::create_directories(directory, error);
-  if (error) throw DataError(message("train: output directory ", directory, ": cannot create: ", error.message()));
-}
-
 void print(const TrainOptions& o, const std::string& line) {
   if (!o.quiet) std::cout << line << "\n" << std::flush;
+}
+
+// A line of the run's results: printed unless quiet, and kept in the report either way.
+void result(const TrainOptions& o, TrainReport& report, const std::string& line) {
+  report.summary.push_back(line);
+  print(o, line);
 }
 
 // ---- what the run reports as it goes ----------------------------------------------------------------
@@ -373,6 +388,7 @@ class TrainingLog {
     valid_curve_.x.push_back(static_cast<double>(step)), valid_curve_.y.push_back(loss);
   }
 
+  void settings(const std::map<std::string, std::string>& entries) { progress_.settings(entries); }
   void finish() { progress_.finish(); }
 
   void write_loss_plot(const std::string& path) const {
@@ -413,7 +429,8 @@ struct AttentionExample {
 AttentionExample evaluate_copy_task(const TrainOptions& o, EncoderDecoder& model, TrainReport& report) {
   Generator eval_gen(o.seed, /*stream=*/3);
   report.copy_exact_match = copy_task_exact_match(model, 100, eval_gen);
-  print(o, message("copy task: ", report.copy_exact_match, "/100 fresh sequences copied exactly (greedy decoding)"));
+  result(o, report,
+         message("copy task: ", report.copy_exact_match, "/100 fresh sequences copied exactly (greedy decoding)"));
   AttentionExample example{copy_task_batch(1, eval_gen), {}, {}};
   for (int64_t id : example.batch.src.select(0, 0).to_vector<int64_t>()) example.source.push_back(std::to_string(id));
   example.target.assign(example.source.begin(), example.source.end() - 1);  // tgt_in = src[:-1]
@@ -425,8 +442,9 @@ std::optional<AttentionExample> evaluate_translation_task(const TrainOptions& o,
                                                           EncoderDecoder& model, TrainReport& report) {
   auto evaluate = [&](const std::vector<SentencePair>& pairs, const char* split) {
     TranslationReport r = evaluate_translation(model, pairs, task.source_vocab, task.target_vocab, o.beam);
-    print(o, message(split, ": BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", pairs.size(),
-                     " sentences (", o.beam == 1 ? "greedy" : message("beam ", o.beam), ")"));
+    result(o, report,
+           message(split, ": BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", pairs.size(),
+                   " sentences (", o.beam == 1 ? "greedy" : message("beam ", o.beam), ")"));
     return r;
   };
   if (!task.valid_pairs.empty()) report.valid_translation = evaluate(task.valid_pairs, "valid");
@@ -447,7 +465,7 @@ void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder
   if (!task.valid_batches.empty()) {
     report.valid_loss = teacher_forced_loss(model, task.valid_batches);
     log.valid_loss(step, report.valid_loss);
-    print(o, message("valid loss ", report.valid_loss));
+    result(o, report, message("valid loss ", report.valid_loss));
   }
   log.write_loss_plot(o.out_dir + "/loss.svg");
   const std::optional<AttentionExample> example =
@@ -455,8 +473,9 @@ void evaluate_at_end(const TrainOptions& o, const TaskData& task, EncoderDecoder
   if (example) {
     const auto maps =
         write_attention_maps(model, example->batch, example->source, example->target, o.out_dir + "/attention");
-    print(o,
-          message("wrote ", o.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o.out_dir, "/attention/"));
+    result(
+        o, report,
+        message("wrote ", o.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o.out_dir, "/attention/"));
   }
 }
 
@@ -516,7 +535,7 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   const int64_t total_steps = o.epochs * task.batches_per_epoch;
   const int64_t last_step = o.stop_after > 0 ? std::min(o.stop_after, total_steps) : total_steps;
 
-  create_output_directory(o.out_dir);
+  prepare_run_directory(o.out_dir, resume_path);
   TrainReport report;
   report.first_step = step + 1;
   report.checkpoint_path = o.out_dir + "/model.safetensors";
@@ -525,6 +544,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
                    total_steps, " steps of ", task.batches_per_epoch, " batches per epoch, ",
                    counted(num_threads(), "thread")));
   TrainingLog log(o, total_steps, /*first_step=*/step + 1);
+  std::map<std::string, std::string> settings = options_to_state(o);
+  settings.merge(config_to_metadata(model.config()));
+  log.settings(settings);
 
   while (step < last_step) {
     ++step;
@@ -555,9 +577,9 @@ TrainReport train(const TrainOptions& requested, const std::string& resume_path)
   report.tokens_per_second =
       report.train_seconds > 0 ? static_cast<double>(report.target_tokens) / report.train_seconds : 0;
   save_run(report.checkpoint_path, o, task, model, adam, step);
-  print(o,
-        message("trained ", report.steps, " steps in ", Progress::format_duration(report.train_seconds), " (",
-                static_cast<int64_t>(report.tokens_per_second), " target tokens/s); saved ", report.checkpoint_path));
+  result(o, report,
+         message("trained ", report.steps, " steps in ", Progress::format_duration(report.train_seconds), " (",
+                 static_cast<int64_t>(report.tokens_per_second), " target tokens/s); saved ", report.checkpoint_path));
   evaluate_at_end(o, task, model, step, log, report);
   return report;
 }

@@ -100,6 +100,9 @@ struct TrainReport {
   int64_t copy_exact_match = -1;        // of 100 fresh sequences (copy task)
   std::optional<TranslationReport> valid_translation, test_translation;
   std::string checkpoint_path;
+  /// The lines the run prints once trained (where it saved, the validation loss, BLEU and exact
+  /// match, ...), kept also when quiet: what a front end shows when it hides the progress.
+  std::vector<std::string> summary;
 };
 
 /// The settings of one optimisation step (the paper's section 5; clipping is not in the paper):
@@ -133,7 +136,9 @@ void validate_train_options(const TrainOptions& options);
 /// The decoder-only (GPT-style) trainer (lm_trainer.cpp).
 TrainReport train_decoder_only(const TrainOptions& options, const std::string& resume_path);
 
-/// TrainOptions as checkpoint state entries ("options.lr", ...) and back.
+/// TrainOptions as checkpoint state entries ("options.lr", ...) and back. The entries hold every
+/// option, the output ones too (out_dir, metrics_path, log_every, stop_after, quiet), and the
+/// thread count in use ("options.threads"); reading back takes those a resumed run keeps.
 std::map<std::string, std::string> options_to_state(const TrainOptions& options);
 TrainOptions options_from_state(const std::map<std::string, std::string>& state, const std::string& source);
 

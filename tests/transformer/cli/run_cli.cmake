@@ -1,6 +1,6 @@
 # cmake -DPROGRAM=... -DARGS="a|b|c" [-DSTDIN=file] [-DEXIT=0] [-DSTDOUT=regex] [-DSTDERR=regex]
 #       [-DSTDOUT_ABSENT=regex] [-DSTDERR_ABSENT=regex] [-DSTDERR_LINES=n] [-DFILES="path|path|glob"] [-DCLEAN=dir] [-DWRITE=file] [-DWRITE_TEXT=text]
-#       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"]
+#       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"] [-DGONE="path|path"] [-DWORKDIR=dir]
 #       -P run_cli.cmake
 # Runs the gradformer program as a user would and checks what they see: the exit status, what it
 # prints on stdout and stderr (regular expressions; the _ABSENT ones must not match), the number of
@@ -9,7 +9,9 @@
 # '|' because ctest's command lines cannot carry ';'. CLEAN removes a directory first; WRITE
 # writes WRITE_TEXT (with '|' for newlines and '^' for tabs) to a file first. STDOUT_FILE sends
 # stdout to a file (/dev/full: a full disk) instead of capturing it. NO_FILES: paths that must not
-# exist afterwards (removed first).
+# exist afterwards (removed first); GONE: paths that must not exist afterwards (left as they are
+# first: files an earlier test made, that this run must remove). WORKDIR: the directory the program
+# runs in (default: the test's).
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_cli.cmake: PROGRAM is required")
 endif()
@@ -33,6 +35,10 @@ endif()
 set(redirect "")
 if(STDIN)
   list(APPEND redirect INPUT_FILE "${STDIN}")
+endif()
+if(WORKDIR)
+  file(MAKE_DIRECTORY "${WORKDIR}")
+  list(APPEND redirect WORKING_DIRECTORY "${WORKDIR}")
 endif()
 if(STDOUT_FILE)
   list(APPEND redirect OUTPUT_FILE "${STDOUT_FILE}")
@@ -74,6 +80,10 @@ if(FILES)
   endforeach()
 endif()
 
+if(GONE)
+  string(REPLACE "|" ";" gone "${GONE}")
+  list(APPEND absent ${gone})
+endif()
 foreach(path IN LISTS absent)
   if(EXISTS "${path}")
     string(APPEND failures "${path} exists, which it should not\n")

@@ -130,3 +130,26 @@ TEST_CASE("Flags: add_positionals takes every argument without a flag, in order,
   Argv two({"first", "second"});
   CHECK_THROWS_MSG(one.parse(two.argc(), two.argv()), UsageError, "trace: unknown argument second");
 }
+
+TEST_CASE("defaults_table: a row for each flag whose default differs between the columns, in declaration order") {
+  auto declared = [](const std::string& model, const std::string& lr, const std::string& norm) {
+    Flags f("demo", "");
+    f.add("--task", "", "the task");
+    f.add("--d-model", model, "model width");
+    f.add("--lr", lr, "learning rate");
+    f.add("--out", "", "output directory");
+    f.add("--norm", norm, "post or pre");
+    f.add_switch("--quiet", "say nothing");
+    return f;
+  };
+  const std::string table = defaults_table(
+      {{"copy", declared("512", "0.5", "post")}, {"toy-translation", declared("512", "1", "pre")}}, {"--task"});
+  // The column widths: "--norm" 6 wide, "copy" 4, "toy-translation" 15, two spaces before each.
+  CHECK(table ==
+        "          copy  toy-translation\n"
+        "  --lr    0.5   1\n"
+        "  --norm  post  pre\n");
+  // One column: nothing differs.
+  CHECK(defaults_table({{"copy", declared("512", "0.5", "post")}}) == "    copy\n");
+  CHECK(defaults_table({}).empty());
+}

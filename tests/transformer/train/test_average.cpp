@@ -169,6 +169,7 @@ TEST_CASE("keep_checkpoint keeps the newest keep_last by step number, and train(
         std::vector<std::string>{dir / "run/model-step-4.safetensors", dir / "run/model-step-5.safetensors"});
   CHECK(test::read_bytes(dir / "run/model-step-5.safetensors") == test::read_bytes(dir / "run/model.safetensors"));
   CHECK(load_checkpoint(dir / "run/model-step-4.safetensors").info.state.at("train.step") == "4");
+  CHECK(load_checkpoint(dir / "run/model.safetensors").info.state.at("options.keep_last") == "2");
   average_checkpoints(kept_checkpoints(o.out_dir), dir / "run/average.safetensors");
   CHECK(load_checkpoint(dir / "run/average.safetensors").model->config().d_model == 16);
 }

@@ -172,7 +172,8 @@ static double json_number(const std::string& line, const std::string& name) {
 }
 
 TEST_CASE(
-    "train: metrics_path gets one JSON line per logging step, also when quiet, with the schedule's learning rate") {
+    "train: metrics_path gets the settings, then one JSON line per logging step, also when quiet, with the schedule's "
+    "learning rate") {
   TempDir dir("metrics");
   TrainOptions o = tiny_copy(dir, "run");
   o.log_every = 2;
@@ -183,7 +184,9 @@ TEST_CASE(
   std::istringstream in(test::read_bytes(o.metrics_path));
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  REQUIRE(lines.size() == 4);
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0].rfind("{\"settings\":{", 0) == 0);  // the run's settings first (test_run_directory.cpp)
+  lines.erase(lines.begin());
   for (size_t i = 0; i < lines.size(); ++i) {
     INFO(lines[i]);
     const auto step = static_cast<int64_t>(2 * i + 2);

@@ -1,0 +1,212 @@
+// Where a run writes (transformer/train/run_directory.h): the folder named after the data, and a
+// replaced run's own files removed, never anything else; the settings a run used, in its checkpoint
+// and its metrics file.
+#include <filesystem>
+#include <sstream>
+
+#include "training_helpers.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/encoder_only_trainer.h"
+#include "transformer/train/lm_trainer.h"
+#include "transformer/train/run_directory.h"
+#include "transformer/train/trainer.h"
+
+using namespace gradformer;
+using test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A copy-task run of a few steps: d 16, 2 heads, `layers` layers.
+TrainOptions tiny_run(const std::string& out_dir, int64_t layers) {
+  TrainOptions o = default_train_options("copy");
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = layers, o.max_len = 16;
+  o.batch_size = 8, o.epochs = 1, o.batches_per_epoch = 2, o.warmup = 4, o.log_every = 1;
+  o.quiet = true;
+  o.out_dir = out_dir;
+  return o;
+}
+
+// The names of the files under `dir`, relative to it, sorted.
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file()) names.push_back(entry.path().lexically_relative(dir).generic_string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("run_directory_for_data: the data file's name, without its extension, made safe for a shell") {
+  CHECK(run_directory_for_data("news.tsv") == "runs/news");
+  CHECK(run_directory_for_data("data/de-en/news.tsv") == "runs/news");
+  CHECK(run_directory_for_data("en-de.train.tsv") == "runs/en-de.train");  // only the last extension goes
+  CHECK(run_directory_for_data("corpus_2024") == "runs/corpus_2024");      // no extension: the whole name
+  CHECK(run_directory_for_data("my news (v2).tsv") == "runs/my-news-v2");  // a run of odd characters: one '-'
+  CHECK(run_directory_for_data("it's;rm -rf.tsv") == "runs/it-s-rm-rf");
+  CHECK(run_directory_for_data("données.tsv") == "runs/données");  // UTF-8 letters are kept
+  CHECK(run_directory_for_data(".tsv") == "runs/tsv");             // a dot file's name is all stem
+  CHECK(run_directory_for_data("(1).tsv") == "runs/1");
+  CHECK(run_directory_for_data("().tsv") == "runs/corpus");  // nothing left
+  CHECK(run_directory_for_data("") == "runs/corpus");
+  CHECK(run_directory_for_data("data/") == "runs/corpus");
+}
+
+TEST_CASE("remove_run_outputs: removes what a run wrote, never anything else in the folder") {
+  TempDir dir("replace");
+  const fs::path out = dir.path() / "run";
+  // What the user keeps there: none of it named as gradformer names its files, or not where it puts them.
+  const std::vector<std::string> kept = {"notes.txt",
+                                         "train.tsv",
+                                         "other-metrics.jsonl",
+                                         "encoder-layer0-head0.svg",
+                                         "attention/mine.svg",
+                                         "attention/encoder-layer0-head0.svg.bak",
+                                         "attention/encoder-layer-head0.svg",
+                                         "mine/loss.svg",
+                                         "mine/model.safetensors"};
+  fs::create_directories(out / "attention");
+  fs::create_directories(out / "mine");
+  for (const std::string& name : kept) test::write_text((out / name).string(), "the user's");
+  // A run of 2 layers writes its checkpoint, loss.svg, 12 attention maps and here its metrics.
+  TrainOptions earlier = tiny_run(out.string(), 2);
+  earlier.metrics_path = (out / "metrics.jsonl").string();
+  (void)train(earlier);
+  REQUIRE(files_under(out).size() == kept.size() + 15);
+
+  const std::vector<std::string> removed = remove_run_outputs(out.string());
+  CHECK(removed.size() == 15);
+  CHECK(files_under(out) ==
+        std::vector<std::string>{"attention/encoder-layer-head0.svg", "attention/encoder-layer0-head0.svg.bak",
+                                 "attention/mine.svg", "encoder-layer0-head0.svg", "mine/loss.svg",
+                                 "mine/model.safetensors", "notes.txt", "other-metrics.jsonl", "train.tsv"});
+  CHECK(fs::is_directory(out / "attention"));  // it still holds the user's files
+
+  SECTION("a metrics file outside the folder stays, and an attention folder left empty goes") {
+    TrainOptions o = tiny_run(dir / "run2", 1);
+    o.metrics_path = dir / "metrics.jsonl";
+    (void)train(o);
+    CHECK(remove_run_outputs(o.out_dir).size() == 8);  // the checkpoint, loss.svg, 6 maps
+    CHECK(fs::exists(o.metrics_path));
+    CHECK_FALSE(fs::exists(dir / "run2/attention"));
+    CHECK(fs::is_directory(dir / "run2"));
+  }
+  SECTION("the checkpoints a run kept (--keep-last) go, files only named like them stay") {
+    for (const char* name : {"model-step-40.safetensors", "model-step-7.safetensors", "model-step-x.safetensors",
+                             "model-step-7.safetensors.bak"})
+      test::write_text((out / name).string(), "a file");
+    CHECK(remove_run_outputs(out.string()) ==
+          std::vector<std::string>{(out / "model-step-7.safetensors").string(),
+                                   (out / "model-step-40.safetensors").string()});
+    CHECK(fs::exists(out / "model-step-x.safetensors"));
+    CHECK(fs::exists(out / "model-step-7.safetensors.bak"));
+  }
+  SECTION("a folder that does not exist: nothing to remove") {
+    CHECK(remove_run_outputs((dir.path() / "none").string()).empty());
+    CHECK_FALSE(fs::exists(dir.path() / "none"));
+  }
+}
+
+TEST_CASE("train: retraining a smaller model into the same folder leaves only its own attention maps") {
+  TempDir dir("retrain");
+  const std::string out = dir / "run";
+  (void)train(tiny_run(out, 2));
+  // 2 layers x 2 heads of encoder, decoder-self and decoder-cross maps.
+  REQUIRE(files_under(fs::path(out) / "attention").size() == 12);
+  test::write_text(dir / "run/notes.txt", "the user's");
+  (void)train(tiny_run(out, 1));
+  CHECK(files_under(out) ==
+        std::vector<std::string>{"attention/decoder-cross-layer0-head0.svg", "attention/decoder-cross-layer0-head1.svg",
+                                 "attention/decoder-self-layer0-head0.svg", "attention/decoder-self-layer0-head1.svg",
+                                 "attention/encoder-layer0-head0.svg", "attention/encoder-layer0-head1.svg", "loss.svg",
+                                 "model.safetensors", "notes.txt"});
+}
+
+TEST_CASE("train: resuming in the run's own folder keeps what the run wrote there") {
+  TempDir dir("resume-here");
+  const std::string out = dir / "run";
+  TrainOptions o = tiny_run(out, 1);
+  o.stop_after = 1;
+  (void)train(o);
+  test::write_text(dir / "run/attention/encoder-layer0-head0.svg", "from before");
+  prepare_run_directory(out, out + "/model.safetensors");
+  CHECK(fs::exists(dir / "run/attention/encoder-layer0-head0.svg"));
+  CHECK(fs::exists(dir / "run/model.safetensors"));
+  prepare_run_directory(out, "");  // a fresh run replaces it
+  CHECK_FALSE(fs::exists(dir / "run/attention/encoder-layer0-head0.svg"));
+  CHECK_FALSE(fs::exists(dir / "run/model.safetensors"));
+}
+
+TEST_CASE("train: the checkpoint and the metrics file hold every setting the run used") {
+  TempDir dir("settings");
+  TrainOptions o = tiny_run(dir / "run", 1);
+  o.metrics_path = dir / "metrics.jsonl";
+  o.log_every = 2, o.stop_after = 2, o.lr = 0.75, o.clip = 0.5;
+  const TrainReport r = train(o);
+  const auto metadata = load_safetensors(r.checkpoint_path).metadata;
+  // The output options were missing before: a run could not say where it wrote or how often it logged.
+  const std::map<std::string, std::string> expected = {
+      {"options.out_dir", o.out_dir}, {"options.metrics_path", o.metrics_path},
+      {"options.log_every", "2"},     {"options.stop_after", "2"},
+      {"options.quiet", "true"},      {"options.lr", "0.75"},
+      {"options.clip", "0.5"},        {"options.task", "copy"},
+      {"config.heads", "2"},          {"config.layers", "1"},
+      {"config.d_model", "16"}};
+  for (const auto& [key, value] : expected) {
+    INFO(key);
+    const std::string stored = key.rfind("options.", 0) == 0 ? "state." + key : key;  // as save_checkpoint keeps them
+    REQUIRE(metadata.count(stored) == 1);
+    CHECK(metadata.at(stored) == value);
+  }
+  CHECK(metadata.count("state.options.threads") == 1);
+  // The metrics file's first line: the same entries, as JSON strings.
+  std::istringstream lines(test::read_bytes(o.metrics_path));
+  std::string first;
+  std::getline(lines, first);
+  CHECK(first.rfind("{\"settings\":{", 0) == 0);
+  for (const auto& [key, value] : expected) {
+    INFO(key);
+    CHECK(first.find("\"" + key + "\":\"" + value + "\"") != std::string::npos);
+  }
+  for (const auto& [key, value] : metadata)
+    if (key.rfind("state.options.", 0) == 0 || key.rfind("config.", 0) == 0) {
+      INFO(key);
+      const std::string name = key.rfind("state.", 0) == 0 ? key.substr(6) : key;
+      CHECK(first.find("\"" + name + "\":\"" + value + "\"") != std::string::npos);
+    }
+}
+
+TEST_CASE("train: a decoder-only run writes its settings and its losses to the metrics file") {
+  TempDir dir("settings-lm");
+  TrainOptions o = default_decoder_only_options("toy-lm");
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.max_len = 40;
+  o.batch_size = 8, o.epochs = 1, o.batches_per_epoch = 4, o.warmup = 4, o.log_every = 2, o.quiet = true;
+  o.out_dir = dir / "run", o.metrics_path = dir / "metrics.jsonl";
+  const TrainReport r = train(o);
+  REQUIRE(r.losses.size() == 4);
+  std::istringstream in(test::read_bytes(o.metrics_path));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // The settings, then steps 2 and 4 (the flag was accepted and nothing written before).
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find("\"options.arch\":\"decoder-only\"") != std::string::npos);
+  CHECK(lines[0].find("\"config.layers\":\"1\"") != std::string::npos);
+  CHECK(lines[1].rfind("{\"step\": 2,", 0) == 0);
+  CHECK(lines[2].rfind("{\"step\": 4,", 0) == 0);
+  CHECK(lines[2].find("\"loss\": ") != std::string::npos);
+}
+
+TEST_CASE("train: an output folder whose name is not UTF-8 is refused before training, not at the save") {
+  TempDir dir("not-utf8");
+  TrainOptions o = tiny_run(dir / "run\xff", 1);
+  CHECK_THROWS_MATCHES(train(o), TrainOptionError,
+                       Catch::Matchers::Message("train: out_dir must be UTF-8 text (it is kept in the checkpoint), "
+                                                "got byte 255 at " +
+                                                std::to_string(o.out_dir.size() - 1)));
+  CHECK_FALSE(fs::exists(o.out_dir));
+  EncoderOnlyTrainOptions e = default_encoder_only_options("mlm");
+  e.out_dir = o.out_dir;
+  CHECK_THROWS_AS(train_encoder_only(e), TrainOptionError);
+  CHECK_FALSE(fs::exists(o.out_dir));
+}

@@ -96,9 +96,8 @@ TEST_CASE("remove_run_outputs: removes what a run wrote, never anything else in 
     for (const char* name : {"model-step-40.safetensors", "model-step-7.safetensors", "model-step-x.safetensors",
                              "model-step-7.safetensors.bak"})
       test::write_text((out / name).string(), "a file");
-    CHECK(remove_run_outputs(out.string()) ==
-          std::vector<std::string>{(out / "model-step-7.safetensors").string(),
-                                   (out / "model-step-40.safetensors").string()});
+    CHECK(remove_run_outputs(out.string()) == std::vector<std::string>{(out / "model-step-7.safetensors").string(),
+                                                                       (out / "model-step-40.safetensors").string()});
     CHECK(fs::exists(out / "model-step-x.safetensors"));
     CHECK(fs::exists(out / "model-step-7.safetensors.bak"));
   }

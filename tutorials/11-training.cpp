@@ -26,6 +26,7 @@
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/svg.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;
@@ -163,6 +164,18 @@ void schedule() {
         "then 1/sqrt(step): 4x the steps, half the rate");
   claim(copy_schedule.rate(399) < copy_schedule.peak() && copy_schedule.rate(401) < copy_schedule.peak(),
         "the peak is at warmup");
+
+  // The figure: both schedules over the first 15,000 steps.
+  LinePlot plot{.title = "lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)",
+                .y_label = "learning rate",
+                .series = {}};
+  for (const auto& [name, rule] : {std::pair{"copy task", &copy_schedule}, std::pair{"paper, base", &paper}}) {
+    PlotSeries line{name, {}, {}};
+    for (int64_t step = 10; step <= 15000; step += 10)
+      line.x.push_back(static_cast<double>(step)), line.y.push_back(rule->rate(step));
+    plot.series.push_back(line);
+  }
+  write_svg("11-schedule.svg", line_plot_svg(plot));
 }
 
 // ---- 5. the copy task, trained live ---------------------------------------------------------------------
@@ -196,6 +209,12 @@ void copy_task(bool quick) {
   std::printf("%lld parameters, %lld steps of %lld sequences\n", static_cast<long long>(model.parameter_count()),
               static_cast<long long>(steps), static_cast<long long>(batch_size));
 
+  // Held-out sequences for a validation loss every few steps (the figure's second line).
+  Generator held_out_gen(2024);
+  std::vector<Batch> held_out;
+  for (int i = 0; i < 4; ++i) held_out.push_back(copy_task_batch(batch_size, held_out_gen));
+  PlotSeries train_line{"training", {}, {}}, valid_line{"validation", {}, {}};
+
   const auto start = std::chrono::steady_clock::now();
   double first_loss = 0, last_loss = 0;
   for (int64_t step = 1; step <= steps; ++step) {
@@ -208,10 +227,15 @@ void copy_task(bool quick) {
     adam.step();
     if (step == 1) first_loss = loss.item();
     last_loss = loss.item();
+    train_line.x.push_back(static_cast<double>(step)), train_line.y.push_back(loss.item());
+    if (step == 1 || step % (steps / 20) == 0)
+      valid_line.x.push_back(static_cast<double>(step)), valid_line.y.push_back(teacher_forced_loss(model, held_out));
     if (step == 1 || step % (steps / 8) == 0)
       std::printf("step %4lld  loss %.4f  lr %.2e\n", static_cast<long long>(step), loss.item(), adam.lr());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_svg("11-loss.svg",
+            line_plot_svg({.title = "the copy task: loss per step", .series = {train_line, valid_line}}));
   Generator fresh(99);
   const int64_t exact = copy_task_exact_match(model, 100, fresh);
   std::printf("%lld/100 fresh sequences copied exactly (greedy decoding)\n", static_cast<long long>(exact));

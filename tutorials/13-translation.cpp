@@ -2,9 +2,10 @@
 // the chapter is a piece of this file, and every output the chapter shows is what this program prints.
 //
 //   13-translation                          the corpus, BLEU, your own TSV, a checkpoint's names
-//   13-translation --quick                  the same (what the test suite runs)
 //   13-translation --checkpoint MODEL       also translates with a model that `gradformer train
-//                                           --task toy-translation` wrote, and shows its cross-attention
+//                                           --task toy-translation` wrote, shows its cross-attention, and
+//                                           averages the checkpoints the run kept (--keep-last)
+//   13-translation --quick                  averages the checkpoints of a small run of its own
 //
 // It exits with a non-zero status if a claim the chapter makes does not hold.
 #include <algorithm>
@@ -24,12 +25,15 @@
 #include "nn/all.h"
 #include "nn/safetensors.h"
 #include "transformer/data/batch.h"
+#include "transformer/data/batch_plan.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/data/tsv.h"
+#include "transformer/train/average.h"
 #include "transformer/train/bleu.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/trace.h"
+#include "transformer/train/trainer.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -206,18 +210,88 @@ void trained(const std::string& path) {
   claim(join_words(walk.translation) == "i am happy .", "je suis heureux . is translated as i am happy .");
 }
 
+// ---- 6. averaging the last checkpoints ----------------------------------------------------------
+
+struct Scores {
+  double loss = 0, bleu = 0, exact_match = 0;
+};
+
+// Test loss (teacher-forced cross-entropy per token, no smoothing), BLEU and exact match (greedy).
+Scores score(const std::string& path, const std::vector<SentencePair>& test) {
+  LoadedCheckpoint loaded = load_checkpoint(path);
+  const Vocab &fr = loaded.info.source_vocab, &en = loaded.info.target_vocab;
+  const std::vector<EncodedPair> encoded = encode_pairs(test, fr, en);
+  std::vector<Batch> batches;
+  for (const auto& indices : plan_batches(encoded, {.max_sentences = 64}, nullptr))
+    batches.push_back(collate(encoded, indices));
+  const TranslationReport translated = evaluate_translation(*loaded.model, test, fr, en);
+  return {teacher_forced_loss(*loaded.model, batches), translated.bleu.bleu, translated.exact_match};
+}
+
+std::string step_of(const std::string& kept_path) {  // "model-step-1700.safetensors" -> "1700"
+  const std::string name = fs::path(kept_path).stem().string();
+  return name.substr(name.rfind('-') + 1);
+}
+
+// The run's last checkpoint against the averages of its last K kept ones.
+void averaging(const std::string& run_dir, const std::vector<SentencePair>& test, bool check_claims) {
+  section("averaging the last checkpoints");
+  const std::vector<std::string> kept = kept_checkpoints(run_dir);
+  std::cout << kept.size() << " checkpoints kept, steps " << step_of(kept.front()) << " to " << step_of(kept.back())
+            << "; scored on " << test.size() << " test pairs\n";
+  std::printf("%-34s %9s %7s %12s\n", "model", "test loss", "BLEU", "exact match");
+  double best_single = INFINITY, last_bleu = 0;
+  for (const std::string& path : kept) {
+    const Scores s = score(path, test);
+    best_single = std::min(best_single, s.loss), last_bleu = s.bleu;
+    std::printf("%-34s %9.4f %7.2f %11.1f%%\n", ("step " + step_of(path)).c_str(), s.loss, s.bleu, 100 * s.exact_match);
+  }
+  std::vector<size_t> sizes = {std::min<size_t>(5, kept.size())};  // the paper's 5, and all that were kept
+  if (kept.size() > 5) sizes.push_back(kept.size());
+  for (const size_t k : sizes) {
+    const std::vector<std::string> chosen(kept.end() - static_cast<std::ptrdiff_t>(k), kept.end());
+    const std::string out = (fs::path(run_dir) / ("average-last-" + std::to_string(k) + ".safetensors")).string();
+    average_checkpoints(chosen, out);
+    const Scores s = score(out, test);
+    std::printf("%-34s %9.4f %7.2f %11.1f%%\n",
+                ("average of steps " + step_of(chosen.front()) + "-" + step_of(chosen.back())).c_str(), s.loss, s.bleu,
+                100 * s.exact_match);
+    if (check_claims) {
+      claim(s.loss < best_single, "the average's test loss is below every checkpoint it averages");
+      claim(s.bleu >= last_bleu, "the average's BLEU is at least the last checkpoint's");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string checkpoint;
-  for (int i = 1; i < argc; ++i)
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) checkpoint = argv[++i];
+    quick = quick || std::strcmp(argv[i], "--quick") == 0;
+  }
   const fs::path dir = scratch_dir();
   toy_corpus(dir);
   bleu();
   own_data(dir);
   checkpoint_names(dir);
-  if (!checkpoint.empty()) trained(checkpoint);
+  if (!checkpoint.empty()) {
+    trained(checkpoint);
+    const std::string run_dir = fs::path(checkpoint).parent_path().string();
+    if (!kept_checkpoints(run_dir.empty() ? "." : run_dir).empty())
+      averaging(run_dir.empty() ? "." : run_dir, make_toy_corpus().test, /*check_claims=*/true);
+  }
+  if (quick) {  // a small run of our own: 1 layer at d_model 32, 120 steps, a checkpoint kept every 20
+    TrainOptions small = default_train_options("toy-translation");
+    small.d_model = 32, small.d_ff = 64, small.heads = 2, small.layers = 1;
+    small.stop_after = 120, small.save_every = 20, small.keep_last = 5, small.eval_every = 0, small.quiet = true;
+    small.out_dir = (dir / "small-run").string();
+    train(small);
+    const ToyCorpus corpus = make_toy_corpus();
+    averaging(small.out_dir, {corpus.test.begin(), corpus.test.begin() + 200}, /*check_claims=*/false);
+  }
   fs::remove_all(dir);
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";
   return failures == 0 ? 0 : 1;

@@ -40,6 +40,9 @@ static void declare_encoder_only_flags(Flags& f, const EncoderOnlyTrainOptions& 
   f.add_switch("--force", "replace the run already in the output directory (only the files gradformer wrote there)");
   f.add("--log-every", str(d.log_every), "steps between progress lines");
   f.add("--save-every", "0", "steps between checkpoints (0: at the end only)");
+  f.add("--keep-last", "0",
+        "also keep the last this many checkpoints as OUT/model-step-N.safetensors, for gradformer average "
+        "(0: none)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--resume", "", "continue the run saved in this checkpoint");
   f.add_switch("--quiet", "print no progress, only the results");
@@ -86,7 +89,7 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   o.seed = static_cast<uint64_t>(f.integer("--seed"));
   o.out_dir = f.has("--out") ? f.text("--out") : "runs/encoder-only-" + o.task;
   o.log_every = f.integer("--log-every"), o.save_every = f.integer("--save-every"),
-  o.stop_after = f.integer("--stop-after");
+  o.stop_after = f.integer("--stop-after"), o.keep_last = f.integer("--keep-last");
   o.quiet = f.on("--quiet");
   apply_threads(f, "train");
   const std::string resume = f.text("--resume");

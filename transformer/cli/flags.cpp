@@ -34,6 +34,11 @@ void Flags::add_positional(const std::string& name, const std::string& help) {
   positional_ = name;
 }
 
+void Flags::add_positionals(const std::string& name, const std::string& help) {
+  add_positional(name, help);
+  many_positionals_ = true;
+}
+
 bool Flags::parse(int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
@@ -45,9 +50,10 @@ bool Flags::parse(int argc, char** argv, int first) {
       arg = arg.substr(0, eq);
       inline_value = true;
     }
-    if (!positional_.empty() && arg.rfind("-", 0) != 0 && !flags_[positional_].given) {
-      flags_[positional_].value = arg;
+    if (!positional_.empty() && arg.rfind("-", 0) != 0 && (many_positionals_ || !flags_[positional_].given)) {
+      if (!flags_[positional_].given) flags_[positional_].value = arg;
       flags_[positional_].given = true;
+      positionals_.push_back(arg);
       continue;
     }
     const auto it = flags_.find(arg);

@@ -35,6 +35,11 @@ class Flags {
   /// The one argument given without a flag (gradformer trace "le chat ."), read with text(name);
   /// `name` is how --help shows it.
   void add_positional(const std::string& name, const std::string& help);
+  /// Any number of arguments given without a flag (gradformer average a.safetensors b.safetensors),
+  /// read with positionals(); `name` is how --help shows them.
+  void add_positionals(const std::string& name, const std::string& help);
+  /// The arguments given without a flag, in order.
+  const std::vector<std::string>& positionals() const { return positionals_; }
 
   /// Reads argv[first..argc). Returns false if --help was given (the help text is then in help()).
   bool parse(int argc, char** argv, int first = 2);
@@ -64,6 +69,8 @@ class Flags {
   std::map<std::string, Flag> flags_;
   std::vector<std::string> order_;
   std::string positional_;  // the positional argument's name, or empty: none taken
+  bool many_positionals_ = false;
+  std::vector<std::string> positionals_;
 };
 
 /// The defaults that differ between several declarations of the same flags, one column each (one

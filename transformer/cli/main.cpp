@@ -10,6 +10,7 @@
 //   gradformer train --arch encoder-only --task mlm     BERT-style pre-training (then --task classify)
 //   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
 //   gradformer import --weights w.safetensors --heads 8 ... --out m.safetensors   a PyTorch state dict in
+//   gradformer average --run runs/toy-translation --last 5 --out average.safetensors
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <cerrno>
@@ -37,6 +38,7 @@ constexpr const char* kUsage =
     "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
     "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
     "  import      turn an encoder-decoder's weights saved from PyTorch (.safetensors) into a checkpoint\n"
+    "  average     average the parameters of a run's last checkpoints into one checkpoint\n"
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
@@ -88,6 +90,8 @@ int main(int argc, char** argv) {
       status = classify_command(argc, argv);
     else if (command == "import")
       status = import_command(argc, argv);
+    else if (command == "average")
+      status = average_command(argc, argv);
     else {
       std::cerr << "gradformer: unknown command '" << command
                 << "' (see gradformer --help)\n";  // the usage is --help's

@@ -118,6 +118,9 @@ static void declare_train_flags(Flags& f, Architecture arch, const std::string& 
   f.add("--log-every", str(d.log_every), "steps between progress reports");
   f.add("--eval-every", str(d.eval_every), "steps between validation losses (0: at the end only)");
   f.add("--save-every", str(d.save_every), "steps between checkpoints (0: at the end only)");
+  f.add("--keep-last", "0",
+        "also keep the last this many checkpoints as OUT/model-step-N.safetensors, for gradformer average "
+        "(0: none)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--beam", str(d.beam), "beam size of the final translation evaluation (1: greedy)");
   f.add_optional("--profile",
@@ -125,7 +128,7 @@ static void declare_train_flags(Flags& f, Architecture arch, const std::string& 
                  "trace (open it in Perfetto) to X (default OUT/profile.json); encoder-decoder only");
   f.add("--resume", "",
         "continue the run saved in this checkpoint (then only --epochs, --out, --force, --metrics, --log-every, "
-        "--stop-after, --threads, --quiet)");
+        "--stop-after, --keep-last, --threads, --quiet)");
   f.add_switch("--quiet", "print no progress, only the results");
 }
 
@@ -170,15 +173,15 @@ int train_command(int argc, char** argv) {
   // any other is refused rather than silently ignored.
   const std::string resume = f.text("--resume");
   if (!resume.empty()) {
-    const std::vector<std::string> allowed = {"--resume",    "--epochs",     "--out",     "--force", "--metrics",
-                                              "--log-every", "--stop-after", "--threads", "--quiet"};
+    const std::vector<std::string> allowed = {"--resume",    "--epochs",     "--out",       "--force",   "--metrics",
+                                              "--log-every", "--stop-after", "--keep-last", "--threads", "--quiet"};
     for (const std::string& flag : f.given_names())
       if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
         throw UsageError(
             message("train: ", flag,
                     " cannot change when resuming (the run goes on with its checkpoint's); "
-                    "with --resume only --epochs, --out, --force, --metrics, --log-every, --stop-after, --threads "
-                    "and --quiet"));
+                    "with --resume only --epochs, --out, --force, --metrics, --log-every, --stop-after, --keep-last, "
+                    "--threads and --quiet"));
   }
 
   TrainOptions o = d;
@@ -223,7 +226,7 @@ int train_command(int argc, char** argv) {
   o.metrics_path = f.text("--metrics");
   o.log_every = f.integer("--log-every"), o.eval_every = f.integer("--eval-every"),
   o.save_every = f.integer("--save-every");
-  o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam");
+  o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam"), o.keep_last = f.integer("--keep-last");
   o.quiet = f.on("--quiet");
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
   if (f.given("--profile")) o.profile_path = f.has("--profile") ? f.text("--profile") : o.out_dir + "/profile.json";
@@ -234,8 +237,8 @@ int train_command(int argc, char** argv) {
   } catch (const TrainOptionError& e) {
     // A value from the command line is a usage error, named as the user typed it. When resuming,
     // only the output options come from the command line; the others are the checkpoint's.
-    const bool from_flags =
-        resume.empty() || e.field() == "log_every" || e.field() == "stop_after" || e.field() == "epochs";
+    const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after" ||
+                            e.field() == "epochs" || e.field() == "keep_last";
     if (!from_flags) throw;
     throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
   }

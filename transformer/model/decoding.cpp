@@ -67,6 +67,33 @@ std::vector<Hypothesis> greedy_decode(EncoderDecoder& model, const Tensor& src, 
   return out;
 }
 
+std::vector<BeamCandidate> best_extensions(const std::vector<double>& alive_log_probs, const Tensor& log_probs,
+                                           int64_t count) {
+  const int64_t rows = static_cast<int64_t>(alive_log_probs.size());
+  if (log_probs.dim() != 2 || log_probs.size(0) != rows || log_probs.dtype() != DType::Float64)
+    throw ShapeError(message("best_extensions: log_probs must be float64 [", rows, ", V] for ", rows,
+                             " live hypotheses, got ", name(log_probs.dtype()), " ", log_probs.shape()));
+  const Tensor lp = log_probs.contiguous();
+  const int64_t vocab = lp.size(1);
+  const double* logp = lp.data<double>();
+  auto total = [&](int64_t c) { return alive_log_probs[static_cast<size_t>(c / vocab)] + logp[c]; };
+  // Every extension c = row * V + token, the best `count` first.
+  std::vector<int64_t> order(static_cast<size_t>(rows * vocab));
+  std::iota(order.begin(), order.end(), 0);
+  const auto take = std::min<int64_t>(static_cast<int64_t>(order.size()), std::max<int64_t>(count, 0));
+  std::partial_sort(order.begin(), order.begin() + take, order.end(), [&](int64_t a, int64_t b) {
+    const double ta = total(a), tb = total(b);
+    return ta > tb || (ta == tb && a < b);
+  });
+  std::vector<BeamCandidate> best;
+  for (int64_t k = 0; k < take; ++k) {
+    const int64_t c = order[static_cast<size_t>(k)];
+    if (!std::isfinite(total(c))) break;
+    best.push_back({c / vocab, c % vocab, total(c)});
+  }
+  return best;
+}
+
 Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask, int64_t beam, double alpha,
                        const DecodeOptions& options) {
   check_options(options);
@@ -92,32 +119,22 @@ Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& s
 
   for (int64_t step = 0; step < options.max_len; ++step) {
     const Tensor logp = next_log_probs(model, memory, beam_mask, prefix, cache, options.use_cache);  // [beam, V]
-    const int64_t vocab = logp.size(1);
-    const double* lp = logp.data<double>();
-    // Every extension (row, token), best first.
-    std::vector<int64_t> order(static_cast<size_t>(beam * vocab));
-    std::iota(order.begin(), order.end(), 0);
-    auto total = [&](int64_t c) { return alive_logp[static_cast<size_t>(c / vocab)] + lp[c]; };
-    const auto take = std::min<int64_t>(static_cast<int64_t>(order.size()), 2 * beam);
-    std::partial_sort(order.begin(), order.begin() + take, order.end(),
-                      [&](int64_t a, int64_t b) { return total(a) > total(b); });
-
     std::vector<int64_t> origin, next_token;
     std::vector<double> next_logp;
     std::vector<std::vector<int64_t>> next_tokens;
-    for (int64_t k = 0; k < take && static_cast<int64_t>(origin.size()) < beam; ++k) {
-      const int64_t c = order[static_cast<size_t>(k)], row = c / vocab, token = c % vocab;
-      if (!std::isfinite(total(c))) break;
+    // The 2 x beam best extensions: enough that `beam` stay alive even if `beam` of them end in </s>.
+    for (const auto& [row, token, total] : best_extensions(alive_logp, logp, 2 * beam)) {
+      if (static_cast<int64_t>(origin.size()) >= beam) break;
       std::vector<int64_t> tokens = alive_tokens[static_cast<size_t>(row)];
       tokens.push_back(token);
       if (token == options.eos || step + 1 == options.max_len) {
         if (static_cast<int64_t>(finished.size()) < beam || token == options.eos)
-          finished.push_back({tokens, total(c), total(c) / length_penalty(tokens.size())});
+          finished.push_back({tokens, total, total / length_penalty(tokens.size())});
         if (token == options.eos) continue;
       }
       origin.push_back(row);
       next_token.push_back(token);
-      next_logp.push_back(total(c));
+      next_logp.push_back(total);
       next_tokens.push_back(std::move(tokens));
     }
     // Stop when `beam` hypotheses have finished and none alive can still beat the best of them

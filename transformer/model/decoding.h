@@ -44,6 +44,22 @@ struct DecodeOptions {
 std::vector<Hypothesis> greedy_decode(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask,
                                       const DecodeOptions& options = {});
 
+/// One extension of a live beam hypothesis: hypothesis `row` followed by `token`, and the
+/// log-probability of the longer prefix.
+struct BeamCandidate {
+  int64_t row = 0, token = 0;
+  double log_prob = 0;
+};
+
+/// The heart of a beam-search step. Of every extension (row, token) of the live hypotheses, the
+/// `count` most probable, best first:
+///   log P(prefix_row, token) = alive_log_probs[row] + log_probs[row, token]
+/// alive_log_probs: [rows], log_probs: [rows, V] float64. Extensions of log-probability -inf (a row
+/// not alive) are left out, so fewer than `count` may come back; of equal ones, the smaller
+/// row * V + token comes first. ShapeError unless the sizes agree.
+std::vector<BeamCandidate> best_extensions(const std::vector<double>& alive_log_probs, const Tensor& log_probs,
+                                           int64_t count);
+
 /// One sentence, src: [1, S]. ValueError unless beam >= 1 and alpha >= 0.
 Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& src_mask, int64_t beam,
                        double alpha = 0.6, const DecodeOptions& options = {});

@@ -14,6 +14,7 @@
 #include "tensor/saved_state.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/train/average.h"
 #include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
@@ -76,6 +77,7 @@ void validate(const EncoderOnlyTrainOptions& o) {
     throw TrainOptionError("labelled",
                            message("must be in [1, 10000] (the toy corpus's train split), got ", o.labelled));
   if (o.save_every < 0) throw TrainOptionError("save_every", message("must be at least 0, got ", o.save_every));
+  if (o.keep_last < 0) throw TrainOptionError("keep_last", message("must be at least 0, got ", o.keep_last));
   if (o.stop_after < 0) throw TrainOptionError("stop_after", message("must be at least 0, got ", o.stop_after));
   require_utf8_path("out_dir", o.out_dir);
   require_utf8_path("init_path", o.init_path);
@@ -209,6 +211,7 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
     info.state["train.data_generator"] = generator_state_text(data_gen);
     info.state["train.dropout_generator"] = generator_state_text(*model->dropout_generator());
     save_encoder_only_checkpoint(report.checkpoint_path, *model, adam.state(), info);
+    keep_checkpoint(report.checkpoint_path, o.out_dir, step, o.keep_last);
   };
   auto say = [&](const std::string& line) {
     if (!o.quiet) std::cout << line << "\n" << std::flush;
@@ -278,6 +281,7 @@ TrainReport train_encoder_only(const TrainOptions& shared, const std::string& re
   o.max_len = shared.max_len, o.batch_size = shared.batch_size, o.lr = shared.lr, o.warmup = shared.warmup;
   o.clip = shared.clip, o.seed = shared.seed, o.out_dir = shared.out_dir, o.log_every = shared.log_every;
   o.save_every = shared.save_every, o.stop_after = shared.stop_after, o.quiet = shared.quiet;
+  o.keep_last = shared.keep_last;
   const EncoderOnlyReport r = train_encoder_only(o, resume_path);
   TrainReport report;
   report.first_step = r.first_step, report.steps = r.steps, report.losses = r.losses;

@@ -39,6 +39,7 @@ struct EncoderOnlyTrainOptions {
 
   std::string out_dir = "runs/encoder-only-mlm";
   int64_t log_every = 100, save_every = 0, stop_after = 0;
+  int64_t keep_last = 0;  // also keep the last this many saves as model-step-N.safetensors (average.h)
   bool quiet = false;
 };
 

@@ -15,6 +15,7 @@
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
+#include "transformer/train/average.h"
 #include "transformer/train/bleu.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/run_directory.h"
@@ -291,6 +292,7 @@ void save_lm_run(const std::string& path, const TrainOptions& o, const LmTask& t
   info.state["train.step"] = std::to_string(step);
   info.state["train.dropout_generator"] = generator_state_text(*model.dropout_generator());
   save_checkpoint(path, model, model.config(), adam.state(), info);
+  keep_checkpoint(path, o.out_dir, step, o.keep_last);
 }
 
 }  // namespace
@@ -312,7 +314,7 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
   if (resumed) {
     o = options_from_state(resumed->info.state, resume_path);
     o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
-    o.quiet = requested.quiet, o.stop_after = requested.stop_after;
+    o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.keep_last = requested.keep_last;
   }
   validate_train_options(o);
   LmTask task = make_lm_task(o, resumed ? &resumed->info : nullptr);

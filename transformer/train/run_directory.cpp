@@ -6,6 +6,7 @@
 #include "tensor/error.h"
 #include "tensor/utf8.h"
 #include "transformer/data/data_error.h"
+#include "transformer/train/average.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/trainer.h"
 
@@ -59,6 +60,8 @@ std::vector<std::string> remove_run_outputs(const std::string& out_dir) {
   doomed.push_back(dir / "model.safetensors");
   doomed.push_back(dir / "loss.svg");
   std::error_code error;
+  if (fs::is_directory(dir, error))
+    for (const std::string& kept : kept_checkpoints(out_dir)) doomed.push_back(kept);  // train --keep-last's
   const fs::path attention = dir / "attention";
   if (fs::is_directory(attention, error))
     for (const fs::directory_entry& entry : fs::directory_iterator(attention, error))

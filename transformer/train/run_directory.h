@@ -19,9 +19,9 @@ std::string run_directory_for_data(const std::string& data_path);
 std::string run_checkpoint_path(const std::string& out_dir);
 
 /// Removes from out_dir what a gradformer run writes there and nothing else: model.safetensors,
-/// loss.svg, the attention maps in attention/ (named as write_attention_maps names them; the
-/// folder too if that leaves it empty), and the metrics file the checkpoint's options.metrics_path
-/// names if it lies inside out_dir. Returns the paths removed. A missing out_dir removes nothing;
+/// the checkpoints it kept (model-step-N.safetensors, average.h), loss.svg, the attention maps in attention/ (named as
+/// write_attention_maps names them; the folder too if that leaves it empty), and the metrics file the checkpoint's
+/// options.metrics_path names if it lies inside out_dir. Returns the paths removed. A missing out_dir removes nothing;
 /// a DataError naming the path for a file that cannot be removed.
 std::vector<std::string> remove_run_outputs(const std::string& out_dir);
 

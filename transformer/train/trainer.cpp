@@ -19,6 +19,7 @@
 #include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/train/average.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/encoder_only_trainer.h"
@@ -102,6 +103,7 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
           {"options.seed", num(o.seed)},
           {"options.eval_every", num(o.eval_every)},
           {"options.save_every", num(o.save_every)},
+          {"options.keep_last", num(o.keep_last)},
           {"options.beam", num(o.beam)}};
 }
 
@@ -176,6 +178,7 @@ TrainOptions run_options(const TrainOptions& requested, const LoadedCheckpoint* 
   TrainOptions o = options_from_state(resumed->info.state, resume_path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
   o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.profile_path = requested.profile_path;
+  o.keep_last = requested.keep_last;
   if (requested.resume_epochs > 0) o.epochs = requested.resume_epochs;
   // The model's options are the checkpoint's configuration (max_len bounds the sentences read).
   const TransformerConfig& c = resumed->info.config;
@@ -206,6 +209,7 @@ void validate(const TrainOptions& o) {
   const std::pair<const char*, int64_t> not_negative[] = {{"max_tokens", o.max_tokens},
                                                           {"eval_every", o.eval_every},
                                                           {"save_every", o.save_every},
+                                                          {"keep_last", o.keep_last},
                                                           {"stop_after", o.stop_after}};
   for (const auto& [field, value] : not_negative)
     if (value < 0) throw TrainOptionError(field, message("must be at least 0, got ", value));
@@ -369,6 +373,7 @@ void save_run(const std::string& path, const TrainOptions& o, const TaskData& ta
   info.state["train.step"] = std::to_string(step);
   info.state["train.dropout_generator"] = generator_state_text(*model.dropout_generator());
   save_checkpoint(path, model, adam.state(), info);
+  keep_checkpoint(path, o.out_dir, step, o.keep_last);
 }
 
 void print(const TrainOptions& o, const std::string& line) {

@@ -59,6 +59,7 @@ struct TrainOptions {
   std::string out_dir = "runs/copy";                       // model.safetensors, loss.svg, attention/*.svg
   std::string metrics_path;                                // one JSON object per logging step
   int64_t log_every = 20, eval_every = 0, save_every = 0;  // 0: evaluate / save only at the end
+  int64_t keep_last = 0;      // also keep the last this many saves as model-step-N.safetensors (average.h)
   int64_t stop_after = 0;     // stop after this step, as an interruption would (0: run to the end)
   int64_t resume_epochs = 0;  // resuming: train to this many epochs instead of the checkpoint's (0: its own)
   int64_t beam = 1;           // for the final translation evaluation

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "autograd/all.h"
+#include "transformer/model/decoding.h"
 
 namespace exercises {
 
@@ -23,5 +24,12 @@ gradformer::Tensor attention_head(const gradformer::Tensor& q, const gradformer:
 /// Chapter 7: the sinusoidal positional encoding, [max_len, d_model] float64:
 /// PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 gradformer::Tensor positional_encoding(int64_t max_len, int64_t d_model);
+
+/// Chapter 12: one beam-search step. alive_log_probs [rows]: log P of each live prefix (-inf: a row
+/// not alive); log_probs [rows, V] float64: log P(next token | prefix). -> the `count` best extensions
+/// (row, token, alive_log_probs[row] + log_probs[row, token]), best first; none of log-probability
+/// -inf; of equal ones, the smaller row * V + token first.
+std::vector<gradformer::BeamCandidate> beam_step(const std::vector<double>& alive_log_probs,
+                                                 const gradformer::Tensor& log_probs, int64_t count);
 
 }  // namespace exercises

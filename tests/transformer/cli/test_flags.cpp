@@ -138,6 +138,22 @@ TEST_CASE("Flags: a flag whose value may be left out takes one only when one fol
   CHECK(f.help().find("--profile [X]") != std::string::npos);
 }
 
+TEST_CASE("Flags: add_positionals takes every argument without a flag, in order, among the flags") {
+  Flags f("average", "Average checkpoints.");
+  f.add("--out", "", "output");
+  f.add_positionals("CHECKPOINT...", "the checkpoints");
+  Argv a({"a.safetensors", "--out", "avg.safetensors", "b.safetensors", "c.safetensors"});
+  REQUIRE(f.parse(a.argc(), a.argv()));
+  CHECK(f.positionals() == std::vector<std::string>{"a.safetensors", "b.safetensors", "c.safetensors"});
+  CHECK(f.text("--out") == "avg.safetensors");
+  CHECK(f.help().find("usage: gradformer average [flags] CHECKPOINT...") != std::string::npos);
+
+  Flags one("trace", "One sentence.");
+  one.add_positional("SENTENCE", "the sentence");
+  Argv two({"first", "second"});
+  CHECK_THROWS_MSG(one.parse(two.argc(), two.argv()), UsageError, "trace: unknown argument second");
+}
+
 TEST_CASE("defaults_table: a row for each flag whose default differs between the columns, in declaration order") {
   auto declared = [](const std::string& model, const std::string& lr, const std::string& norm) {
     Flags f("demo", "");

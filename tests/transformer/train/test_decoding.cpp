@@ -188,6 +188,35 @@ TEST_CASE("beam_search: a beam wide enough to keep every prefix finds the best s
   }
 }
 
+TEST_CASE("best_extensions: the most probable (row, token) extensions by hand, dead rows left out, ties by index") {
+  const double inf = std::numeric_limits<double>::infinity();
+  // Two live prefixes of log P -1 and -2, a dead one; 3 tokens.
+  const std::vector<double> alive = {-1, -2, -inf};
+  const Tensor logp = tensor({-0.5, -3.0, -1.5,    // row 0: totals -1.5, -4.0, -2.5
+                              -0.25, -1.0, -0.75,  // row 1: totals -2.25, -3.0, -2.75
+                              0, 0, 0},            // row 2: dead, totals -inf
+                             {3, 3}, DType::Float64);
+  const std::vector<BeamCandidate> best = best_extensions(alive, logp, 4);
+  REQUIRE(best.size() == 4);
+  const int64_t expected[4][2] = {{0, 0}, {1, 0}, {0, 2}, {1, 2}};  // -1.5, -2.25, -2.5, -2.75
+  const double expected_logp[4] = {-1.5, -2.25, -2.5, -2.75};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(best[i].row == expected[i][0]);
+    CHECK(best[i].token == expected[i][1]);
+    CHECK(best[i].log_prob == expected_logp[i]);
+  }
+  // Asked for more than the 6 live extensions: the 6, never a dead row's.
+  const std::vector<BeamCandidate> all = best_extensions(alive, logp, 100);
+  CHECK(all.size() == 6);
+  CHECK(all.back().log_prob == -4.0);
+  // Equal totals: the smaller row * V + token first.
+  const std::vector<BeamCandidate> tied = best_extensions({0, 0}, zeros({2, 2}, DType::Float64), 3);
+  REQUIRE(tied.size() == 3);
+  CHECK((tied[0].row == 0 && tied[0].token == 0 && tied[1].row == 0 && tied[1].token == 1 && tied[2].row == 1));
+  CHECK_THROWS_MSG(best_extensions({0, 0}, zeros({3, 2}, DType::Float64), 1), ShapeError,
+                   "best_extensions: log_probs must be float64 [2, V] for 2 live hypotheses, got float64 [3, 2]");
+}
+
 TEST_CASE("sentence_log_probs: the sum over each target's tokens of log_softmax at the true token, by hand") {
   EncoderDecoder model(tiny_config(), 5);
   model.train();

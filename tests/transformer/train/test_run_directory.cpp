@@ -92,6 +92,15 @@ TEST_CASE("remove_run_outputs: removes what a run wrote, never anything else in 
     CHECK_FALSE(fs::exists(dir / "run2/attention"));
     CHECK(fs::is_directory(dir / "run2"));
   }
+  SECTION("the checkpoints a run kept (--keep-last) go, files only named like them stay") {
+    for (const char* name : {"model-step-40.safetensors", "model-step-7.safetensors", "model-step-x.safetensors",
+                             "model-step-7.safetensors.bak"})
+      test::write_text((out / name).string(), "a file");
+    CHECK(remove_run_outputs(out.string()) == std::vector<std::string>{(out / "model-step-7.safetensors").string(),
+                                                                       (out / "model-step-40.safetensors").string()});
+    CHECK(fs::exists(out / "model-step-x.safetensors"));
+    CHECK(fs::exists(out / "model-step-7.safetensors.bak"));
+  }
   SECTION("a folder that does not exist: nothing to remove") {
     CHECK(remove_run_outputs((dir.path() / "none").string()).empty());
     CHECK_FALSE(fs::exists(dir.path() / "none"));

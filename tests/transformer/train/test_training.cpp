@@ -307,6 +307,7 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
       {"pieces", [](TrainOptions& o) { o.pieces = 0; }, "train: pieces must be at least 1, got 0"},
       {"eval_every", [](TrainOptions& o) { o.eval_every = -2; }, "train: eval_every must be at least 0, got -2"},
       {"save_every", [](TrainOptions& o) { o.save_every = -1; }, "train: save_every must be at least 0, got -1"},
+      {"keep_last", [](TrainOptions& o) { o.keep_last = -3; }, "train: keep_last must be at least 0, got -3"},
       {"stop_after", [](TrainOptions& o) { o.stop_after = -1; }, "train: stop_after must be at least 0, got -1"},
       {"label_smoothing", [](TrainOptions& o) { o.label_smoothing = 1; },
        "train: label_smoothing must be in [0, 1), got 1"},

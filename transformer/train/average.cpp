@@ -1,0 +1,142 @@
+#include "transformer/train/average.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <utility>
+
+#include "autograd/anomaly.h"
+#include "nn/safetensors.h"
+#include "tensor/elementwise.h"
+#include "transformer/data/data_error.h"
+
+namespace gradformer {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFormat = "gradformer-checkpoint-1";
+
+bool is_optimizer_state(const std::string& name) { return name.rfind("optimizer.", 0) == 0; }
+// state.*: the step, the options, the generators: each checkpoint's own, not something to agree on.
+bool is_training_state(const std::string& key) { return key.rfind("state.", 0) == 0; }
+
+// A metadata value as an error message shows it: a vocabulary (one token a line) by its size.
+std::string shown(const std::map<std::string, std::string>& metadata, const std::string& key) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end()) return "absent";
+  if (it->second.find('\n') == std::string::npos) return it->second;
+  return message(std::count(it->second.begin(), it->second.end(), '\n'), " lines");
+}
+
+// The first setting (configuration, vocabulary, format) on which two checkpoints disagree.
+void require_same_settings(const SafetensorsFile& first, const std::string& first_path, const SafetensorsFile& other,
+                           const std::string& other_path) {
+  std::map<std::string, std::string> keys;  // every key either has (the values do not matter here)
+  for (const auto* file : {&first, &other})
+    for (const auto& entry : file->metadata) keys.insert(entry);
+  for (const auto& [key, ignored] : keys) {
+    if (is_training_state(key)) continue;
+    const auto a = first.metadata.find(key), b = other.metadata.find(key);
+    if (a != first.metadata.end() && b != other.metadata.end() && a->second == b->second) continue;
+    const std::string a_shown = shown(first.metadata, key), b_shown = shown(other.metadata, key);
+    throw CheckpointError(message("average: ", other_path, " differs from ", first_path, " in ", key, " (",
+                                  a_shown == b_shown ? "as many lines, other entries" : b_shown + ", not " + a_shown,
+                                  "): only checkpoints of one run average"));
+  }
+}
+
+SafetensorsFile read_gradformer_checkpoint(const std::string& path) {
+  SafetensorsFile file = load_safetensors(path);
+  const auto format = file.metadata.find("format");
+  if (format == file.metadata.end() || format->second != kFormat)
+    throw CheckpointError(
+        message("average: ", path, ": not a gradformer checkpoint (no metadata format=", kFormat, ")"));
+  return file;
+}
+
+}  // namespace
+
+std::string kept_checkpoint_path(const std::string& out_dir, int64_t step) {
+  return (fs::path(out_dir) / message("model-step-", step, ".safetensors")).string();
+}
+
+std::vector<std::string> kept_checkpoints(const std::string& run_dir) {
+  static const std::regex kept(R"(model-step-([0-9]{1,18})\.safetensors)");
+  std::vector<std::pair<int64_t, std::string>> found;  // (step, path)
+  std::error_code error;
+  for (fs::directory_iterator it(run_dir, error), end; !error && it != end; it.increment(error)) {
+    std::smatch match;
+    const std::string name = it->path().filename().string();
+    if (std::regex_match(name, match, kept)) found.emplace_back(std::stoll(match[1]), it->path().string());
+  }
+  if (error) throw DataError(message("kept checkpoints: directory ", run_dir, ": ", error.message()));
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto& [step, path] : found) paths.push_back(std::move(path));
+  return paths;
+}
+
+void keep_checkpoint(const std::string& checkpoint, const std::string& out_dir, int64_t step, int64_t keep_last) {
+  if (keep_last <= 0) return;
+  const std::string kept = kept_checkpoint_path(out_dir, step);
+  std::error_code error;
+  fs::copy_file(checkpoint, kept, fs::copy_options::overwrite_existing, error);
+  if (error) throw CheckpointError(message(kept, ": cannot keep a copy of ", checkpoint, ": ", error.message()));
+  // An old copy that cannot be deleted stays, and the run goes on.
+  const std::vector<std::string> all = kept_checkpoints(out_dir);
+  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) fs::remove(all[i], error);
+}
+
+void average_checkpoints(const std::vector<std::string>& paths, const std::string& out_path) {
+  if (paths.empty()) throw ValueError("average: no checkpoints to average");
+  SafetensorsFile first = read_gradformer_checkpoint(paths.front());
+  // sum_k theta_k, per parameter, in float64: [any shape]
+  StateDict sums;
+  for (const auto& [name, t] : first.tensors) {
+    if (is_optimizer_state(name)) continue;
+    if (!is_floating(t.dtype()))
+      throw CheckpointError(message("average: ", paths.front(), ": tensor ", name, " is ", gradformer::name(t.dtype()),
+                                    "; only floating-point parameters average"));
+    sums.emplace(name, t.to(DType::Float64));
+  }
+  for (size_t k = 1; k < paths.size(); ++k) {
+    const SafetensorsFile other = read_gradformer_checkpoint(paths[k]);
+    require_same_settings(first, paths.front(), other, paths[k]);
+    for (const auto& [name, t] : other.tensors)
+      if (!is_optimizer_state(name) && !sums.count(name))
+        throw CheckpointError(
+            message("average: ", paths[k], " has a parameter ", name, " that ", paths.front(), " lacks"));
+    for (auto& [name, sum] : sums) {
+      const auto it = other.tensors.find(name);
+      if (it == other.tensors.end())
+        throw CheckpointError(
+            message("average: ", paths[k], " lacks the parameter ", name, " that ", paths.front(), " has"));
+      if (it->second.shape() != sum.shape() || it->second.dtype() != first.tensors.at(name).dtype())
+        throw CheckpointError(message("average: ", paths[k], ": parameter ", name, " is ", it->second.shape(), " ",
+                                      gradformer::name(it->second.dtype()), ", not ", sum.shape(), " ",
+                                      gradformer::name(first.tensors.at(name).dtype())));
+      sum = sum + it->second.to(DType::Float64);
+    }
+  }
+
+  // theta_avg = (1/K) sum_k theta_k, back in each parameter's dtype
+  const double count = static_cast<double>(paths.size());
+  StateDict averaged;
+  for (const auto& [name, sum] : sums) {
+    averaged.emplace(name, (sum / count).to(first.tensors.at(name).dtype()));
+    double value = 0;
+    if (first_non_finite(averaged.at(name), &value))
+      throw CheckpointError(message("average: the mean of ", name, " holds ", value, ": not saving it"));
+  }
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, value] : first.metadata)
+    if (!is_training_state(key)) metadata.emplace(key, value);
+  std::string sources;
+  for (const std::string& path : paths) sources += fs::path(path).filename().string() + "\n";
+  metadata["state.averaged"] = sources;
+  save_safetensors(out_path, averaged, metadata);
+}
+
+}  // namespace gradformer

@@ -429,11 +429,11 @@ class TrainingLog {
     // The batching in every line, so each line of a metrics file says how its run was batched.
     progress_.report(
         step, {{"loss", mean}, {"lr", lr}, {"tokens/s", static_cast<double>(window_slots_.target_tokens) / seconds}},
-        corpus_
-            ? std::vector<std::pair<std::string, std::string>>{{"padding", exact_text(window_slots_.padding())},
-                                                               {"batching", "\"" + batching_name(o_.batching) + "\""},
-                                                               {"pieces", std::to_string(o_.pieces)}}
-            : std::vector<std::pair<std::string, std::string>>{});
+        corpus_ ? std::vector<std::pair<std::string, std::string>>{{"padding", exact_text(window_slots_.padding())},
+                                                                   {"batching",
+                                                                    message("\"", batching_name(o_.batching), "\"")},
+                                                                   {"pieces", std::to_string(o_.pieces)}}
+                : std::vector<std::pair<std::string, std::string>>{});
     window_loss_ = 0, window_slots_ = {};
     window_start_ = std::chrono::steady_clock::now();
   }

@@ -15,7 +15,9 @@
 // whole MR x NR tiles), which also absorbs any transposition: a transposed operand is just another
 // pair of strides to the packing loops, never a copy of the whole matrix.
 //
-// Block sizes for this machine (AMD EPYC Zen 3: 32 KiB L1d, 512 KiB L2 per core, 32 MiB L3):
+// Block sizes for a common x86-64 server core (32 KiB L1d, 512 KiB or more of L2 per core, tens of
+// MiB of L3), chosen on an AMD EPYC Zen 3 (512 KiB L2, 32 MiB L3) and kept on Zen 4 (1 MiB L2), where
+// the matmul stays at par with OpenBLAS; they fit the smaller of the two caches:
 //   KC = 256: the B micro-panel, KC x NR = 256 x 16 floats = 16 KiB (256 x 8 doubles, also
 //             16 KiB), fills half of L1, leaving the other half for the A micro-panel being
 //             streamed (6 x 256 x 4 B = 6 KiB) and the C tile. A larger KC would push the B

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <random>
 #include <vector>
 
 #include "claims.h"
@@ -321,7 +322,10 @@ void print_speeds(const std::vector<Strategy>& strategies, const std::vector<Out
 
 void batches_that_learn(bool quick) {
   section("batches that learn");
-  const std::string dir = (std::filesystem::temp_directory_path() / "gradformer-11-batching").string();
+  // A folder of this run's own: the suite runs the program twice at once (its run and its figures).
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("gradformer-11-batching-" + std::to_string(std::random_device{}())))
+          .string();
   const std::vector<Strategy> strategies = {{"random", Batching::Random, 1},
                                             {"random, 4 pieces", Batching::Random, 4},
                                             {"random, 8 pieces", Batching::Random, 8},

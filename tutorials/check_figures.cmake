@@ -1,11 +1,14 @@
-# cmake -DPROGRAM=<chapter program> -DDIR=<run dir> -DFIGURES=<a.svg,b.svg> -DSOURCE=<tutorials/figures>
+# cmake [-DPROGRAM=<chapter program>] -DDIR=<run dir> -DFIGURES=<a.svg,b.svg> -DSOURCE=<tutorials/figures>
 #       [-DARGS=<the program's arguments, e.g. --quick>] [-DUPDATE=ON] -P check_figures.cmake
 # A chapter's figures are drawn by its program, like its text blocks are printed by it: this runs
 # the program in DIR, where it writes its figures, and checks each against the committed copy in
 # SOURCE, byte for byte. With UPDATE it copies the fresh figures over the committed ones instead.
-execute_process(COMMAND ${PROGRAM} ${ARGS} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE code OUTPUT_QUIET)
-if(NOT code EQUAL 0)
-  message(FATAL_ERROR "${PROGRAM} failed (${code})")
+# Without PROGRAM it checks the figures a run that just happened left in DIR.
+if(PROGRAM)
+  execute_process(COMMAND ${PROGRAM} ${ARGS} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE code OUTPUT_QUIET)
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "${PROGRAM} failed (${code})")
+  endif()
 endif()
 string(REPLACE "," ";" FIGURES "${FIGURES}")
 foreach(figure IN LISTS FIGURES)

@@ -1,4 +1,4 @@
-// check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--update | --update-varies]
+// check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--update | --update-varies]
 //
 // Listings: every ```cpp block of the chapter must appear in its companion program, character for
 // character with the whitespace (spaces, line breaks) ignored, so the code a reader sees compiles
@@ -23,6 +23,10 @@
 //   <!-- not output: WHY -->          diagram, another program's output): not checked
 //
 // Any other tag is an error, so no block escapes the check by a typo.
+// A block that only a command needing an optional tool prints (PyTorch, say) ends its tag with
+// "needs: TOOL", as in <!-- output: varies (WHAT; measured on MACHINE) needs: torch --> (or
+// <!-- needs: torch --> for an exact block). --missing TOOL says this machine has no TOOL: such blocks
+// are then listed as not checked, and everything else is checked as usual.
 // --update rewrites the untagged blocks that no longer match with what the commands print now (a
 // block is found in the output by its words, its numbers ignored); --update-varies rewrites the
 // varies blocks too (then correct their "measured on"). `git diff` shows what changed.
@@ -96,6 +100,7 @@ static std::string words_of(const std::string& line) {
 struct Block {
   size_t open = 0, close = 0;  // the lines of ``` text and of the closing ```
   std::string tag;             // "", "varies" or "not output"
+  std::string needs;           // the optional tool whose command prints it ("" if none)
 };
 
 // Where each piece of the block (the lines between "..." lines) is in the output, as [first, last]
@@ -131,16 +136,19 @@ static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const 
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--update | --update-varies]\n";
+    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--update | "
+                 "--update-varies]\n";
     return 2;
   }
   const std::string chapter_path = argv[1];
-  Lines md = read_lines(chapter_path), program = read_lines(argv[2]), commands;
+  Lines md = read_lines(chapter_path), program = read_lines(argv[2]), commands, missing;
   bool update = false, update_varies = false;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--run" && i + 1 < argc)
       commands.push_back(argv[++i]);
+    else if (arg == "--missing" && i + 1 < argc)
+      missing.push_back(argv[++i]);
     else if (arg == "--update")
       update = true;
     else if (arg == "--update-varies")
@@ -188,8 +196,13 @@ int main(int argc, char** argv) {
   std::vector<Block> blocks;
   for (size_t i = 0; i < md.size(); ++i) {
     if (trim(md[i]) != "```text") continue;
-    Block b{.open = i, .close = i, .tag = ""};
-    const std::string before = i > 0 ? trim(md[i - 1]) : "";
+    Block b{.open = i, .close = i, .tag = "", .needs = ""};
+    std::string before = i > 0 ? trim(md[i - 1]) : "";
+    static const std::regex needs_tag("(<!--.*) needs: ([A-Za-z0-9_-]+) -->");
+    if (std::smatch m; std::regex_match(before, m, needs_tag)) {
+      b.needs = m[2];
+      before = m[1] == "<!--" ? "" : m[1].str() + " -->";  // <!-- needs: TOOL --> alone: an exact block
+    }
     if (before.starts_with("<!-- not output") && before.ends_with("-->"))
       b.tag = "not output";
     else if (before.starts_with("<!-- output: varies (") && before.find("measured on ") != none &&
@@ -204,7 +217,7 @@ int main(int argc, char** argv) {
     b.close = i;
     blocks.push_back(b);
   }
-  int checked = 0, stale = 0, rewritten = 0;
+  int checked = 0, stale = 0, rewritten = 0, not_checked = 0;
   if (!commands.empty()) {
     Lines output, printed, printed_words;
     for (const std::string& command : commands)
@@ -222,6 +235,12 @@ int main(int argc, char** argv) {
     Lines updated(md.begin(), md.end());
     for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {  // from the end, so line numbers stay valid
       if (b->tag == "not output") continue;
+      if (std::find(missing.begin(), missing.end(), b->needs) != missing.end()) {
+        ++not_checked;
+        std::cout << chapter_path << ":" << b->open + 1 << ": not checked: printed by a command that needs "
+                  << b->needs << ", which this machine lacks\n";
+        continue;
+      }
       ++checked;
       const bool by_words = b->tag == "varies" && !update_varies;
       if (!find_block(md, *b, by_words ? printed_words : printed, by_words).empty()) continue;
@@ -250,7 +269,8 @@ int main(int argc, char** argv) {
   }
   failures += stale;
   std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked
-            << " checked against the output, " << stale << " stale, " << rewritten << " rewritten), " << failures
+            << " checked against the output, " << stale << " stale, " << rewritten << " rewritten, " << not_checked
+            << " not checked for a missing tool), " << failures
             << " failures\n";
   return failures == 0 && listings > 0 ? 0 : 1;
 }

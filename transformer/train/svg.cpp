@@ -124,7 +124,9 @@ std::string line_plot_svg(const LinePlot& plot) {
   }
   const std::vector<double> x_ticks = nice_ticks(x_lo, x_hi), y_ticks = nice_ticks(y_lo, y_hi);
 
-  const double width = 640, height = 400, left = 70, right = 20, top = 40, bottom = 50;
+  // right: room for half of the last x tick's label, centred on the plot's edge ("1.5e+04" is
+  // about 45 px wide at the 12 px font).
+  const double width = 640, height = 400, left = 70, right = 36, top = 40, bottom = 50;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   const auto px = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * plot_w; };
   const auto py = [&](double y) { return top + plot_h - (y - y_lo) / (y_hi - y_lo) * plot_h; };

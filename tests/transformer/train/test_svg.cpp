@@ -93,6 +93,18 @@ TEST_CASE("line plot is well-formed with axes ticks title and one line per serie
   CHECK(svg.find(">0</text>") != std::string::npos);
 }
 
+TEST_CASE("line plot's last x tick label fits inside the picture") {
+  LinePlot plot;
+  plot.series = {{"lr", {0, 15000}, {0.0, 1.0}}};  // the ticks end at 1.5e+04, the longest label
+  const std::string svg = line_plot_svg(plot);
+  const size_t label = svg.find(">1.5e+04</text>");
+  REQUIRE(label != std::string::npos);
+  const size_t x_at = svg.rfind("<text x=\"", label) + 9;
+  const double centre = std::stod(svg.substr(x_at)), width = 640;
+  const double half_width = 0.5 * 7 * 0.6 * 12;  // 7 characters at about 0.6 em each, 12 px font
+  CHECK(centre + half_width <= width);
+}
+
 TEST_CASE("line plot handles a single point and a flat line") {
   LinePlot plot;
   plot.series = {{"one", {5}, {2.0}}};

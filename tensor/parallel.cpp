@@ -32,11 +32,11 @@ inline void cpu_relax() {
 #endif
 }
 
-// How long a waiting thread spins before it sleeps: about 50 microseconds. A training step runs
-// hundreds of parallel regions of tens of microseconds each; waking a sleeping thread through the
-// kernel takes about as long as that, so without spinning a second thread saves nothing (measured:
-// the copy task took 33.6 s on one thread and 33.9 s on two). Spinning no longer than this keeps
-// an idle pool from burning a core.
+// How long a waiting thread spins before it sleeps, at most: about 50 microseconds. A training step
+// runs hundreds of parallel regions of tens of microseconds each; waking a sleeping thread through
+// the kernel takes about as long as that, so without spinning a second thread saves nothing
+// (measured: the copy task took 33.6 s on one thread and 33.9 s on two). Spinning no longer than
+// this keeps an idle pool from burning a core.
 constexpr int kSpins = 4000;
 
 // One parallel_for: `pieces` contiguous pieces of [begin, begin + n), piece p run as call(fn, lo, hi).
@@ -50,7 +50,20 @@ struct Job {
   int64_t published_ns = 0;
 };
 
+// The pool's claim word: which job is current (its generation), how many pieces it has, and the next
+// piece nobody has taken yet, in one atomic so that a thread taking a piece knows in the same step
+// that the piece belongs to the job it woke for.
+//   bits 63..32: generation   31..16: pieces   15..0: next piece
+constexpr uint32_t generation_of(uint64_t claim) { return static_cast<uint32_t>(claim >> 32); }
+constexpr int pieces_of(uint64_t claim) { return static_cast<int>((claim >> 16) & 0xFFFF); }
+constexpr int next_piece_of(uint64_t claim) { return static_cast<int>(claim & 0xFFFF); }
+constexpr uint64_t claim_word(uint32_t generation, int pieces) {
+  return (uint64_t{generation} << 32) | (static_cast<uint64_t>(pieces) << 16);
+}
+constexpr int kMaxPieces = 0xFFFF;
+
 std::atomic<int> thread_starts_left{-1};  // the test seam of detail::fail_thread_starts_after; -1: off
+std::atomic<bool> workers_held{false};     // the test seam of detail::hold_workers
 
 // A worker thread, or the error std::thread reports when the OS refuses one (EAGAIN at the
 // process or user thread limit).
@@ -61,12 +74,22 @@ std::thread start_thread(std::function<void()> body) {
   return std::thread(std::move(body));
 }
 
-// Every worker takes part in every job (worker w runs piece w + 1, or nothing when the job has
-// fewer pieces), so each one sees every job and none can skip one. Waiting on either side spins
-// for a while, then sleeps on a condition variable.
+// The caller and the workers take the job's pieces from a shared counter, each running pieces until
+// none is left; the caller then waits until every piece taken is done. Which thread runs a piece
+// does not change its result (the pieces' bounds are fixed by the job), so the results are the same
+// whoever takes what. Taking, rather than handing each worker its piece, is what makes a busy
+// machine harmless: a worker that the OS has not scheduled yet (another program has its core) takes
+// nothing, and the caller runs that piece itself instead of waiting for the worker to get a core.
+//
+// Waiting for the next job, a worker spins for up to its spin budget, then sleeps on a condition
+// variable. The budget adapts to the machine: a worker that saw a job while spinning yet found every
+// piece taken was not running when it mattered (its core was busy with something else), so spinning
+// only took a core from the caller or another program: it halves its budget. A worker that gets a
+// piece doubles it again, up to kSpins. On a quiet machine every job finds its workers spinning, and
+// they keep the whole budget.
 //
 // One job at a time: run() is entered only by the holder of busy_ (see run_on_pool), because the
-// job slot, the error and the pending count are the pool's, not the caller's.
+// job slot, the error and the done count are the pool's, not the caller's.
 class ThreadPool {
  public:
   explicit ThreadPool(int threads) {
@@ -90,21 +113,23 @@ class ThreadPool {
   void release() { busy_.store(false, std::memory_order_release); }
 
   void run(const Job& job) {
-    job_ = job;  // workers read it only after seeing the new generation (release/acquire below)
+    job_ = job;  // workers read it only after taking a piece of this generation (release/acquire below)
+    job_.pieces = std::min(job_.pieces, kMaxPieces);
     if (profiler::enabled()) job_.phase = profiler::current_phase(), job_.published_ns = profiler::now_ns();
     error_ = nullptr;
-    pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    const uint32_t generation = ++generation_;
     bool sleeping;
     {
-      std::lock_guard lock(mutex_);
-      generation_.fetch_add(1, std::memory_order_release);
+      std::lock_guard lock(mutex_);  // a worker going to sleep checks the claim word under it
+      claim_.store(claim_word(generation, job_.pieces), std::memory_order_release);
       sleeping = sleepers_ > 0;
     }
     if (sleeping) wake_.notify_all();
-    run_piece(0);
+    take_pieces(generation, /*worker=*/false);
     {
       const profiler::Scope waiting(profiler::kPoolWait, job_.phase, profiler::Kind::Pool);
-      for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+      for (int spins = 0; done_.load(std::memory_order_acquire) != job_.pieces; ++spins) {
         if (spins < kSpins)
           cpu_relax();
         else
@@ -115,10 +140,24 @@ class ThreadPool {
   }
 
  private:
-  void run_piece(int piece) {
-    if (piece >= job_.pieces) return;
+  // Takes and runs pieces of job `generation` until none is left; returns how many it ran.
+  int take_pieces(uint32_t generation, bool worker) {
+    int ran = 0;
+    uint64_t claim = claim_.load(std::memory_order_acquire);
+    while (generation_of(claim) == generation && next_piece_of(claim) < pieces_of(claim)) {
+      if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        continue;  // another thread took that piece (claim now holds the fresh word): try the next
+      run_piece(next_piece_of(claim), worker);
+      done_.fetch_add(1, std::memory_order_release);
+      ++ran;
+      claim = claim_.load(std::memory_order_acquire);
+    }
+    return ran;
+  }
+
+  void run_piece(int piece, bool worker) {
     // A worker's piece, profiled: how long after the job was handed out it began, and how long it ran.
-    const bool profiled = piece > 0 && job_.published_ns != 0 && profiler::enabled();
+    const bool profiled = worker && job_.published_ns != 0 && profiler::enabled();
     const int64_t began = profiled ? profiler::now_ns() : 0;
     if (profiled) profiler::pool_event(profiler::kPoolWake, job_.phase, job_.published_ns, began);
     const int64_t lo = job_.begin + job_.n * piece / job_.pieces, hi = job_.begin + job_.n * (piece + 1) / job_.pieces;
@@ -136,49 +175,51 @@ class ThreadPool {
   void stop() {
     {
       std::lock_guard lock(mutex_);
-      stopping_ = true;
-      generation_.fetch_add(1, std::memory_order_release);
+      stopping_.store(true, std::memory_order_relaxed);
+      claim_.store(claim_word(++generation_, 0), std::memory_order_release);  // wakes every worker
     }
     wake_.notify_all();
     for (auto& t : workers_) t.join();
     workers_.clear();
   }
 
-  void work(int piece) {
-    profiler::name_this_thread("pool worker " + std::to_string(piece));
-    uint64_t seen = 0;
+  void work(int index) {
+    profiler::name_this_thread("pool worker " + std::to_string(index));
+    uint32_t seen = 0;
+    int budget = kSpins;  // spins before sleeping; adapts as the class comment says
     for (;;) {
-      uint64_t now = generation_.load(std::memory_order_acquire);
-      for (int spins = 0; now == seen && spins < kSpins; ++spins) {
+      uint64_t claim = claim_.load(std::memory_order_acquire);
+      for (int spins = 0; generation_of(claim) == seen && spins < budget; ++spins) {
         cpu_relax();
-        now = generation_.load(std::memory_order_acquire);
+        claim = claim_.load(std::memory_order_acquire);
       }
-      if (now == seen) {  // nothing came: sleep until the next job
+      const bool slept = generation_of(claim) == seen;
+      if (slept) {  // nothing came: sleep until the next job
         std::unique_lock lock(mutex_);
         ++sleepers_;
-        wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+        wake_.wait(lock, [&] { return generation_of(claim_.load(std::memory_order_acquire)) != seen; });
         --sleepers_;
-        now = generation_.load(std::memory_order_acquire);
       }
-      seen = now;
-      {
-        std::lock_guard lock(mutex_);
-        if (stopping_) return;
-      }
-      run_piece(piece);
-      pending_.fetch_sub(1, std::memory_order_release);
+      if (stopping_.load(std::memory_order_relaxed)) return;
+      seen = generation_of(claim_.load(std::memory_order_acquire));
+      if (workers_held.load(std::memory_order_relaxed)) continue;
+      if (take_pieces(seen, /*worker=*/true) > 0)
+        budget = std::min(kSpins, 2 * std::max(budget, 1));
+      else if (!slept)
+        budget /= 2;  // spun and still late: this worker's core was busy with something else
     }
   }
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;  // guards sleepers_, stopping_ and error_
+  std::mutex mutex_;  // guards sleepers_ and error_; the claim word changes under it
   std::condition_variable wake_;
   Job job_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<bool> busy_{false};  // a caller is inside run()
+  uint32_t generation_ = 0;  // the last job's; written only by run() and stop()
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> done_{0};          // pieces of the current job finished
+  std::atomic<bool> busy_{false};     // a caller is inside run()
+  std::atomic<bool> stopping_{false};
   int sleepers_ = 0;
-  bool stopping_ = false;
   std::exception_ptr error_;
 };
 
@@ -235,6 +276,8 @@ namespace detail {
 bool inside_parallel_region() { return running_a_piece; }
 
 void fail_thread_starts_after(int n) { thread_starts_left.store(n); }
+
+void hold_workers(bool held) { workers_held.store(held); }
 
 void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void*, int64_t, int64_t), void* fn) {
   const int64_t n = end - begin;

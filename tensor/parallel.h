@@ -33,6 +33,8 @@ namespace detail {
 bool inside_parallel_region();
 /// Tests only: after n more thread starts, every start fails as if the OS refused it; -1 turns it off.
 void fail_thread_starts_after(int n);
+/// Tests only: while held, the pool's workers take no piece, as if the OS never gave them a core.
+void hold_workers(bool held);
 /// Runs call(fn, lo, hi) over the pieces on the pool's threads (the caller takes piece 0).
 void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void* fn, int64_t lo, int64_t hi), void* fn);
 }  // namespace detail

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -114,4 +115,24 @@ TEST_CASE("set_num_threads while other threads run parallel_for is safe") {
   CHECK(callers_missing_indices(3, 1000, /*resize_pool=*/true) == 0);
   set_num_threads(2);
   CHECK(num_threads() == 2);
+}
+
+TEST_CASE("parallel_for: a worker that never gets a core holds nothing up, the caller runs its pieces") {
+  // Every piece is taken from a shared counter, so a worker the OS does not run (another program has
+  // its core) leaves its piece to the caller instead of making the caller wait for it.
+  set_num_threads(4);
+  detail::hold_workers(true);
+  std::vector<std::thread::id> ran_on(4);
+  parallel_for(0, 4, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) ran_on[static_cast<size_t>(i)] = std::this_thread::get_id();
+  });
+  detail::hold_workers(false);
+  for (const std::thread::id& id : ran_on) CHECK(id == std::this_thread::get_id());
+  // Released, the workers take part again: the same range, the same result.
+  std::vector<int> counts(1 << 16, 0);
+  parallel_for(0, static_cast<int64_t>(counts.size()), 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) ++counts[static_cast<size_t>(i)];
+  });
+  CHECK(std::count(counts.begin(), counts.end(), 1) == static_cast<std::ptrdiff_t>(counts.size()));
+  set_num_threads(2);
 }

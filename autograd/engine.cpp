@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
@@ -74,6 +75,18 @@ void accumulate(Tensor& slot, Tensor g, bool leaf) {
     slot = add(slot, g);
   else if (!dense_loop(slot, g, [](auto d, auto s) { return d + s; }))
     slot.add_(g);  // g is a strided view: the general kernel
+}
+
+// slot += g on slot.narrow(part): a gradient that covers only part of its input (narrow's). The slot
+// becomes a dense tensor of the input's shape, zero outside the parts added so far.
+// Like accumulate, it writes in place only into a tensor nobody else holds.
+void accumulate_part(Tensor& slot, const Shape& shape, const GradPart& part, const Tensor& g) {
+  if (!slot.defined())
+    slot = zeros(shape, g.dtype());
+  else if (!owned(slot))
+    slot = dense_copy(slot);
+  Tensor target = slot.narrow(part.dim, part.start, part.length);
+  target.add_(g);
 }
 
 // What a backward function reads and writes, each once: dL/d(output), its inputs' values and
@@ -143,7 +156,9 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
   }();
   root.grad_fn->grad_ = std::move(seed);
   std::array<Tensor, 3> inline_slots;  // most ops have at most 3 inputs: no allocation
+  std::array<GradPart, 3> inline_parts;
   std::vector<Tensor> spilled_slots;
+  std::vector<GradPart> spilled_parts;
   try {
     for (const std::shared_ptr<Node>& node : nodes) {
       // The node's event: its backward function, adding its gradients into its inputs', freeing it.
@@ -155,15 +170,18 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
       }
       if (auto out = node->retained_.lock()) accumulate(out->grad, g, /*leaf=*/true);
       const std::span<const Variable> inputs = node->inputs();
-      if (inputs.size() > inline_slots.size()) spilled_slots.assign(inputs.size(), Tensor());
-      const std::span<Tensor> slots = inputs.size() > inline_slots.size()
-                                          ? std::span<Tensor>(spilled_slots)
-                                          : std::span<Tensor>(inline_slots.data(), inputs.size());
-      Grads grads(inputs, slots);
+      const bool spill = inputs.size() > inline_slots.size();
+      if (spill) spilled_slots.assign(inputs.size(), Tensor()), spilled_parts.assign(inputs.size(), GradPart());
+      const std::span<Tensor> slots =
+          spill ? std::span<Tensor>(spilled_slots) : std::span<Tensor>(inline_slots.data(), inputs.size());
+      const std::span<GradPart> parts =
+          spill ? std::span<GradPart>(spilled_parts) : std::span<GradPart>(inline_parts.data(), inputs.size());
+      Grads grads(inputs, slots, parts);
       node->apply(g, grads);
       if (event.active()) event.add_bytes(backward_bytes(g, inputs, slots));
       for (size_t i = 0; i < slots.size(); ++i) {
         const Variable& in = inputs[i];
+        const GradPart part = std::exchange(parts[i], GradPart());  // leaves the whole-input default
         if (!slots[i].defined()) continue;
         if (!in.requires_grad()) {  // computed although not wanted: drop it, the slot is reused
           slots[i] = Tensor();
@@ -174,6 +192,19 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
         if (gi.dtype() != value.dtype())
           throw DTypeError(message("backward of '", node->op(), "': the gradient of input ", i, " is ", gi.dtype(),
                                    ", the input is ", value.dtype()));
+        VariableImpl& target = *in.impl();
+        if (part.dim >= 0) {  // a gradient of part of the input (Grads::set_part)
+          const Shape part_shape = value.narrow(part.dim, part.start, part.length).shape();
+          if (gi.shape() != part_shape)
+            throw ShapeError(message("backward of '", node->op(), "': the gradient of input ", i, "'s part has shape ",
+                                     gi.shape(), ", the part has shape ", part_shape));
+          if (anomaly_enabled()) check_backward_finite(node->op(), i, gi);
+          if (target.grad_fn)
+            accumulate_part(target.grad_fn->grad_, value.shape(), part, gi);
+          else
+            accumulate_part(target.grad, value.shape(), part, gi);
+          continue;
+        }
         if (gi.shape() != value.shape()) {
           // The one place broadcasting is undone: a [B, T, C] gradient of a [C] bias is summed to [C].
           if (!reduces_to(gi.shape(), value.shape()))
@@ -182,7 +213,6 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
           gi = sum_to(gi, value.shape());
         }
         if (anomaly_enabled()) check_backward_finite(node->op(), i, gi);
-        VariableImpl& target = *in.impl();
         if (target.grad_fn)
           accumulate(target.grad_fn->grad_, std::move(gi), /*leaf=*/false);
         else

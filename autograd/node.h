@@ -31,11 +31,18 @@
 
 namespace gradformer {
 
+/// Where a gradient slot's tensor goes in its input: all of it (dim < 0), or the part
+/// input.narrow(dim, start, length), the rest of the input's gradient being zero.
+struct GradPart {
+  int64_t dim = -1, start = 0, length = 0;
+};
+
 /// What a backward function reads and writes: the inputs' values, which inputs want a gradient,
 /// and a slot per input for dL/d(input).
 class Grads {
  public:
-  Grads(std::span<const Variable> inputs, std::span<Tensor> slots) : inputs_(inputs), slots_(slots) {}
+  Grads(std::span<const Variable> inputs, std::span<Tensor> slots, std::span<GradPart> parts)
+      : inputs_(inputs), slots_(slots), parts_(parts) {}
   size_t size() const { return slots_.size(); }
   /// Whether input i needs a gradient: skip the work when it does not.
   bool wanted(size_t i) const { return inputs_[i].requires_grad(); }
@@ -43,10 +50,19 @@ class Grads {
   const Tensor& input(size_t i) const { return inputs_[i].value(); }
   /// The slot for dL/d(input i); leave it undefined to mean zero.
   Tensor& operator[](size_t i) { return slots_[i]; }
+  /// dL/d(input i) is g on input(i).narrow(dim, start, length) and zero elsewhere. The engine adds g
+  /// into that part of the input's gradient in place, instead of into a zero-filled tensor of the
+  /// input's full shape that would then be added whole (what narrow's backward needs: the three
+  /// narrows of a fused q/k/v projection fill one gradient, a third each).
+  void set_part(size_t i, int64_t dim, int64_t start, int64_t length, Tensor g) {
+    slots_[i] = std::move(g);
+    parts_[i] = GradPart{dim, start, length};
+  }
 
  private:
   std::span<const Variable> inputs_;
   std::span<Tensor> slots_;
+  std::span<GradPart> parts_;
 };
 
 class Node {

@@ -44,20 +44,19 @@ Variable slice(const Variable& x, int64_t dim, int64_t start, int64_t end, int64
   });
 }
 
+// The gradient is g on the narrowed part and zero elsewhere; the engine adds it into that part alone.
 Variable narrow(const Variable& x, int64_t dim, int64_t start, int64_t length) {
-  return record("narrow", x.value().narrow(dim, start, length), {x}, [=](const Tensor& g, Grads& dx) {
-    Tensor full = zeros(dx.input(0).shape(), g.dtype());
-    full.narrow(dim, start, length).copy_(g);
-    dx[0] = full;
-  });
+  Tensor out = x.value().narrow(dim, start, length);  // validates dim, start and length
+  const int64_t d = normalize_dim(dim, x.dim(), "narrow");
+  return record("narrow", out, {x}, [=](const Tensor& g, Grads& dx) { dx.set_part(0, d, start, length, g); });
 }
 
+// select is a narrow of length 1 with that axis dropped: the gradient goes into that one slice.
 Variable select(const Variable& x, int64_t dim, int64_t index) {
-  return record("select", x.value().select(dim, index), {x}, [=](const Tensor& g, Grads& dx) {
-    Tensor full = zeros(dx.input(0).shape(), g.dtype());
-    full.select(dim, index).copy_(g);
-    dx[0] = full;
-  });
+  Tensor out = x.value().select(dim, index);  // validates dim and index
+  const int64_t d = normalize_dim(dim, x.dim(), "select");
+  const int64_t i = index < 0 ? index + x.value().size(d) : index;
+  return record("select", out, {x}, [=](const Tensor& g, Grads& dx) { dx.set_part(0, d, i, 1, g.unsqueeze(d)); });
 }
 
 Variable squeeze(const Variable& x, int64_t dim) {

@@ -63,6 +63,32 @@ TEST_CASE("accumulation never writes into a tensor someone else holds") {
   CHECK(values(b.grad()) == std::vector<double>{2, 2});
 }
 
+TEST_CASE("narrow's gradient is added into its part of the input's gradient") {
+  // y = 1 * x[:, 0:2] + 2 * x[:, 2:4] + 3 * x[:, 4:6], summed: dL/dx is 1 1 2 2 3 3 on each row,
+  // gathered part by part (the three narrows of a fused q/k/v projection).
+  Variable x(ones({2, 6}), true);
+  Variable y = sum(narrow(x, 1, 0, 2) * 1.0) + sum(narrow(x, 1, 2, 2) * 2.0) + sum(narrow(x, 1, 4, 2) * 3.0);
+  y.backward();
+  CHECK(values(x.grad()) == std::vector<double>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3});
+  // Overlapping parts add up; a part of an op's output (not a leaf) and a whole gradient mix.
+  Variable a(tensor({1, 2, 3, 4}, {4}), true);
+  Variable b = a * 1.0;  // b's gradient is gathered in the engine, then passed on to a
+  Variable z = sum(narrow(b, 0, 0, 3)) + sum(narrow(b, 0, 1, 3) * 10.0) + sum(b * b);
+  z.backward();
+  // dz/db = [1, 11, 11, 10] + 2b = [3, 15, 17, 18]
+  CHECK(values(a.grad()) == std::vector<double>{3, 15, 17, 18});
+}
+
+TEST_CASE("a part of a gradient is never added into a tensor someone else holds") {
+  Variable x(tensor({1, 1, 1}, {3}), true);
+  Variable y = sum(narrow(x, 0, 1, 2));
+  y.backward(ones({}), true);
+  const Tensor held = x.grad();  // the user keeps a handle
+  y.backward();
+  CHECK(values(held) == std::vector<double>{0, 1, 1});
+  CHECK(values(x.grad()) == std::vector<double>{0, 2, 2});
+}
+
 TEST_CASE("retain_graph allows a second backward and without it the graph is freed") {
   Variable x(scalar(2.0), true);
   Variable y = x * x * x;  // dy/dx = 3x^2 = 12
@@ -260,6 +286,10 @@ TEST_CASE("backward checks the shape and dtype a backward function returns") {
   Variable bad_dtype =
       record("bad_dtype", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({3}, DType::Float64); });
   CHECK_THROWS_MSG(sum(bad_dtype).backward(), DTypeError, "backward of 'bad_dtype'");
+  Variable bad_part = record("bad_part", x.value(), {x},
+                             [](const Tensor&, Grads& dx) { dx.set_part(0, 0, 1, 2, ones({3})); });
+  CHECK_THROWS_MSG(sum(bad_part).backward(), ShapeError,
+                   "backward of 'bad_part': the gradient of input 0's part has shape [3], the part has shape [2]");
 }
 
 TEST_CASE("a variable prints its value and where it came from") {

@@ -63,7 +63,7 @@ constexpr uint64_t claim_word(uint32_t generation, int pieces) {
 constexpr int kMaxPieces = 0xFFFF;
 
 std::atomic<int> thread_starts_left{-1};  // the test seam of detail::fail_thread_starts_after; -1: off
-std::atomic<bool> workers_held{false};     // the test seam of detail::hold_workers
+std::atomic<bool> workers_held{false};    // the test seam of detail::hold_workers
 
 // A worker thread, or the error std::thread reports when the OS refuses one (EAGAIN at the
 // process or user thread limit).
@@ -216,8 +216,8 @@ class ThreadPool {
   Job job_;
   uint32_t generation_ = 0;  // the last job's; written only by run() and stop()
   std::atomic<uint64_t> claim_{0};
-  std::atomic<int> done_{0};          // pieces of the current job finished
-  std::atomic<bool> busy_{false};     // a caller is inside run()
+  std::atomic<int> done_{0};       // pieces of the current job finished
+  std::atomic<bool> busy_{false};  // a caller is inside run()
   std::atomic<bool> stopping_{false};
   int sleepers_ = 0;
   std::exception_ptr error_;

@@ -26,7 +26,8 @@ class Storage {
   size_t bytes() const { return bytes_; }
 
  private:
-  std::byte* data_;
+  void* block_ = nullptr;      // what malloc gave
+  std::byte* data_ = nullptr;  // its first 64-byte boundary
   size_t bytes_;
 };
 

@@ -8,7 +8,9 @@
 // It exits with a non-zero status if a claim the chapter makes does not hold.
 #define GRADFORMER_LADDER_NO_MAIN
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -22,6 +24,11 @@
 #include "transformer/data/batch_stream.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/trainer.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#include <sys/resource.h>
+#endif
 
 using namespace gradformer;
 using namespace tutorial;
@@ -74,22 +81,31 @@ double bandwidth_gbs(int runs) {
 // ---- 2. one training step, profiled ------------------------------------------------------------------
 
 // The copy task at the Annotated Transformer's settings (2 layers, 8 heads, batches of 80), at the
-// width given, with d_ff = 4 d_model. Warm-up steps first: the first steps allocate Adam's moments,
-// start the pool's threads and fault in fresh memory, which later steps do not.
-profiler::Trace profile_copy_step(int64_t d_model, int warmup) {
-  TransformerConfig c = TransformerConfig::tutorial(11, 11);
-  c.d_model = d_model, c.d_ff = 4 * d_model, c.heads = 8, c.layers = 2;
-  EncoderDecoder model(c, /*seed=*/1);
-  model.train();
-  Adam adam(model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
-  CopyTaskStream batches(/*batch_size=*/80, /*seed=*/1);
-  const StepOptions options{.lr = 1e-4, .loss = {.ignore_index = Vocab::pad}};
-  for (int step = 0; step < warmup; ++step) train_step(model, adam, batches.next(), options);
+// width given, with d_ff = 4 d_model.
+struct CopyTask {
+  explicit CopyTask(int64_t d_model) : model(config(d_model), /*seed=*/1) { model.train(); }
+  static TransformerConfig config(int64_t d_model) {
+    TransformerConfig c = TransformerConfig::tutorial(11, 11);
+    c.d_model = d_model, c.d_ff = 4 * d_model, c.heads = 8, c.layers = 2;
+    return c;
+  }
+  void step() { train_step(model, adam, batches.next(), options); }  // chapter 11's training step
 
+  EncoderDecoder model;
+  Adam adam{model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9}};
+  CopyTaskStream batches{/*batch_size=*/80, /*seed=*/1};
+  StepOptions options{.lr = 1e-4, .loss = {.ignore_index = Vocab::pad}};
+};
+
+// One step, profiled, after warm-up steps: the first steps allocate Adam's moments, start the pool's
+// threads and fault in fresh memory, which later steps do not.
+profiler::Trace profile_copy_step(int64_t d_model, int warmup) {
+  CopyTask task(d_model);
+  for (int step = 0; step < warmup; ++step) task.step();
   profiler::start();
   {
     const profiler::Scope step("train step", profiler::Phase::Other, profiler::Kind::Region);
-    train_step(model, adam, batches.next(), options);
+    task.step();  // train_step(model, adam, batches.next(), options), on the copy task's model
   }
   return profiler::stop();
 }
@@ -177,10 +193,60 @@ int64_t op_events(const profiler::Trace& trace) {
                        [](const profiler::Event& e) { return e.kind == profiler::Kind::Op; });
 }
 
+// ---- 5. fresh pages ---------------------------------------------------------------------------------
+
+// Page faults and time in the kernel per step, from the operating system's count for the process
+// (getrusage: POSIX). With glibc's malloc the library keeps freed memory for the next step
+// (tensor/tensor.cpp). The same steps with malloc as glibc sets it show what that saves: they run in
+// a second copy of this program, started with MALLOC_TOP_PAD_ set to glibc's own default (a user
+// who sets any MALLOC_ variable keeps malloc as they set it, so the library leaves it alone there).
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define CHAPTER_16_FRESH_PAGES
+struct KernelCost {
+  double faults = 0, system_ms = 0, step_ms = 0;  // per step
+};
+
+KernelCost kernel_cost(int steps) {
+  CopyTask task(128);
+  for (int step = 0; step < 3; ++step) task.step();
+  const auto usage = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u;
+  };
+  const rusage before = usage();
+  const auto start = std::chrono::steady_clock::now();
+  for (int step = 0; step < steps; ++step) task.step();
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const rusage after = usage();
+  const double system_ms = static_cast<double>(after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 +
+                           static_cast<double>(after.ru_stime.tv_usec - before.ru_stime.tv_usec) * 1e-3;
+  return {static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, system_ms / steps, wall_ms / steps};
+}
+
+// kernel_cost(steps) in a copy of this program whose malloc is glibc's as it comes.
+KernelCost kernel_cost_with_glibc_defaults(const char* self, int steps) {
+  const std::string command = "MALLOC_TOP_PAD_=131072 " + std::string(self) + " --kernel-cost " + std::to_string(steps);
+  KernelCost cost;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    if (std::fscanf(pipe, "%lf %lf %lf", &cost.faults, &cost.system_ms, &cost.step_ms) != 3) cost = KernelCost{};
+    pclose(pipe);
+  }
+  return cost;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+#if defined(CHAPTER_16_FRESH_PAGES)
+  if (argc > 2 && std::strcmp(argv[1], "--kernel-cost") == 0) {  // the second copy, for "fresh pages"
+    const KernelCost cost = kernel_cost(std::atoi(argv[2]));
+    std::printf("%f %f %f\n", cost.faults, cost.system_ms, cost.step_ms);
+    return 0;
+  }
+#endif
   const int runs = quick ? 2 : 10;
 
   section("the machine");
@@ -208,6 +274,17 @@ int main(int argc, char** argv) {
     }
   }
   claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
+
+#if defined(CHAPTER_16_FRESH_PAGES)
+  section("fresh pages");
+  const int steps = quick ? 3 : 20;
+  const KernelCost kept = kernel_cost(steps), fresh = kernel_cost_with_glibc_defaults(argv[0], steps);
+  std::printf("glibc's malloc as it comes: %.0f page faults a step, %.1f of its %.1f ms in the kernel\n", fresh.faults,
+              fresh.system_ms, fresh.step_ms);
+  std::printf("freed memory kept:          %.0f page faults a step, %.1f of its %.1f ms in the kernel\n", kept.faults,
+              kept.system_ms, kept.step_ms);
+  claim(kept.faults * 10 < fresh.faults, "kept memory faults in less than a tenth of the pages");
+#endif
 
   section("what the profiler costs");
   const double off = ns_per_tiny_op(quick ? 20 : 200);

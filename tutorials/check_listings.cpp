@@ -107,7 +107,7 @@ struct Block {
 // indices into `printed` (the output's non-blank lines, trimmed, or their words_of); empty if the
 // block is not there.
 static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const Block& b, const Lines& printed,
-                                                         bool by_words) {
+                                                         bool by_words, size_t start = 0) {
   std::vector<Lines> pieces(1);
   for (size_t i = b.open + 1; i < b.close; ++i) {
     const std::string line = trim(md[i]);
@@ -117,7 +117,7 @@ static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const 
       pieces.back().push_back(by_words ? words_of(line) : line);
   }
   std::vector<std::pair<size_t, size_t>> found;
-  size_t from = 0;
+  size_t from = start;
   for (const Lines& piece : pieces) {
     if (piece.empty()) continue;
     size_t at = from;
@@ -232,19 +232,33 @@ int main(int argc, char** argv) {
     for (const std::string& line : output) std::cout << line << "\n";  // for a failing test's log
     std::cout << "----\n";
 
+    // Where --update looks for each block: after the previous block's place in the output, so that
+    // two blocks with the same words (one table at two sizes) take the first and the second
+    // occurrence, not both the first.
+    std::vector<size_t> search_from(blocks.size(), 0);
+    for (size_t k = 0, next = 0; k < blocks.size(); ++k) {
+      if (blocks[k].tag == "not output") continue;
+      search_from[k] = next;
+      auto at = find_block(md, blocks[k], printed_words, /*by_words=*/true, next);
+      if (at.empty()) at = find_block(md, blocks[k], printed_words, /*by_words=*/true);
+      if (!at.empty()) next = at.back().second + 1;
+    }
+
     Lines updated(md.begin(), md.end());
     for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {  // from the end, so line numbers stay valid
       if (b->tag == "not output") continue;
       if (std::find(missing.begin(), missing.end(), b->needs) != missing.end()) {
         ++not_checked;
-        std::cout << chapter_path << ":" << b->open + 1 << ": not checked: printed by a command that needs "
-                  << b->needs << ", which this machine lacks\n";
+        std::cout << chapter_path << ":" << b->open + 1 << ": not checked: printed by a command that needs " << b->needs
+                  << ", which this machine lacks\n";
         continue;
       }
       ++checked;
       const bool by_words = b->tag == "varies" && !update_varies;
       if (!find_block(md, *b, by_words ? printed_words : printed, by_words).empty()) continue;
-      const auto found = find_block(md, *b, printed_words, /*by_words=*/true);
+      const size_t index = static_cast<size_t>(blocks.rend() - b) - 1;
+      auto found = find_block(md, *b, printed_words, /*by_words=*/true, search_from[index]);
+      if (found.empty()) found = find_block(md, *b, printed_words, /*by_words=*/true);
       if (!update || found.empty() || (b->tag == "varies" && !update_varies)) {
         ++stale;
         std::cerr << chapter_path << ":" << b->open + 1 << ": this ```text block is not in the output"
@@ -270,7 +284,6 @@ int main(int argc, char** argv) {
   failures += stale;
   std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked
             << " checked against the output, " << stale << " stale, " << rewritten << " rewritten, " << not_checked
-            << " not checked for a missing tool), " << failures
-            << " failures\n";
+            << " not checked for a missing tool), " << failures << " failures\n";
   return failures == 0 && listings > 0 ? 0 : 1;
 }

@@ -32,3 +32,16 @@ expect("an exact block that drifted" 1 "stale.md:9: this ```text block is not in
        ${DIR}/stale.md ${DIR}/program.cpp ${prints} --missing torch)
 expect("a torch run that prints the block" 0 "3 checked against the output, 0 stale"
        ${DIR}/good.md ${DIR}/program.cpp ${prints} --run "echo 'torch says 5'")
+
+# --update-varies on two blocks with the same words: each takes its own occurrence, in order.
+file(WRITE ${DIR}/twice.md "```cpp\nint main() { return 0; }\n```\n\n<!-- output: varies (a size; measured on a test) -->\n```text\nstep 9 ms\n```\n\n"
+                           "<!-- output: varies (a size; measured on a test) -->\n```text\nstep 9 ms\n```\n")
+file(WRITE ${DIR}/twice.cpp "int main() { return 0; }\n")
+file(WRITE ${DIR}/twice.txt "step 48 ms\nstep 502 ms\n")
+expect("two blocks with the same words, updated" 0 "2 rewritten" ${DIR}/twice.md ${DIR}/twice.cpp
+       --run "cat ${DIR}/twice.txt" --update-varies)
+file(READ ${DIR}/twice.md updated)
+if(NOT updated MATCHES "step 48 ms.*step 502 ms")
+  message(FATAL_ERROR "check_listings --update-varies gave the two blocks:\n${updated}")
+endif()
+message(STATUS "two blocks with the same words took the first and the second occurrence")

@@ -286,8 +286,8 @@ TEST_CASE("backward checks the shape and dtype a backward function returns") {
   Variable bad_dtype =
       record("bad_dtype", x.value(), {x}, [](const Tensor&, Grads& dx) { dx[0] = ones({3}, DType::Float64); });
   CHECK_THROWS_MSG(sum(bad_dtype).backward(), DTypeError, "backward of 'bad_dtype'");
-  Variable bad_part = record("bad_part", x.value(), {x},
-                             [](const Tensor&, Grads& dx) { dx.set_part(0, 0, 1, 2, ones({3})); });
+  Variable bad_part =
+      record("bad_part", x.value(), {x}, [](const Tensor&, Grads& dx) { dx.set_part(0, 0, 1, 2, ones({3})); });
   CHECK_THROWS_MSG(sum(bad_part).backward(), ShapeError,
                    "backward of 'bad_part': the gradient of input 0's part has shape [3], the part has shape [2]");
 }

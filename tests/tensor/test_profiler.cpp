@@ -114,7 +114,7 @@ TEST_CASE("profiler: a parallel region's pieces are recorded on the pool's threa
                                      pieces = named(trace, profiler::kPoolPiece),
                                      wakes = named(trace, profiler::kPoolWake);
   REQUIRE(ops.size() == 3);
-  CHECK(waits.size() == 3);  // one per parallel region, on the caller's thread
+  CHECK(waits.size() == 3);   // one per parallel region, on the caller's thread
   CHECK(pieces.size() == 3);  // one piece per region for the one worker
   CHECK(wakes.size() == 3);
   REQUIRE(trace.thread_names.size() == 2);

@@ -83,8 +83,10 @@ std::thread start_thread(std::function<void()> body) {
 //
 // Waiting for the next job, a worker spins for up to its spin budget, then sleeps on a condition
 // variable. The budget adapts to the machine: a worker that saw a job while spinning yet found every
-// piece taken was not running when it mattered (its core was busy with something else), so spinning
-// only took a core from the caller or another program: it halves its budget. A worker that gets a
+// piece taken, although the job had a piece for each worker up to it, was not running when it
+// mattered (its core was busy with something else), so spinning only took a core from the caller or
+// another program: it halves its budget. (A job with fewer pieces than threads leaves the last
+// workers nothing without any of them being late: that changes no budget.) A worker that gets a
 // piece doubles it again, up to kSpins. On a quiet machine every job finds its workers spinning, and
 // they keep the whole budget.
 //
@@ -201,12 +203,13 @@ class ThreadPool {
         --sleepers_;
       }
       if (stopping_.load(std::memory_order_relaxed)) return;
-      seen = generation_of(claim_.load(std::memory_order_acquire));
+      const uint64_t current = claim_.load(std::memory_order_acquire);
+      seen = generation_of(current);
       if (workers_held.load(std::memory_order_relaxed)) continue;
       if (take_pieces(seen, /*worker=*/true) > 0)
         budget = std::min(kSpins, 2 * std::max(budget, 1));
-      else if (!slept)
-        budget /= 2;  // spun and still late: this worker's core was busy with something else
+      else if (!slept && index < pieces_of(current))
+        budget /= 2;  // spun, and a piece was there for it, yet it came late: its core was busy elsewhere
     }
   }
 

@@ -23,7 +23,7 @@ int average_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
-  if (!f.has("--out")) throw UsageError("average: --out is required");
+  f.require("--out");
   const int64_t last = f.integer("--last");
   if (last < 0) throw UsageError(message("average: --last must be at least 0, got ", last));
   std::vector<std::string> paths = f.positionals();

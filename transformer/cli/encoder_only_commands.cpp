@@ -136,7 +136,7 @@ int classify_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
-  if (!f.has("--checkpoint")) throw UsageError("classify: --checkpoint is required");
+  f.require("--checkpoint");
   apply_threads(f, "classify");
   const std::string path = f.text("--checkpoint");
   LoadedEncoderOnly ckpt = load_encoder_only_checkpoint(path, "classify");

@@ -140,6 +140,10 @@ std::vector<std::string> Flags::given_names() const {
     if (flags_.at(name).given) names.push_back(name);
   return names;
 }
+
+void Flags::require(const std::string& name) const {
+  if (!has(name)) throw UsageError(message(command_, ": ", name, " is required"));
+}
 std::string Flags::text(const std::string& name) const { return find(name).value; }
 bool Flags::on(const std::string& name) const { return find(name).value == "1"; }
 

@@ -49,6 +49,8 @@ class Flags {
   const std::vector<std::string>& names() const { return order_; }  // as declared
 
   bool has(const std::string& name) const;  // given, or a non-empty default
+  /// UsageError "COMMAND: NAME is required" unless has(name).
+  void require(const std::string& name) const;
   bool given(const std::string& name) const;
   std::vector<std::string> given_names() const;  // the flags given on the command line, in declaration order
   std::string text(const std::string& name) const;

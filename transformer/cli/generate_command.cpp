@@ -26,7 +26,7 @@ int generate_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
-  if (!f.has("--checkpoint")) throw UsageError("generate: --checkpoint is required");
+  f.require("--checkpoint");
   SamplingOptions o{.max_tokens = f.integer("--max-tokens"),
                     .temperature = f.number("--temperature"),
                     .top_k = f.integer("--top-k"),

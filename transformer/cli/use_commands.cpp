@@ -37,7 +37,7 @@ int translate_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
-  if (!f.has("--checkpoint")) throw UsageError("translate: --checkpoint is required");
+  f.require("--checkpoint");
   if (f.integer("--beam") < 1) throw UsageError("translate: --beam must be at least 1");
   apply_threads(f, "translate");
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
@@ -195,7 +195,7 @@ int trace_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
-  if (!f.has("--checkpoint")) throw UsageError("trace: --checkpoint is required");
+  f.require("--checkpoint");
   if (!f.given("\"SENTENCE\"") || split_words(f.text("\"SENTENCE\"")).empty())
     throw UsageError(
         "trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange "

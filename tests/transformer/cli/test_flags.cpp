@@ -95,6 +95,10 @@ TEST_CASE("Flags: command-line mistakes are UsageErrors naming the command and t
   CHECK_THROWS_MSG(parse({"stray"}), UsageError, "demo: unknown argument stray");
   CHECK_THROWS_MSG(parse({"--d-model"}), UsageError, "demo: --d-model needs a value");
   CHECK_THROWS_MSG(parse({"--quiet=yes"}), UsageError, "demo: --quiet takes no value");
+  CHECK_THROWS_MSG(parsed({}).require("--out"), UsageError, "demo: --out is required");
+  CHECK_THROWS_MSG(parsed({"--out="}).require("--out"), UsageError, "demo: --out is required");
+  CHECK_NOTHROW(parsed({"--out", "runs/x"}).require("--out"));
+  CHECK_NOTHROW(parsed({}).require("--d-model"));  // a default counts
 
   CHECK_THROWS_MSG(parsed({"--d-model", "abc"}).integer("--d-model"), UsageError,
                    "demo: --d-model expects an integer, got 'abc'");

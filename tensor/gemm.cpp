@@ -22,10 +22,12 @@
 //             16 KiB), fills half of L1, leaving the other half for the A micro-panel being
 //             streamed (6 x 256 x 4 B = 6 KiB) and the C tile. A larger KC would push the B
 //             panel out of L1; a smaller one would re-read and re-write C more often (C is loaded
-//             and stored once per KC step).
+//             and stored once per KC step). With the AVX-512 kernel's NR = 32 the B panel is
+//             32 KiB, all of L1, and partly read from L2; halving KC for it was measured slower
+//             on Zen 4 (2048³: 97 against 103 GFLOP/s), so KC stays the same for every kernel.
 //   MC = 144 floats (72 doubles): the packed A block, MC x KC = 144 x 256 x 4 B = 144 KiB, sits in
 //             L2 with room to spare for the B micro-panels passing through on their way to L1.
-//             A multiple of MR = 6.
+//             A multiple of MR = 6 (AVX2) and of MR = 8 (AVX-512).
 //   NC = 4080: the packed B block, KC x NC = 256 x 4080 x 4 B ≈ 4 MiB, lives in L3 (32 MiB, shared
 //             by the cores); a multiple of NR. Most products in a Transformer have N < NC, so
 //             loop 5 runs once.
@@ -137,6 +139,8 @@ bool deal_runs(int w, int64_t kc, int64_t lo, int64_t hi, const T* src, int64_t 
       return deal_runs<8>(kc, lo, hi, src, stride, dst), true;
     case 16:
       return deal_runs<16>(kc, lo, hi, src, stride, dst), true;
+    case 32:
+      return deal_runs<32>(kc, lo, hi, src, stride, dst), true;
     default:
       return false;
   }

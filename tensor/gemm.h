@@ -6,9 +6,11 @@
 //   - gemm_packed: the BLIS/Goto algorithm, five loops around a register-blocked micro-kernel,
 //     with A and B copied ("packed") into cache-sized, zero-padded panels (gemm.cpp);
 //   - gemm_small: no packing of A, for products so small that copying costs more than it saves.
-// The micro-kernels themselves live in gemm_kernel_avx2.cpp (x86-64 with AVX2 and FMA) and
+// The micro-kernels themselves live in gemm_kernel_avx512.cpp (x86-64 with AVX-512F),
+// gemm_kernel_avx2.cpp (x86-64 with AVX2 and FMA), both instances of gemm_kernel_simd.h, and
 // gemm_kernel_portable.cpp (plain C++, everywhere). This header includes nothing of the library,
-// so the file compiled with -mavx2 emits no inline function a non-AVX2 file could end up using.
+// so a file compiled with -mavx2 or -mavx512f emits no inline function a file for other CPUs could
+// end up using.
 #pragma once
 
 #include <cstdint>
@@ -46,17 +48,21 @@ struct MicroKernels {
   void (*pack_b_cols)(int64_t kc, const T* b, int64_t cs, T* dst);
 };
 
-// The kernel sets. avx2_kernels returns nullptr when the AVX2 kernels were not compiled in
-// (GRADFORMER_AVX2=OFF or not x86-64); the caller also checks the CPU before using them.
+// The kernel sets. avx512_kernels and avx2_kernels return nullptr when those kernels were not
+// compiled in (GRADFORMER_AVX512 / GRADFORMER_AVX2 off, or not x86-64); the caller also checks the
+// CPU before using them.
+template <class T>
+const MicroKernels<T>* avx512_kernels();
 template <class T>
 const MicroKernels<T>* avx2_kernels();
 template <class T>
 const MicroKernels<T>& portable_kernels();
 
-/// True when this build has the AVX2 kernels and this CPU can run them.
+/// True when this build has the AVX-512 (AVX2) kernels and this CPU and OS can run them.
+bool avx512_available();
 bool avx2_available();
-/// The kernels matmul uses now: AVX2 when available and not overridden (set_matmul_kernel or
-/// GRADFORMER_MATMUL=portable), else portable.
+/// The kernels matmul uses now: the fastest available unless overridden (set_matmul_kernel or
+/// GRADFORMER_MATMUL).
 template <class T>
 const MicroKernels<T>& active_kernels();
 

@@ -13,16 +13,19 @@ namespace gradformer {
 /// DTypeError if the dtypes differ or are not floating.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
-/// Which micro-kernel matmul runs. Auto (the default) picks Avx2 when the library was built with
-/// it (CMake option GRADFORMER_AVX2) and the CPU has AVX2 and FMA, else Portable. The environment
-/// variable GRADFORMER_MATMUL=portable (or avx2) sets the starting choice.
-enum class MatmulKernel { Auto, Avx2, Portable };
+/// Which micro-kernel matmul runs. Auto (the default) picks the widest this build and CPU can run:
+/// Avx512 (CMake option GRADFORMER_AVX512; a CPU with AVX-512F), else Avx2 (GRADFORMER_AVX2; AVX2
+/// and FMA), else Portable. All three give the same products; the SIMD ones bit for bit. The
+/// environment variable GRADFORMER_MATMUL=avx512, avx2 or portable sets the starting choice.
+enum class MatmulKernel { Auto, Avx512, Avx2, Portable };
 
-/// ValueError when asked for Avx2 on a build or CPU without it.
+/// ValueError when asked for a kernel this build or CPU lacks.
 void set_matmul_kernel(MatmulKernel kernel);
-/// The kernel matmul runs now (Avx2 or Portable, never Auto).
+/// The kernel matmul runs now (never Auto).
 MatmulKernel matmul_kernel();
-/// Whether Avx2 can be chosen on this build and CPU.
-bool matmul_avx2_available();
+/// Whether `kernel` can be chosen on this build and CPU (Auto and Portable always can).
+bool matmul_kernel_available(MatmulKernel kernel);
+/// "avx512", "avx2", "portable" or "auto".
+const char* matmul_kernel_name(MatmulKernel kernel);
 
 }  // namespace gradformer

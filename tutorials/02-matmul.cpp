@@ -45,6 +45,18 @@ __attribute__((target("avx2,fma"))) double fma_flops(int64_t steps) {
   for (int r = 0; r < 12; ++r) fma_sink = _mm256_cvtss_f32(acc[r]);  // used, so not optimised away
   return 12.0 * 8 * 2 * static_cast<double>(steps);                  // 12 FMAs x 8 lanes x 2 flops each
 }
+
+// The same on AVX-512's 16-float vectors. A core with two 512-bit FMA units does twice the flops of
+// AVX2 here; one that runs each 512-bit FMA as two 256-bit halves (AMD's Zen 4) does the same.
+__attribute__((target("avx512f"))) double fma_flops_avx512(int64_t steps) {
+  __m512 acc[12];
+  for (int r = 0; r < 12; ++r) acc[r] = _mm512_set1_ps(static_cast<float>(r));
+  const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.001f);
+  for (int64_t s = 0; s < steps; ++s)
+    for (int r = 0; r < 12; ++r) acc[r] = _mm512_fmadd_ps(acc[r], x, y);
+  for (int r = 0; r < 12; ++r) fma_sink = _mm512_cvtss_f32(acc[r]);
+  return 12.0 * 16 * 2 * static_cast<double>(steps);  // 12 FMAs x 16 lanes x 2 flops each
+}
 #endif
 
 // ---- step 1: the definition -----------------------------------------------------------------
@@ -215,8 +227,7 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   draw_blocking("02-blocking.svg");  // the figure of step 4, in every mode
   const int threads = gradformer::num_threads();
-  std::printf("kernel: %s, threads: %d\n",
-              gradformer::matmul_kernel() == gradformer::MatmulKernel::Avx2 ? "avx2" : "portable", threads);
+  std::printf("kernel: %s, threads: %d\n", gradformer::matmul_kernel_name(gradformer::matmul_kernel()), threads);
   // How busy the machine was: runnable jobs, averaged over the last minute (Linux's /proc/loadavg).
   // Above the core count, the threaded step waits for cores that others are using.
   double load = -1;
@@ -229,16 +240,29 @@ int main(int argc, char** argv) {
   else
     std::printf("load average: not available on this system\n");
 
-  // Peak of one core: flops per cycle x cycles per second, measured by keeping the FMA units busy.
+  // Peak of one core: flops per cycle x cycles per second, measured by keeping the FMA units busy
+  // (the best of several ~10 ms runs), for each vector width this CPU has; the percentages below
+  // are of the higher.
   double peak = 0;
 #if defined(LADDER_HAVE_X86)
-  if (gradformer::matmul_avx2_available()) {
-    for (int run = 0; run < (quick ? 3 : 20); ++run) {  // the best of several ~10 ms runs
+  auto best_of = [&](auto fma_loop) {
+    double best = 0;
+    for (int run = 0; run < (quick ? 3 : 20); ++run) {
       double flops = 0;
-      const double time = seconds(false, [&] { flops = ladder::fma_flops(5'000'000); });
-      peak = std::max(peak, flops / time / 1e9);
+      const double time = seconds(false, [&] { flops = fma_loop(5'000'000); });
+      best = std::max(best, flops / time / 1e9);
     }
-    std::printf("peak of one core: %.1f GFLOP/s (32 flops per cycle at %.2f GHz)\n", peak, peak / 32);
+    return best;
+  };
+  if (gradformer::matmul_kernel_available(gradformer::MatmulKernel::Avx2)) {
+    peak = best_of(ladder::fma_flops);
+    std::printf("peak of one core: %.1f GFLOP/s with AVX2 (32 flops per cycle at %.2f GHz)\n", peak, peak / 32);
+  }
+  if (gradformer::matmul_kernel_available(gradformer::MatmulKernel::Avx512)) {
+    const double wide = best_of(ladder::fma_flops_avx512);
+    std::printf("                  %.1f GFLOP/s with AVX-512 (%.2f times AVX2's)\n", wide,
+                peak > 0 ? wide / peak : 0.0);
+    peak = std::max(peak, wide);
   }
 #endif
   if (peak == 0) std::printf("peak: not measured on this CPU (see the chapter for the formula)\n");

@@ -46,16 +46,20 @@ double cpu_seconds(int threads, F&& fn) {
   return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC / threads;
 }
 
-// Peak: chapter 2's FMA loop on one core, the best of several runs, times the threads.
+// Peak: chapter 2's FMA loops on one core (AVX2, and AVX-512 where the CPU has it), the best of
+// several runs, times the threads.
 double peak_gflops(int runs) {
   double best = 0;
 #if defined(LADDER_HAVE_X86)
-  if (matmul_avx2_available())
+  auto measure = [&](double (*fma_loop)(int64_t)) {
     for (int run = 0; run < runs; ++run) {
       double flops = 0;
-      const double time = cpu_seconds(1, [&] { flops = ladder::fma_flops(5'000'000); });
+      const double time = cpu_seconds(1, [&] { flops = fma_loop(5'000'000); });
       best = std::max(best, flops / time / 1e9);
     }
+  };
+  if (matmul_kernel_available(MatmulKernel::Avx2)) measure(ladder::fma_flops);
+  if (matmul_kernel_available(MatmulKernel::Avx512)) measure(ladder::fma_flops_avx512);
 #endif
   return best * num_threads();
 }

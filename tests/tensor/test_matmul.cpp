@@ -7,8 +7,11 @@
 // roundoff, so this bound has a factor of 2 to spare). Each element is checked against that bound
 // with K + 2 in place of K so that K = 1 still allows for the rounding of the result itself.
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "catch.h"
@@ -90,25 +93,28 @@ struct Setting {
   }
 };
 
+// The kernels this build and CPU can run (the portable one everywhere).
 std::vector<MatmulKernel> kernels() {
-  std::vector<MatmulKernel> k{MatmulKernel::Portable};
-  if (matmul_avx2_available()) k.push_back(MatmulKernel::Avx2);
+  std::vector<MatmulKernel> k;
+  for (MatmulKernel kernel : {MatmulKernel::Portable, MatmulKernel::Avx2, MatmulKernel::Avx512})
+    if (matmul_kernel_available(kernel)) k.push_back(kernel);
   return k;
 }
 
-const char* kernel_name(MatmulKernel k) { return k == MatmulKernel::Avx2 ? "avx2" : "portable"; }
+const char* kernel_name(MatmulKernel k) { return matmul_kernel_name(k); }
 
 struct Size {
   int64_t M, N, K;
 };
 
-// MR is 6 (AVX2) or 4 (portable), NR is 16 or 8 (float32) and 8 (float64), KC is 256: sizes one
-// below, at and above each, primes, and zero-sized dimensions. Products above 96^3 take the packed
-// path, below it the small one; the tests below also run both paths directly on every size.
+// MR is 8 (AVX-512), 6 (AVX2) or 4 (portable), NR is 32, 16 or 8 (float32) and 16, 8 or 4
+// (float64), KC is 256: sizes one below, at and above each, primes, and zero-sized dimensions. Products above 96^3 take
+// the packed path, below it the small one; the tests below also run both paths directly on every size.
 const std::vector<Size> kSizes = {
-    {1, 1, 1},       {3, 5, 2},     {4, 8, 4},    {5, 7, 9},    {6, 16, 8},   {7, 17, 3},     {5, 15, 11},
-    {9, 9, 9},       {13, 31, 257}, {33, 65, 64}, {64, 64, 64}, {32, 32, 64}, {97, 101, 103}, {131, 67, 259},
-    {150, 200, 300}, {7, 4100, 40}, {0, 5, 3},    {5, 0, 3},    {5, 3, 0},    {0, 0, 0},
+    {1, 1, 1},      {3, 5, 2},      {4, 8, 4},       {5, 7, 9},     {6, 16, 8},   {7, 17, 3},
+    {5, 15, 11},    {9, 9, 9},      {13, 31, 257},   {33, 65, 64},  {64, 64, 64}, {32, 32, 64},
+    {97, 101, 103}, {131, 67, 259}, {150, 200, 300}, {7, 4100, 40}, {8, 32, 7},   {17, 31, 33},
+    {9, 33, 16},    {16, 64, 300},  {0, 5, 3},       {5, 0, 3},     {5, 3, 0},    {0, 0, 0},
 };
 
 }  // namespace
@@ -304,13 +310,68 @@ TEST_CASE("matmul errors name the operation and the shapes") {
   CHECK_THROWS_MSG(matmul(Tensor(), zeros({3, 2})), Error, "matmul");
 }
 
-TEST_CASE("the kernel can be chosen at run time") {
+TEST_CASE("the kernel can be chosen at run time, and Auto is the widest available") {
   const MatmulKernel before = matmul_kernel();
   CHECK(before != MatmulKernel::Auto);
+  CHECK(matmul_kernel_available(MatmulKernel::Portable));
+  CHECK(matmul_kernel_available(MatmulKernel::Auto));
   set_matmul_kernel(MatmulKernel::Portable);
   CHECK(matmul_kernel() == MatmulKernel::Portable);
   set_matmul_kernel(MatmulKernel::Auto);
-  CHECK(matmul_kernel() == (matmul_avx2_available() ? MatmulKernel::Avx2 : MatmulKernel::Portable));
-  if (!matmul_avx2_available()) CHECK_THROWS_MSG(set_matmul_kernel(MatmulKernel::Avx2), ValueError, "AVX2");
+  const MatmulKernel widest = matmul_kernel_available(MatmulKernel::Avx512) ? MatmulKernel::Avx512
+                              : matmul_kernel_available(MatmulKernel::Avx2) ? MatmulKernel::Avx2
+                                                                            : MatmulKernel::Portable;
+  CHECK(matmul_kernel() == widest);
+  for (MatmulKernel kernel : {MatmulKernel::Avx2, MatmulKernel::Avx512})
+    if (!matmul_kernel_available(kernel))
+      CHECK_THROWS_MSG(
+          set_matmul_kernel(kernel), ValueError,
+          std::string("set_matmul_kernel: the ") + matmul_kernel_name(kernel) + " kernel is not available");
+  CHECK(std::string(matmul_kernel_name(MatmulKernel::Avx512)) == "avx512");
+  CHECK(std::string(matmul_kernel_name(MatmulKernel::Avx2)) == "avx2");
+  CHECK(std::string(matmul_kernel_name(MatmulKernel::Portable)) == "portable");
   set_matmul_kernel(before);
+}
+
+TEST_CASE("GRADFORMER_MATMUL sets the kernel a program starts with") {
+  // ctest also runs this case with the variable set to portable and to a misspelt name
+  // (tests/tensor/CMakeLists.txt); a name this CPU cannot run, or no name, gives the widest.
+  const char* env = std::getenv("GRADFORMER_MATMUL");
+  const std::string choice = env ? env : "";
+  const MatmulKernel widest = matmul_kernel_available(MatmulKernel::Avx512) ? MatmulKernel::Avx512
+                              : matmul_kernel_available(MatmulKernel::Avx2) ? MatmulKernel::Avx2
+                                                                            : MatmulKernel::Portable;
+  MatmulKernel expected = widest;
+  for (MatmulKernel k : {MatmulKernel::Portable, MatmulKernel::Avx2, MatmulKernel::Avx512})
+    if (choice == matmul_kernel_name(k) && matmul_kernel_available(k)) expected = k;
+  INFO("GRADFORMER_MATMUL=" << choice);
+  CHECK(matmul_kernel() == expected);
+}
+
+TEST_CASE("the AVX2 and AVX-512 kernels give the same products, bit for bit") {
+  // Each element of C is the same chain of FMAs in the same order of k in both (only the vector
+  // width and the tile shape differ), so not one bit may differ: on both paths, every layout.
+  if (!matmul_kernel_available(MatmulKernel::Avx2) || !matmul_kernel_available(MatmulKernel::Avx512)) {
+    WARN("not compared: this CPU or build lacks "
+         << (matmul_kernel_available(MatmulKernel::Avx2) ? "AVX-512" : "AVX2"));
+    return;
+  }
+  for (DType dtype : {DType::Float32, DType::Float64})
+    for (const Size& s : kSizes)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          INFO(dtype << ", M " << s.M << " N " << s.N << " K " << s.K << ", TA " << ta << " TB " << tb);
+          const Tensor a = operand(s.M, s.K, ta, dtype, 3), b = operand(s.K, s.N, tb, dtype, 4);
+          std::vector<double> c2, c512;  // float32 widened exactly: equal bits stay equal bits
+          {
+            Setting setting(MatmulKernel::Avx2, 1);
+            c2 = matmul(a, b).to_vector<double>();
+          }
+          {
+            Setting setting(MatmulKernel::Avx512, 2);
+            c512 = matmul(a, b).to_vector<double>();
+          }
+          REQUIRE(c2.size() == c512.size());
+          CHECK(std::memcmp(c2.data(), c512.data(), c2.size() * sizeof(double)) == 0);
+        }
 }

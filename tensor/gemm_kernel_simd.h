@@ -1,0 +1,256 @@
+// The x86 micro-kernels, written once for any vector width: gemm_kernel_avx2.cpp instantiates them
+// with 256-bit vectors (AVX2 + FMA), gemm_kernel_avx512.cpp with 512-bit ones (AVX-512F). A kernel
+// set is a tile shape MR x NR (NR = 2 vectors) and a vector type X that provides, for its element
+// type T (float or double):
+//   V, Mask, kLanes           the vector, a lane mask, lanes per vector
+//   zero, load, load_aligned, broadcast, fma, add, store
+//   mask(n)                   lanes [0, n) set, n clamped to [0, kLanes]
+//   maskload(p, m), maskstore(p, m, v)   only the lanes in m are read / written
+// Every element of C is the same chain of FMAs in the same order of k whatever the vector width or
+// tile shape, so the two kernel sets give bit-identical products (tests/tensor/test_matmul.cpp).
+//
+// Include this only from a file compiled for the instruction set of the X it is used with (CMake
+// sets -mavx2 -mfma, or -mavx512f -mfma, for those files alone); everything here lives in an
+// anonymous namespace, so each such file gets its own copy and nothing leaks into code that runs on
+// other CPUs. The packers use 256-bit AVX2 shuffles, which AVX-512 CPUs also have.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "tensor/gemm.h"
+
+namespace gradformer::detail {
+namespace {
+
+#define GF_INLINE inline __attribute__((always_inline))
+
+// Calls f(integral_constant<int, 0>), ..., f(integral_constant<int, N-1>): a loop the compiler must
+// unroll, so that acc[r] names a register, not a memory slot.
+template <int N, class F>
+GF_INLINE void unroll(F&& f) {
+  [&]<int... i>(std::integer_sequence<int, i...>) { (f(std::integral_constant<int, i>{}), ...); }
+  (std::make_integer_sequence<int, N>{});
+}
+
+// Writes the R x NR accumulators to c[0:m, 0:n] (adding what c holds when accumulate).
+template <class X, int R>
+GF_INLINE void write_tile(typename X::V (&acc)[R][2], typename X::T* c, int64_t ldc, int m, int n, bool accumulate) {
+  constexpr int W = X::kLanes;
+  if (m == R && n == 2 * W) {
+    unroll<R>([&](auto r) {
+      typename X::T* row = c + r * ldc;
+      if (accumulate) {
+        acc[r][0] = X::add(acc[r][0], X::load(row));
+        acc[r][1] = X::add(acc[r][1], X::load(row + W));
+      }
+      X::store(row, acc[r][0]);
+      X::store(row + W, acc[r][1]);
+    });
+    return;
+  }
+  const typename X::Mask m0 = X::mask(n), m1 = X::mask(n - W);
+  unroll<R>([&](auto r) {
+    if (r >= m) return;
+    typename X::T* row = c + r * ldc;
+    if (accumulate) {
+      acc[r][0] = X::add(acc[r][0], X::maskload(row, m0));
+      acc[r][1] = X::add(acc[r][1], X::maskload(row + W, m1));
+    }
+    X::maskstore(row, m0, acc[r][0]);
+    X::maskstore(row + W, m1, acc[r][1]);
+  });
+}
+
+// Packed micro-kernel: a is an MR x kc panel (a[k*MR + r]), b a kc x NR panel (b[k*NR + j]).
+//   c[0:m, 0:n] (+)= a[0:MR, 0:kc] · b[0:kc, 0:NR]
+template <class X, int MR>
+void packed_kernel(int64_t kc, const typename X::T* a, const typename X::T* b, typename X::T* c, int64_t ldc, int m,
+                   int n, bool accumulate) {
+  constexpr int W = X::kLanes, NR = 2 * W;
+  typename X::V acc[MR][2];
+  unroll<MR>([&](auto r) { acc[r][0] = acc[r][1] = X::zero(); });
+  // The C tile is written once at the end; asking for it now hides the miss behind the k loop.
+  for (int r = 0; r < m; ++r) {
+    __builtin_prefetch(c + r * ldc);
+    __builtin_prefetch(c + r * ldc + NR - 1);
+  }
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < kc; ++k) {
+    const typename X::V b0 = X::load_aligned(b), b1 = X::load_aligned(b + W);
+    unroll<MR>([&](auto r) {
+      const typename X::V ar = X::broadcast(a + r);
+      acc[r][0] = X::fma(ar, b0, acc[r][0]);
+      acc[r][1] = X::fma(ar, b1, acc[r][1]);
+    });
+    a += MR;
+    b += NR;
+  }
+  write_tile<X, MR>(acc, c, ldc, m, n, accumulate);
+}
+
+// Unpacked micro-kernel for R valid rows: A read through its strides (one broadcast per element,
+// so any layout works), B rows read in place; with kMasked only the first n columns of B exist.
+template <class X, int R, bool kMasked>
+void unpacked_kernel(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b, int64_t rsb,
+                     typename X::T* c, int64_t ldc, int n, bool accumulate) {
+  constexpr int W = X::kLanes;
+  typename X::V acc[R][2];
+  unroll<R>([&](auto r) { acc[r][0] = acc[r][1] = X::zero(); });
+  const typename X::Mask m0 = X::mask(n), m1 = X::mask(n - W);
+  const typename X::T* arow[R];
+  unroll<R>([&](auto r) { arow[r] = a + r * rsa; });
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k) {
+    typename X::V b0, b1;
+    if constexpr (kMasked) {
+      b0 = X::maskload(b, m0);
+      b1 = X::maskload(b + W, m1);
+    } else {
+      b0 = X::load(b);
+      b1 = X::load(b + W);
+    }
+    unroll<R>([&](auto r) {
+      const typename X::V ar = X::broadcast(arow[r] + k * csa);
+      acc[r][0] = X::fma(ar, b0, acc[r][0]);
+      acc[r][1] = X::fma(ar, b1, acc[r][1]);
+    });
+    b += rsb;
+  }
+  write_tile<X, R>(acc, c, ldc, R, n, accumulate);
+}
+
+template <class X, int R>
+void unpacked_rows(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b, int64_t rsb,
+                   typename X::T* c, int64_t ldc, int n, bool accumulate) {
+  if (n == 2 * X::kLanes)
+    unpacked_kernel<X, R, false>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+  else
+    unpacked_kernel<X, R, true>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+}
+
+// The unpacked kernel for m valid rows (1 <= m <= MR): one instance per row count, so that each
+// keeps exactly m rows of accumulators in registers.
+template <class X, int MR>
+void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b,
+                       int64_t rsb, typename X::T* c, int64_t ldc, int m, int n, bool accumulate) {
+  using Rows = void (*)(int64_t, const typename X::T*, int64_t, int64_t, const typename X::T*, int64_t, typename X::T*,
+                        int64_t, int, bool);
+  static constexpr std::array<Rows, MR> by_rows = []<int... r>(std::integer_sequence<int, r...>) {
+    return std::array<Rows, MR>{&unpacked_rows<X, r + 1>...};
+  }
+  (std::make_integer_sequence<int, MR>{});
+  by_rows[std::clamp(m, 1, MR) - 1](kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+}
+
+// ---- packing with in-register transposes ------------------------------------------------------
+// Packing a row-major A (or a transposed B) is a transpose: the panel wants, for each k, the MR
+// elements of one column. Element by element that costs about as much as a small product itself,
+// so 8 x 8 (float) and 4 x 4 (double) blocks are transposed in registers instead.
+
+// r[i][j] -> r[j][i] for an 8 x 8 block of floats.
+GF_INLINE void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+// r[i][j] -> r[j][i] for a 4 x 4 block of doubles.
+GF_INLINE void transpose4(__m256d (&r)[4]) {
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// dst[k*MR + r] = a[r*rs + k] for MR <= 8 rows: the MR rows (+ rows of zeros up to 8) transposed
+// 8 k at a time; each store writes 8 floats, the last 8 - MR overwritten by the next k's (or left
+// as slack past the panel, which the caller's buffer has room for).
+template <int MR>
+void pack_a_rows_f32(int64_t kc, const float* a, int64_t rs, float* dst) {
+  static_assert(MR <= 8);
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8) {
+    __m256 r[8];
+    for (int i = 0; i < 8; ++i) r[i] = i < MR ? _mm256_loadu_ps(a + i * rs + k) : _mm256_setzero_ps();
+    transpose8(r);
+    for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (k + i) * MR, r[i]);
+  }
+  for (; k < kc; ++k)
+    for (int i = 0; i < MR; ++i) dst[k * MR + i] = a[i * rs + k];
+}
+
+// dst[k*NR + j] = b[j*cs + k]: NR / 8 transposes of 8 x 8 per 8 k.
+template <int NR>
+void pack_b_cols_f32(int64_t kc, const float* b, int64_t cs, float* dst) {
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8)
+    for (int h = 0; h < NR / 8; ++h) {
+      __m256 r[8];
+      for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(b + (h * 8 + j) * cs + k);
+      transpose8(r);
+      for (int i = 0; i < 8; ++i) _mm256_store_ps(dst + (k + i) * NR + h * 8, r[i]);
+    }
+  for (; k < kc; ++k)
+    for (int j = 0; j < NR; ++j) dst[k * NR + j] = b[j * cs + k];
+}
+
+// dst[k*MR + r] = a[r*rs + k] for an even MR: rows in groups of 4 by a 4 x 4 transpose, a last
+// pair of rows (MR = 6) interleaved.
+template <int MR>
+void pack_a_rows_f64(int64_t kc, const double* a, int64_t rs, double* dst) {
+  static_assert(MR % 2 == 0);
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    for (int g = 0; g + 4 <= MR; g += 4) {
+      __m256d r[4];
+      for (int i = 0; i < 4; ++i) r[i] = _mm256_loadu_pd(a + (g + i) * rs + k);
+      transpose4(r);
+      for (int i = 0; i < 4; ++i) _mm256_storeu_pd(dst + (k + i) * MR + g, r[i]);
+    }
+    if constexpr (MR % 4 == 2) {
+      const __m256d x = _mm256_loadu_pd(a + (MR - 2) * rs + k), y = _mm256_loadu_pd(a + (MR - 1) * rs + k);
+      const __m256d lo = _mm256_unpacklo_pd(x, y), hi = _mm256_unpackhi_pd(x, y);  // pairs for k 0,2 and 1,3
+      const __m128d pairs[4] = {_mm256_castpd256_pd128(lo), _mm256_castpd256_pd128(hi), _mm256_extractf128_pd(lo, 1),
+                                _mm256_extractf128_pd(hi, 1)};
+      for (int i = 0; i < 4; ++i) _mm_storeu_pd(dst + (k + i) * MR + MR - 2, pairs[i]);
+    }
+  }
+  for (; k < kc; ++k)
+    for (int i = 0; i < MR; ++i) dst[k * MR + i] = a[i * rs + k];
+}
+
+// dst[k*NR + j] = b[j*cs + k]: NR / 4 transposes of 4 x 4 per 4 k.
+template <int NR>
+void pack_b_cols_f64(int64_t kc, const double* b, int64_t cs, double* dst) {
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4)
+    for (int h = 0; h < NR / 4; ++h) {
+      __m256d r[4];
+      for (int j = 0; j < 4; ++j) r[j] = _mm256_loadu_pd(b + (h * 4 + j) * cs + k);
+      transpose4(r);
+      for (int i = 0; i < 4; ++i) _mm256_store_pd(dst + (k + i) * NR + h * 4, r[i]);
+    }
+  for (; k < kc; ++k)
+    for (int j = 0; j < NR; ++j) dst[k * NR + j] = b[j * cs + k];
+}
+
+}  // namespace
+}  // namespace gradformer::detail

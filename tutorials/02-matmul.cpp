@@ -82,10 +82,23 @@ void loop_order(const float* a, const float* b, float* c, int64_t n) {
 }
 
 // ---- step 3: the micro-kernel alone ---------------------------------------------------------
+// The kernels of steps 3 to 6: AVX2's 6 x 16 tile, the one the chapter explains first, whenever the
+// library runs a SIMD kernel (step 7 is the wider one); the portable kernel when it runs that.
+inline gradformer::MatmulKernel tile_kernel() {
+  using gradformer::MatmulKernel;
+  const MatmulKernel library = gradformer::matmul_kernel();
+  return library == MatmulKernel::Avx512 && gradformer::matmul_kernel_available(MatmulKernel::Avx2) ? MatmulKernel::Avx2
+                                                                                                    : library;
+}
+inline const MicroKernels<float>& tile_kernels() {
+  return tile_kernel() == gradformer::matmul_kernel() ? gradformer::detail::active_kernels<float>()
+                                                      : *gradformer::detail::avx2_kernels<float>();
+}
+
 // C is cut into MR x NR tiles (6 x 16 with AVX2); each tile lives in registers while k runs.
 //   uk.unpacked(kc, A tile rows, rsa, csa, B tile columns, rsb, C tile, ldc, m, n, accumulate)
 void micro_kernel(const float* a, const float* b, float* c, int64_t n) {
-  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  const MicroKernels<float>& uk = tile_kernels();
   for (int64_t i = 0; i < n; i += uk.mr)
     for (int64_t j = 0; j < n; j += uk.nr) {
       const int m = static_cast<int>(std::min<int64_t>(uk.mr, n - i));
@@ -98,7 +111,7 @@ void micro_kernel(const float* a, const float* b, float* c, int64_t n) {
 // Five loops around the same micro-kernel; each loop cuts out a block sized for one cache level.
 constexpr int64_t KC = 256, MC = 144, NC = 4080;  // the block sizes (figures/02-blocking.svg draws them)
 void blocked(const float* a, const float* b, float* c, int64_t n) {
-  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  const MicroKernels<float>& uk = tile_kernels();
   for (int64_t jc = 0; jc < n; jc += NC)                               // loop 5: NC columns of B and C
     for (int64_t pc = 0; pc < n; pc += KC)                             // loop 4: B[pc:pc+KC, jc:jc+NC], KC x NC -> L3
       for (int64_t ic = 0; ic < n; ic += MC)                           // loop 3: A[ic:ic+MC, pc:pc+KC], MC x KC -> L2
@@ -116,13 +129,21 @@ void blocked(const float* a, const float* b, float* c, int64_t n) {
 // The library's gemm_packed (tensor/gemm.cpp): the loops of step 4, plus copying each block of B
 // and A into the micro-kernel's reading order; with threads, the rows of C are split between cores.
 void packed(const float* a, const float* b, float* c, int64_t n) {
-  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  const MicroKernels<float>& uk = tile_kernels();
   gradformer::detail::gemm_packed<float>(uk, n, n, n, {a, n, 1}, {b, n, 1}, c, n, 1);
 }
 
 void threaded(const float* a, const float* b, float* c, int64_t n) {
-  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  const MicroKernels<float>& uk = tile_kernels();
   gradformer::detail::gemm_packed<float>(uk, n, n, n, {a, n, 1}, {b, n, 1}, c, n, gradformer::num_threads());
+}
+
+// ---- step 7: wider vectors ------------------------------------------------------------------
+// Step 5 with the kernel the library itself runs: the widest this CPU has (AVX-512's 8 x 32 tile
+// where there is AVX-512, else the same kernel as step 5).
+void widest(const float* a, const float* b, float* c, int64_t n) {
+  const MicroKernels<float>& uk = gradformer::detail::active_kernels<float>();
+  gradformer::detail::gemm_packed<float>(uk, n, n, n, {a, n, 1}, {b, n, 1}, c, n, 1);
 }
 
 struct Step {
@@ -134,6 +155,7 @@ struct Step {
 inline const Step kSteps[] = {
     {"naive", naive, false},     {"loop_order", loop_order, false}, {"micro_kernel", micro_kernel, false},
     {"blocked", blocked, false}, {"packed", packed, false},         {"threaded", threaded, true},
+    {"widest", widest, false},
 };
 
 }  // namespace ladder
@@ -212,6 +234,14 @@ double seconds(bool wall_clock, F&& fn) {
   return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
 }
 
+// Every step must compute the same product as the library's matmul, to rounding:
+// |difference| <= n * eps * sum|a*b| <= n * eps * n for values in [-1, 1) (with a factor 2 to spare).
+bool agrees(const std::vector<float>& c, const std::vector<float>& want, int64_t n) {
+  double worst = 0;
+  for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(c[i] - want[i])));
+  return worst <= 2.0 * static_cast<double>(n * n) * 1.2e-7;
+}
+
 // GFLOP/s of the best of `reps` runs (the best, because on a shared machine noise only slows).
 double measure(const ladder::Step& step, const std::vector<float>& a, const std::vector<float>& b,
                std::vector<float>& c, int64_t n, int reps) {
@@ -227,7 +257,9 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   draw_blocking("02-blocking.svg");  // the figure of step 4, in every mode
   const int threads = gradformer::num_threads();
-  std::printf("kernel: %s, threads: %d\n", gradformer::matmul_kernel_name(gradformer::matmul_kernel()), threads);
+  std::printf("kernel: %s (steps 3 to 6: %s), threads: %d\n",
+              gradformer::matmul_kernel_name(gradformer::matmul_kernel()),
+              gradformer::matmul_kernel_name(ladder::tile_kernel()), threads);
   // How busy the machine was: runnable jobs, averaged over the last minute (Linux's /proc/loadavg).
   // Above the core count, the threaded step waits for cores that others are using.
   double load = -1;
@@ -280,13 +312,42 @@ int main(int argc, char** argv) {
       const bool slow = std::strcmp(step.name, "naive") == 0 || std::strcmp(step.name, "loop_order") == 0;
       const double gflops = measure(step, a, b, c, n, quick || (slow && n > 512) ? 1 : slow ? 3 : 10);
       const double step_peak = peak * (step.uses_all_threads ? threads : 1);
-      // every step must compute the same product: |difference| <= n * eps * sum|a*b| <= n * eps * n
-      double worst = 0;
-      for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(c[i] - want[i])));
-      const bool ok = worst <= 2.0 * static_cast<double>(n * n) * 1.2e-7;
+      const bool ok = agrees(c, want, n);
       failures += !ok;
       std::printf("  %-13s %9.1f   %8.0f%%%s\n", step.name, gflops, step_peak > 0 ? 100 * gflops / step_peak : 0.0,
                   ok ? "" : "   WRONG RESULT");
+    }
+  }
+
+  // One attention head's product, 64 x 64 x 64, with each SIMD kernel this CPU runs. It takes the
+  // small path (A read in place, no packing), and a tile's loop and call overhead is a larger share
+  // of so little work: the case the wider tile is for. The best of several batches of products.
+  std::printf("\n64 x 64 x 64     GFLOP/s   %% of peak\n");
+  {
+    const int64_t n = 64, products = 2000;
+    gradformer::Generator gen(7);
+    const gradformer::Tensor ta = gradformer::uniform({n, n}, -1, 1, gen), tb = gradformer::uniform({n, n}, -1, 1, gen);
+    const std::vector<float> a = ta.to_vector<float>(), b = tb.to_vector<float>();
+    const std::vector<float> want = gradformer::matmul(ta, tb).to_vector<float>();
+    std::vector<float> c(static_cast<size_t>(n * n));
+    using gradformer::MatmulKernel;
+    for (MatmulKernel kernel : {MatmulKernel::Avx2, MatmulKernel::Avx512}) {
+      if (!gradformer::matmul_kernel_available(kernel)) continue;
+      const gradformer::detail::MicroKernels<float>& uk = kernel == MatmulKernel::Avx2
+                                                              ? *gradformer::detail::avx2_kernels<float>()
+                                                              : *gradformer::detail::avx512_kernels<float>();
+      double best = 1e30;
+      for (int rep = 0; rep < (quick ? 3 : 20); ++rep)
+        best = std::min(
+            best, seconds(false, [&] {
+              for (int64_t p = 0; p < products; ++p)
+                gradformer::detail::gemm<float>(uk, n, n, n, {a.data(), n, 1}, {b.data(), n, 1}, c.data(), n, 1);
+            }));
+      const double gflops = 2.0 * n * n * n * products / best / 1e9;
+      const bool ok = agrees(c, want, n);
+      failures += !ok;
+      std::printf("  %-13s %9.1f   %8.0f%%%s\n", gradformer::matmul_kernel_name(kernel), gflops,
+                  peak > 0 ? 100 * gflops / peak : 0.0, ok ? "" : "   WRONG RESULT");
     }
   }
   return failures == 0 ? 0 : 1;

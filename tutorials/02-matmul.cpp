@@ -331,6 +331,9 @@ int main(int argc, char** argv) {
     const std::vector<float> want = gradformer::matmul(ta, tb).to_vector<float>();
     std::vector<float> c(static_cast<size_t>(n * n));
     using gradformer::MatmulKernel;
+    if (!gradformer::matmul_kernel_available(MatmulKernel::Avx2) &&
+        !gradformer::matmul_kernel_available(MatmulKernel::Avx512))
+      std::printf("  (no SIMD kernel in this build or on this CPU)\n");
     for (MatmulKernel kernel : {MatmulKernel::Avx2, MatmulKernel::Avx512}) {
       if (!gradformer::matmul_kernel_available(kernel)) continue;
       const gradformer::detail::MicroKernels<float>& uk = kernel == MatmulKernel::Avx2

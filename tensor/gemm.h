@@ -32,7 +32,7 @@ struct MicroKernels {
   /// c[0:m, 0:n] = (accumulate ? c : 0) + sum_k a_k ⊗ b_k over k < kc, where
   ///   a: packed MR x kc panel, a[k * MR + r] (64-byte aligned, zero-padded beyond the valid rows),
   ///   b: packed kc x NR panel, b[k * NR + j] (64-byte aligned, zero-padded beyond the valid columns).
-  /// The whole MR x NR tile is computed; only the valid m x n part (m <= MR, n <= NR) is written.
+  /// Only the valid m x n part (m <= MR, n <= NR) is written; rows and columns beyond it may be computed.
   void (*packed)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int m, int n, bool accumulate);
   /// c[0:m, 0:n] = (accumulate ? c : 0) + sum_k A(r, k) B(k, j) over k < kc, without packing:
   ///   A(r, k) = a[r * rsa + k * csa] for r < m (any strides),

@@ -63,13 +63,13 @@ constexpr int kMR = 6;  // rows of the tile; NR = 2 vectors = 16 floats or 8 dou
 
 const MicroKernels<float> kAvx2Float{kMR,
                                      2 * F32::kLanes,
-                                     packed_kernel<F32, kMR>,
+                                     packed_dispatch<F32, kMR>,
                                      unpacked_dispatch<F32, kMR>,
                                      pack_a_rows_f32<kMR>,
                                      pack_b_cols_f32<2 * F32::kLanes>};
 const MicroKernels<double> kAvx2Double{kMR,
                                        2 * F64::kLanes,
-                                       packed_kernel<F64, kMR>,
+                                       packed_dispatch<F64, kMR>,
                                        unpacked_dispatch<F64, kMR>,
                                        pack_a_rows_f64<kMR>,
                                        pack_b_cols_f64<2 * F64::kLanes>};

@@ -62,13 +62,13 @@ constexpr int kMR = 8;  // rows of the tile; NR = 2 vectors = 32 floats or 16 do
 
 const MicroKernels<float> kAvx512Float{kMR,
                                        2 * F32::kLanes,
-                                       packed_kernel<F32, kMR>,
+                                       packed_dispatch<F32, kMR>,
                                        unpacked_dispatch<F32, kMR>,
                                        pack_a_rows_f32<kMR>,
                                        pack_b_cols_f32<2 * F32::kLanes>};
 const MicroKernels<double> kAvx512Double{kMR,
                                          2 * F64::kLanes,
-                                         packed_kernel<F64, kMR>,
+                                         packed_dispatch<F64, kMR>,
                                          unpacked_dispatch<F64, kMR>,
                                          pack_a_rows_f64<kMR>,
                                          pack_b_cols_f64<2 * F64::kLanes>};

@@ -27,109 +27,141 @@ namespace gradformer::detail {
 namespace {
 
 #define GF_INLINE inline __attribute__((always_inline))
+// The same for a lambda, [&](auto r) GF_LAMBDA_INLINE { ... }: left to itself the compiler may call
+// a large one out of line, and the accumulators it touches then have to live in memory.
+#define GF_LAMBDA_INLINE __attribute__((always_inline))
 
 // Calls f(integral_constant<int, 0>), ..., f(integral_constant<int, N-1>): a loop the compiler must
 // unroll, so that acc[r] names a register, not a memory slot.
 template <int N, class F>
 GF_INLINE void unroll(F&& f) {
-  [&]<int... i>(std::integer_sequence<int, i...>) { (f(std::integral_constant<int, i>{}), ...); }
+  [&]<int... i>(std::integer_sequence<int, i...>) GF_LAMBDA_INLINE { (f(std::integral_constant<int, i>{}), ...); }
   (std::make_integer_sequence<int, N>{});
 }
 
-// Writes the R x NR accumulators to c[0:m, 0:n] (adding what c holds when accumulate).
-template <class X, int R>
-GF_INLINE void write_tile(typename X::V (&acc)[R][2], typename X::T* c, int64_t ldc, int m, int n, bool accumulate) {
+// Writes R rows of NV (1 or 2) accumulator vectors to c[0:m, 0:n] (adding what c holds when
+// accumulate).
+template <class X, int R, int NV>
+GF_INLINE void write_tile(typename X::V (&acc)[R][NV], typename X::T* c, int64_t ldc, int m, int n, bool accumulate) {
+  static_assert(NV == 1 || NV == 2);
   constexpr int W = X::kLanes;
-  if (m == R && n == 2 * W) {
-    unroll<R>([&](auto r) {
+  if (m == R && n == NV * W) {
+    unroll<R>([&](auto r) GF_LAMBDA_INLINE {
       typename X::T* row = c + r * ldc;
-      if (accumulate) {
-        acc[r][0] = X::add(acc[r][0], X::load(row));
-        acc[r][1] = X::add(acc[r][1], X::load(row + W));
-      }
+      if (accumulate) acc[r][0] = X::add(acc[r][0], X::load(row));
       X::store(row, acc[r][0]);
-      X::store(row + W, acc[r][1]);
+      if constexpr (NV == 2) {
+        if (accumulate) acc[r][1] = X::add(acc[r][1], X::load(row + W));
+        X::store(row + W, acc[r][1]);
+      }
     });
     return;
   }
   const typename X::Mask m0 = X::mask(n), m1 = X::mask(n - W);
-  unroll<R>([&](auto r) {
+  unroll<R>([&](auto r) GF_LAMBDA_INLINE {
     if (r >= m) return;
     typename X::T* row = c + r * ldc;
-    if (accumulate) {
-      acc[r][0] = X::add(acc[r][0], X::maskload(row, m0));
-      acc[r][1] = X::add(acc[r][1], X::maskload(row + W, m1));
-    }
+    if (accumulate) acc[r][0] = X::add(acc[r][0], X::maskload(row, m0));
     X::maskstore(row, m0, acc[r][0]);
-    X::maskstore(row + W, m1, acc[r][1]);
+    if constexpr (NV == 2) {
+      if (accumulate) acc[r][1] = X::add(acc[r][1], X::maskload(row + W, m1));
+      X::maskstore(row + W, m1, acc[r][1]);
+    }
   });
 }
 
 // Packed micro-kernel: a is an MR x kc panel (a[k*MR + r]), b a kc x NR panel (b[k*NR + j]).
-//   c[0:m, 0:n] (+)= a[0:MR, 0:kc] · b[0:kc, 0:NR]
-template <class X, int MR>
+//   c[0:m, 0:n] (+)= a[0:MR, 0:kc] · b[0:kc, 0:n]
+// NV vectors of columns are computed: 2 (the whole NR), or 1 when n fits in one vector, so that a
+// narrow C (a vocabulary of 11 words, say) does not cost twice the arithmetic it needs.
+template <class X, int MR, int NV>
 void packed_kernel(int64_t kc, const typename X::T* a, const typename X::T* b, typename X::T* c, int64_t ldc, int m,
                    int n, bool accumulate) {
   constexpr int W = X::kLanes, NR = 2 * W;
-  typename X::V acc[MR][2];
-  unroll<MR>([&](auto r) { acc[r][0] = acc[r][1] = X::zero(); });
+  typename X::V acc[MR][NV];
+  unroll<MR>([&](auto r) GF_LAMBDA_INLINE {
+    acc[r][0] = X::zero();
+    if constexpr (NV == 2) acc[r][1] = X::zero();
+  });
   // The C tile is written once at the end; asking for it now hides the miss behind the k loop.
   for (int r = 0; r < m; ++r) {
     __builtin_prefetch(c + r * ldc);
-    __builtin_prefetch(c + r * ldc + NR - 1);
+    __builtin_prefetch(c + r * ldc + NV * W - 1);
   }
 #pragma GCC unroll 4
   for (int64_t k = 0; k < kc; ++k) {
-    const typename X::V b0 = X::load_aligned(b), b1 = X::load_aligned(b + W);
-    unroll<MR>([&](auto r) {
+    const typename X::V b0 = X::load_aligned(b);
+    typename X::V b1;
+    if constexpr (NV == 2) b1 = X::load_aligned(b + W);
+    unroll<MR>([&](auto r) GF_LAMBDA_INLINE {
       const typename X::V ar = X::broadcast(a + r);
       acc[r][0] = X::fma(ar, b0, acc[r][0]);
-      acc[r][1] = X::fma(ar, b1, acc[r][1]);
+      if constexpr (NV == 2) acc[r][1] = X::fma(ar, b1, acc[r][1]);
     });
     a += MR;
     b += NR;
   }
-  write_tile<X, MR>(acc, c, ldc, m, n, accumulate);
+  write_tile<X, MR, NV>(acc, c, ldc, m, n, accumulate);
 }
 
-// Unpacked micro-kernel for R valid rows: A read through its strides (one broadcast per element,
-// so any layout works), B rows read in place; with kMasked only the first n columns of B exist.
-template <class X, int R, bool kMasked>
+template <class X, int MR>
+void packed_dispatch(int64_t kc, const typename X::T* a, const typename X::T* b, typename X::T* c, int64_t ldc, int m,
+                     int n, bool accumulate) {
+  if (n <= X::kLanes)
+    packed_kernel<X, MR, 1>(kc, a, b, c, ldc, m, n, accumulate);
+  else
+    packed_kernel<X, MR, 2>(kc, a, b, c, ldc, m, n, accumulate);
+}
+
+// Unpacked micro-kernel for R valid rows and NV vectors of columns: A read through its strides (one
+// broadcast per element, so any layout works), B rows read in place. Only the first n columns of B
+// exist, (NV - 1) * lanes < n <= NV * lanes; with kMasked (n < NV * lanes) the last vector of each
+// row of B is loaded under a mask. A narrow B (n <= lanes) thus takes one vector per row, not two
+// of which one is all padding.
+template <class X, int R, int NV, bool kMasked>
 void unpacked_kernel(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b, int64_t rsb,
                      typename X::T* c, int64_t ldc, int n, bool accumulate) {
+  static_assert(NV == 1 || NV == 2);
   constexpr int W = X::kLanes;
-  typename X::V acc[R][2];
-  unroll<R>([&](auto r) { acc[r][0] = acc[r][1] = X::zero(); });
-  const typename X::Mask m0 = X::mask(n), m1 = X::mask(n - W);
+  typename X::V acc[R][NV];
+  unroll<R>([&](auto r) GF_LAMBDA_INLINE {
+    acc[r][0] = X::zero();
+    if constexpr (NV == 2) acc[r][1] = X::zero();
+  });
+  const typename X::Mask last = X::mask(n - (NV - 1) * W);
   const typename X::T* arow[R];
-  unroll<R>([&](auto r) { arow[r] = a + r * rsa; });
+  unroll<R>([&](auto r) GF_LAMBDA_INLINE { arow[r] = a + r * rsa; });
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k) {
     typename X::V b0, b1;
-    if constexpr (kMasked) {
-      b0 = X::maskload(b, m0);
-      b1 = X::maskload(b + W, m1);
+    if constexpr (NV == 1) {
+      b0 = kMasked ? X::maskload(b, last) : X::load(b);
     } else {
       b0 = X::load(b);
-      b1 = X::load(b + W);
+      b1 = kMasked ? X::maskload(b + W, last) : X::load(b + W);
     }
-    unroll<R>([&](auto r) {
+    unroll<R>([&](auto r) GF_LAMBDA_INLINE {
       const typename X::V ar = X::broadcast(arow[r] + k * csa);
       acc[r][0] = X::fma(ar, b0, acc[r][0]);
-      acc[r][1] = X::fma(ar, b1, acc[r][1]);
+      if constexpr (NV == 2) acc[r][1] = X::fma(ar, b1, acc[r][1]);
     });
     b += rsb;
   }
-  write_tile<X, R>(acc, c, ldc, R, n, accumulate);
+  write_tile<X, R, NV>(acc, c, ldc, R, n, accumulate);
 }
 
 template <class X, int R>
 void unpacked_rows(int64_t kc, const typename X::T* a, int64_t rsa, int64_t csa, const typename X::T* b, int64_t rsb,
                    typename X::T* c, int64_t ldc, int n, bool accumulate) {
-  if (n == 2 * X::kLanes)
-    unpacked_kernel<X, R, false>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+  constexpr int W = X::kLanes;
+  if (n == 2 * W)
+    unpacked_kernel<X, R, 2, false>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+  else if (n > W)
+    unpacked_kernel<X, R, 2, true>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+  else if (n == W)
+    unpacked_kernel<X, R, 1, false>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
   else
-    unpacked_kernel<X, R, true>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
+    unpacked_kernel<X, R, 1, true>(kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
 }
 
 // The unpacked kernel for m valid rows (1 <= m <= MR): one instance per row count, so that each

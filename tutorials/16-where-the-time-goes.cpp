@@ -242,6 +242,32 @@ KernelCost kernel_cost_with_glibc_defaults(const char* self, int steps) {
 
 }  // namespace
 
+// ---- 6. the matmul kernel ---------------------------------------------------------------------------
+
+// `steps` profiled steps of the task with the given matmul kernel: per step, its time and in it the
+// time of the matmuls and of the attention op (whose products are one head's).
+struct KernelStep {
+  double step_ms = 1e30, matmul_ms = 0, attention_ms = 0;
+};
+
+KernelStep steps_with_kernel(CopyTask& task, MatmulKernel kernel, int steps) {
+  const MatmulKernel before = matmul_kernel();
+  set_matmul_kernel(kernel);
+  profiler::start();
+  {
+    const profiler::Scope region("train steps", profiler::Phase::Other, profiler::Kind::Region);
+    for (int s = 0; s < steps; ++s) task.step();
+  }
+  const profiler::Trace trace = profiler::stop();
+  set_matmul_kernel(before);
+  KernelStep step{static_cast<double>(profiler::wall_ns(trace)) * 1e-6 / steps, 0, 0};
+  for (const OpTotal& op : op_totals(trace)) {
+    if (op.name == "matmul") step.matmul_ms += static_cast<double>(op.ns) * 1e-6 / steps;
+    if (op.name == "scaled_dot_product_attention") step.attention_ms += static_cast<double>(op.ns) * 1e-6 / steps;
+  }
+  return step;
+}
+
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
 #if defined(CHAPTER_16_FRESH_PAGES)
@@ -289,6 +315,27 @@ int main(int argc, char** argv) {
               kept.system_ms, kept.step_ms);
   claim(kept.faults * 10 < fresh.faults, "kept memory faults in less than a tenth of the pages");
 #endif
+
+  section("the matmul kernel");
+  if (!matmul_kernel_available(MatmulKernel::Avx2) || !matmul_kernel_available(MatmulKernel::Avx512)) {
+    std::printf("(this CPU or build has one SIMD kernel at most: nothing to compare)\n");
+  } else {
+    // One model per kernel (the same seeds, so the same training, bit for bit), warmed up; then the
+    // two take turns, a few steps at a time, so that a busy moment of the machine does not fall on
+    // one alone, and each keeps its fastest turn (noise only slows).
+    const MatmulKernel kernels[2] = {MatmulKernel::Avx2, MatmulKernel::Avx512};
+    CopyTask tasks[2] = {CopyTask(128), CopyTask(128)};
+    KernelStep best[2];
+    for (int i = 0; i < 2; ++i) steps_with_kernel(tasks[i], kernels[i], 2);
+    for (int round = 0; round < (quick ? 1 : 6); ++round)
+      for (int i = 0; i < 2; ++i) {
+        const KernelStep step = steps_with_kernel(tasks[i], kernels[i], quick ? 1 : 4);
+        if (step.step_ms < best[i].step_ms) best[i] = step;
+      }
+    for (int i = 0; i < 2; ++i)
+      std::printf("%-7s step %5.1f ms: matmuls %5.1f ms, attention %4.1f ms\n", matmul_kernel_name(kernels[i]),
+                  best[i].step_ms, best[i].matmul_ms, best[i].attention_ms);
+  }
 
   section("what the profiler costs");
   const double off = ns_per_tiny_op(quick ? 20 : 200);

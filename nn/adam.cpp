@@ -49,12 +49,19 @@ void Adam::step() {
       const T size = static_cast<T>(step_size), bc2 = static_cast<T>(bias_correction2_sqrt);
       const T eps = static_cast<T>(options_.eps);
       // Elementwise: the split across threads never changes a result. A sqrt and a division per
-      // element: 2 units of work.
-      parallel_for(0, value.numel(), grain_for(2), [&](int64_t lo, int64_t hi) {
+      // element: 2 units of work. The loop works on copies of the scalars, not on the enclosing
+      // function's variables: a float the loop reads through a reference might be one it writes
+      // through m, v or p, as far as the compiler can tell, and it would not vectorise the loop.
+      parallel_for(0, value.numel(), grain_for(2), [=](int64_t lo, int64_t hi) {
+        const T b1_ = b1, b2_ = b2, c1 = one_minus_b1, c2 = one_minus_b2, size_ = size, bc2_ = bc2, eps_ = eps;
+        T* __restrict p_ = p;
+        T* __restrict m_ = m;
+        T* __restrict v_ = v;
+        const T* __restrict g_ = g;
         for (int64_t k = lo; k < hi; ++k) {
-          m[k] = b1 * m[k] + one_minus_b1 * g[k];
-          v[k] = b2 * v[k] + one_minus_b2 * g[k] * g[k];
-          p[k] -= size * m[k] / (std::sqrt(v[k]) / bc2 + eps);
+          m_[k] = b1_ * m_[k] + c1 * g_[k];
+          v_[k] = b2_ * v_[k] + c2 * g_[k] * g_[k];
+          p_[k] -= size_ * m_[k] / (std::sqrt(v_[k]) / bc2_ + eps_);
         }
       });
     });

@@ -8,7 +8,7 @@
 // from the file named by $MATMUL_SHAPES, else from the built-in copy below.
 //
 // Also the ladder of tutorial chapter 2 (tutorials/02-matmul.cpp) at n = 512 and 1024:
-//   BM_Ladder/<step>/n:<n>    naive, loop_order, micro_kernel, blocked, packed, threaded
+//   BM_Ladder/<step>/n:<n>    naive, loop_order, micro_kernel, blocked, packed, threaded, widest
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

@@ -61,18 +61,8 @@ struct F64 {
 
 constexpr int kMR = 6;  // rows of the tile; NR = 2 vectors = 16 floats or 8 doubles
 
-const MicroKernels<float> kAvx2Float{kMR,
-                                     2 * F32::kLanes,
-                                     packed_dispatch<F32, kMR>,
-                                     unpacked_dispatch<F32, kMR>,
-                                     pack_a_rows_f32<kMR>,
-                                     pack_b_cols_f32<2 * F32::kLanes>};
-const MicroKernels<double> kAvx2Double{kMR,
-                                       2 * F64::kLanes,
-                                       packed_dispatch<F64, kMR>,
-                                       unpacked_dispatch<F64, kMR>,
-                                       pack_a_rows_f64<kMR>,
-                                       pack_b_cols_f64<2 * F64::kLanes>};
+const MicroKernels<float> kAvx2Float = kernel_set<F32, kMR>();
+const MicroKernels<double> kAvx2Double = kernel_set<F64, kMR>();
 
 }  // namespace
 

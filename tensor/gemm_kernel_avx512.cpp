@@ -60,18 +60,8 @@ struct F64 {
 
 constexpr int kMR = 8;  // rows of the tile; NR = 2 vectors = 32 floats or 16 doubles
 
-const MicroKernels<float> kAvx512Float{kMR,
-                                       2 * F32::kLanes,
-                                       packed_dispatch<F32, kMR>,
-                                       unpacked_dispatch<F32, kMR>,
-                                       pack_a_rows_f32<kMR>,
-                                       pack_b_cols_f32<2 * F32::kLanes>};
-const MicroKernels<double> kAvx512Double{kMR,
-                                         2 * F64::kLanes,
-                                         packed_dispatch<F64, kMR>,
-                                         unpacked_dispatch<F64, kMR>,
-                                         pack_a_rows_f64<kMR>,
-                                         pack_b_cols_f64<2 * F64::kLanes>};
+const MicroKernels<float> kAvx512Float = kernel_set<F32, kMR>();
+const MicroKernels<double> kAvx512Double = kernel_set<F64, kMR>();
 
 }  // namespace
 

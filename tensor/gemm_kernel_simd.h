@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
 #include <utility>
 
 #include "tensor/gemm.h"
@@ -282,6 +283,16 @@ void pack_b_cols_f64(int64_t kc, const double* b, int64_t cs, double* dst) {
     }
   for (; k < kc; ++k)
     for (int j = 0; j < NR; ++j) dst[k * NR + j] = b[j * cs + k];
+}
+
+// The kernel set for vectors X and tiles of MR rows x 2 vectors, with the packers of its element type.
+template <class X, int MR>
+constexpr MicroKernels<typename X::T> kernel_set() {
+  constexpr int NR = 2 * X::kLanes;
+  if constexpr (std::is_same_v<typename X::T, float>)
+    return {MR, NR, packed_dispatch<X, MR>, unpacked_dispatch<X, MR>, pack_a_rows_f32<MR>, pack_b_cols_f32<NR>};
+  else
+    return {MR, NR, packed_dispatch<X, MR>, unpacked_dispatch<X, MR>, pack_a_rows_f64<MR>, pack_b_cols_f64<NR>};
 }
 
 }  // namespace

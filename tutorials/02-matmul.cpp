@@ -57,6 +57,18 @@ __attribute__((target("avx512f"))) double fma_flops_avx512(int64_t steps) {
   for (int r = 0; r < 12; ++r) fma_sink = _mm512_cvtss_f32(acc[r]);
   return 12.0 * 16 * 2 * static_cast<double>(steps);  // 12 FMAs x 16 lanes x 2 flops each
 }
+
+// GFLOP/s of the best of `runs` runs (~10 ms each) of an FMA loop, timed by the CPU time it uses (so
+// that other programs on a shared machine do not count against it; noise only slows, hence the best).
+inline double best_fma_gflops(double (*fma_loop)(int64_t), int runs) {
+  double best = 0;
+  for (int run = 0; run < runs; ++run) {
+    const std::clock_t start = std::clock();
+    const double flops = fma_loop(5'000'000);
+    best = std::max(best, flops / (static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC) / 1e9);
+  }
+  return best;
+}
 #endif
 
 // ---- step 1: the definition -----------------------------------------------------------------
@@ -277,21 +289,13 @@ int main(int argc, char** argv) {
   // are of the higher.
   double peak = 0;
 #if defined(LADDER_HAVE_X86)
-  auto best_of = [&](auto fma_loop) {
-    double best = 0;
-    for (int run = 0; run < (quick ? 3 : 20); ++run) {
-      double flops = 0;
-      const double time = seconds(false, [&] { flops = fma_loop(5'000'000); });
-      best = std::max(best, flops / time / 1e9);
-    }
-    return best;
-  };
+  const int runs = quick ? 3 : 20;
   if (gradformer::matmul_kernel_available(gradformer::MatmulKernel::Avx2)) {
-    peak = best_of(ladder::fma_flops);
+    peak = ladder::best_fma_gflops(ladder::fma_flops, runs);
     std::printf("peak of one core: %.1f GFLOP/s with AVX2 (32 flops per cycle at %.2f GHz)\n", peak, peak / 32);
   }
   if (gradformer::matmul_kernel_available(gradformer::MatmulKernel::Avx512)) {
-    const double wide = best_of(ladder::fma_flops_avx512);
+    const double wide = ladder::best_fma_gflops(ladder::fma_flops_avx512, runs);
     std::printf("                  %.1f GFLOP/s with AVX-512 (%.2f times AVX2's)\n", wide,
                 peak > 0 ? wide / peak : 0.0);
     peak = std::max(peak, wide);

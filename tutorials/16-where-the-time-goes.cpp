@@ -51,15 +51,9 @@ double cpu_seconds(int threads, F&& fn) {
 double peak_gflops(int runs) {
   double best = 0;
 #if defined(LADDER_HAVE_X86)
-  auto measure = [&](double (*fma_loop)(int64_t)) {
-    for (int run = 0; run < runs; ++run) {
-      double flops = 0;
-      const double time = cpu_seconds(1, [&] { flops = fma_loop(5'000'000); });
-      best = std::max(best, flops / time / 1e9);
-    }
-  };
-  if (matmul_kernel_available(MatmulKernel::Avx2)) measure(ladder::fma_flops);
-  if (matmul_kernel_available(MatmulKernel::Avx512)) measure(ladder::fma_flops_avx512);
+  if (matmul_kernel_available(MatmulKernel::Avx2)) best = ladder::best_fma_gflops(ladder::fma_flops, runs);
+  if (matmul_kernel_available(MatmulKernel::Avx512))
+    best = std::max(best, ladder::best_fma_gflops(ladder::fma_flops_avx512, runs));
 #endif
   return best * num_threads();
 }

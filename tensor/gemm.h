@@ -41,11 +41,12 @@ struct MicroKernels {
                    int n, bool accumulate);
   /// Optional fast packers for the two layouts that need a transpose while packing (nullptr: the
   /// generic loops in gemm.cpp do it). pack_a_rows packs an MR x kc panel of an A whose rows are
-  /// contiguous, dst[k * MR + r] = a[r * rs + k]; it may write up to MR elements past the panel
-  /// (the buffer has room). pack_b_cols packs a kc x NR panel of a B whose columns are contiguous
-  /// (a transposed B), dst[k * NR + j] = b[j * cs + k].
-  void (*pack_a_rows)(int64_t kc, const T* a, int64_t rs, T* dst);
-  void (*pack_b_cols)(int64_t kc, const T* b, int64_t cs, T* dst);
+  /// contiguous, dst[k * MR + r] = a[r * rs + k] for r < m, zero for m <= r < MR; it may write up to
+  /// MR elements past the panel (the buffer has room). pack_b_cols packs a kc x NR panel of a B whose
+  /// columns are contiguous (a transposed B), dst[k * NR + j] = b[j * cs + k] for j < n, zero for
+  /// n <= j < NR.
+  void (*pack_a_rows)(int64_t kc, const T* a, int64_t rs, int m, T* dst);
+  void (*pack_b_cols)(int64_t kc, const T* b, int64_t cs, int n, T* dst);
 };
 
 // The kernel sets. avx512_kernels and avx2_kernels return nullptr when those kernels were not

@@ -151,7 +151,7 @@ bool deal_runs(int w, int64_t kc, int64_t lo, int64_t hi, const T* src, int64_t 
 template <class T>
 void pack_b_panel(const MicroKernels<T>& uk, int64_t kc, int n, const T* b, int64_t rs, int64_t cs, T* dst) {
   const int nr = uk.nr;
-  if (cs == 1 && n == nr && deal_runs(nr, kc, 0, 1, b, rs, dst)) return;  // rows of B are contiguous
+  if (cs == 1 && n == nr && deal_runs(nr, kc, 0, 1, b, rs, dst)) return;    // rows of B are contiguous
   if (rs == 1 && uk.pack_b_cols) return uk.pack_b_cols(kc, b, cs, n, dst);  // B stored transposed
   if (n < nr)
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * nr + n, dst + (k + 1) * nr, T(0));
@@ -171,7 +171,7 @@ void pack_b_panel(const MicroKernels<T>& uk, int64_t kc, int n, const T* b, int6
 template <class T>
 void pack_a_panel(const MicroKernels<T>& uk, int64_t kc, int m, const T* a, int64_t rs, int64_t cs, T* dst) {
   const int mr = uk.mr;
-  if (rs == 1 && m == mr && deal_runs(mr, kc, 0, 1, a, cs, dst)) return;  // A stored transposed
+  if (rs == 1 && m == mr && deal_runs(mr, kc, 0, 1, a, cs, dst)) return;    // A stored transposed
   if (cs == 1 && uk.pack_a_rows) return uk.pack_a_rows(kc, a, rs, m, dst);  // rows of A contiguous
   if (m < mr)
     for (int64_t k = 0; k < kc; ++k) std::fill(dst + k * mr + m, dst + (k + 1) * mr, T(0));

@@ -191,8 +191,8 @@ void pack_a_panel(const MicroKernels<T>& uk, int64_t kc, int m, const T* a, int6
 // ---- the five loops -------------------------------------------------------------------------
 
 template <class T>
-void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
-                 int64_t ldc, int threads) {
+void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A,
+                 const MatrixRef<T>& B, T* c, int64_t ldc, int threads) {
   const Blocking bs = blocking_for(uk);
   const int64_t MR = uk.mr, NR = uk.nr;
   const int64_t nc_max = std::min(bs.nc, (N + NR - 1) / NR * NR);
@@ -251,8 +251,8 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Mat
 // place when its rows are contiguous, else packed once into K x NR panels (a transposed B, as in
 // Q·Kᵀ). Loop order: each B panel (K x NR) stays in L1 while all of A's rows pass over it.
 template <class T>
-void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
-                int64_t ldc) {
+void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A,
+                const MatrixRef<T>& B, T* c, int64_t ldc) {
   const int64_t MR = uk.mr, NR = uk.nr;
   const T* b = B.data;
   int64_t rsb = B.rs, panel_stride = NR;  // B(k, jr + j) = b[(jr / NR) * panel_stride + k * rsb + j]
@@ -277,8 +277,8 @@ void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, Matr
 bool use_small_path(int64_t M, int64_t N, int64_t K) { return M * N * K <= kSmallMaxMNK; }
 
 template <class T>
-void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c, int64_t ldc,
-          int threads) {
+void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
+          T* c, int64_t ldc, int threads) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // an empty sum: C = 0
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, T(0));
@@ -290,13 +290,13 @@ void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<
   gemm_packed(uk, M, N, K, A, B, c, ldc, threads);
 }
 
-#define GF_INSTANTIATE(T)                                                                                           \
-  template void gemm<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*, int64_t, \
-                        int);                                                                                       \
-  template void gemm_packed<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,   \
-                               int64_t, int);                                                                       \
-  template void gemm_small<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, MatrixRef<T>, MatrixRef<T>, T*,    \
-                              int64_t);
+#define GF_INSTANTIATE(T)                                                                                            \
+  template void gemm<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, const MatrixRef<T>&, const MatrixRef<T>&, \
+                        T*, int64_t, int);                                                                           \
+  template void gemm_packed<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, const MatrixRef<T>&,               \
+                               const MatrixRef<T>&, T*, int64_t, int);                                               \
+  template void gemm_small<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, const MatrixRef<T>&,                \
+                              const MatrixRef<T>&, T*, int64_t);
 GF_INSTANTIATE(float)
 GF_INSTANTIATE(double)
 #undef GF_INSTANTIATE

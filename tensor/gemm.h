@@ -71,16 +71,16 @@ const MicroKernels<T>& active_kernels();
 /// threads > 1 splits the rows of C across the pool's threads (each element of C is still
 /// computed by one thread in the same order, so the result does not depend on `threads`).
 template <class T>
-void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c, int64_t ldc,
-          int threads);
+void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
+          T* c, int64_t ldc, int threads);
 
 /// The two algorithms gemm chooses between, exposed for tests, the benchmark and the tutorial.
 template <class T>
-void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
-                 int64_t ldc, int threads);
+void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A,
+                 const MatrixRef<T>& B, T* c, int64_t ldc, int threads);
 template <class T>
-void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, MatrixRef<T> A, MatrixRef<T> B, T* c,
-                int64_t ldc);
+void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A,
+                const MatrixRef<T>& B, T* c, int64_t ldc);
 
 /// Whether gemm takes the small (unpacked) path for this shape. Depends on the shape only, never on
 /// the thread count, so results are the same for every thread count.

@@ -156,28 +156,32 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (b.shape()[rb - 2] != K)
     throw ShapeError(message("matmul: inner dimensions differ: a is ", a.shape(), ", b is ", b.shape()));
 
-  // out: [batch..., M, N], batch = the broadcast of a's and b's leading dimensions
-  Shape batch;
-  if (ra > 2 || rb > 2)
-    batch = broadcast_shapes(Shape(std::span(a.shape().begin(), ra - 2)), Shape(std::span(b.shape().begin(), rb - 2)),
-                             "matmul");
+  // out: [batch..., M, N], batch = the broadcast of a's and b's leading dimensions (none for two
+  // matrices, the common case, which skips the batch arithmetic below)
+  const bool batched = ra > 2 || rb > 2;
+  const Shape batch = batched ? broadcast_shapes(Shape(std::span(a.shape().begin(), ra - 2)),
+                                                 Shape(std::span(b.shape().begin(), rb - 2)), "matmul")
+                              : Shape{};
   Shape out_shape = batch;
   out_shape.push_back(M), out_shape.push_back(N);
   Tensor out = Tensor::empty(out_shape, a.dtype());
   if (out.numel() == 0) return out;
   const int64_t batches = batch.numel();
   profiler::count_flops(2 * M * N * K * batches);  // a multiply and an add per term of each sum
-  const int r = batch.rank();
-  const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);
   // the matrices' own strides: A(i, k) = pa[i * sam + k * sak], B(k, j) = pb[k * sbk + j * sbn]
   const int64_t sam = a.strides()[ra - 2], sak = a.strides()[ra - 1], sbk = b.strides()[rb - 2],
                 sbn = b.strides()[rb - 1];
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
 
   dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
     const detail::MicroKernels<T>& uk = detail::active_kernels<T>();
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
+    const int threads = flops < kMinThreadedFlops ? 1 : num_threads();  // for one product
+    if (!batched) return detail::gemm<T>(uk, M, N, K, {pa, sam, sak}, {pb, sbk, sbn}, pc, N, threads);
+    const int r = batch.rank();
+    const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);
     // out[bi] = A[bi] · B[bi]: the flat batch index bi is unravelled into each operand's offset.
     auto product = [&](int64_t bi, int threads) {
       int64_t oa = 0, ob = 0;
@@ -189,9 +193,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       }
       detail::gemm<T>(uk, M, N, K, {pa + oa, sam, sak}, {pb + ob, sbk, sbn}, pc + bi * M * N, N, threads);
     };
-    const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
     if (batches == 1) {
-      product(0, flops < kMinThreadedFlops ? 1 : num_threads());
+      product(0, threads);
     } else if (flops < kBatchSplitFlops || batches >= 4 * num_threads()) {
       // many products: each thread takes whole products
       const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / flops));

@@ -12,10 +12,7 @@ Shape::Shape(std::span<const int64_t> dims) {
   for (int64_t d : dims) push_back(d);
 }
 
-void Shape::push_back(int64_t d) {
-  if (rank_ == kMaxRank) throw ShapeError(message("Shape: more than ", kMaxRank, " dimensions"));
-  dims_[static_cast<size_t>(rank_++)] = d;
-}
+void Shape::too_many_dimensions() { throw ShapeError(message("Shape: more than ", kMaxRank, " dimensions")); }
 
 void Shape::insert(int at, int64_t d) {
   push_back(0);

@@ -29,7 +29,10 @@ class Shape {
   const int64_t* begin() const { return dims_.data(); }
   const int64_t* end() const { return dims_.data() + rank_; }
 
-  void push_back(int64_t d);       // ShapeError past kMaxRank
+  void push_back(int64_t d) {  // ShapeError past kMaxRank
+    if (rank_ == kMaxRank) too_many_dimensions();
+    dims_[static_cast<size_t>(rank_++)] = d;
+  }
   void insert(int at, int64_t d);  // before position `at`
   void erase(int at);
   /// The product of the sizes (1 for rank 0). Every element count in the library comes from here,
@@ -47,6 +50,7 @@ class Shape {
 
  private:
   [[noreturn]] void numel_overflow() const;
+  [[noreturn]] static void too_many_dimensions();
   std::array<int64_t, kMaxRank> dims_{};
   int rank_ = 0;
 };

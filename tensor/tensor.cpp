@@ -49,28 +49,55 @@ static bool keep_freed_memory() {
 [[maybe_unused]] static const bool freed_memory_kept = keep_freed_memory();
 #endif
 
-// 64-byte alignment: one cache line, and what the matmul's packed SIMD loads want. The block is
-// malloc'd 64 bytes longer and the data starts at its first 64-byte boundary: glibc reuses a freed
-// block of the same size reliably, which it does not for aligned_alloc's (measured: a cycle of five
-// tensors faulted fresh pages on three of six rounds with aligned_alloc, on none after the first
-// with this). Under AddressSanitizer the unused bytes on either side are poisoned, so an overrun
-// of the tensor's last element is still reported.
+// One allocation per tensor. std::allocate_shared puts the shared_ptr's counts and the Storage in
+// one block; the allocator below makes that block longer by the tensor's bytes, which start at the
+// first 64-byte boundary after the counts and the Storage (one cache line, and what the matmul's
+// packed SIMD loads want). allocate() runs before the Storage is constructed, so it hands the data's
+// address to the constructor through `data`, which the constructor takes by reference. One malloc
+// instead of two (the counts, then the bytes) for every tensor the library makes.
+//
+// The block comes from malloc, not aligned_alloc: glibc reuses a freed block of the same size
+// reliably, which it does not for aligned_alloc's (measured: a cycle of five tensors faulted fresh
+// pages on three of six rounds with aligned_alloc, on none after the first with this). Under
+// AddressSanitizer the unused bytes on either side of the data are poisoned, so an overrun of the
+// tensor's last element is still reported.
 constexpr size_t kAlignment = 64;
-static size_t padded(size_t bytes) {
-  return (std::max<size_t>(bytes, 1) + 2 * kAlignment - 1) / kAlignment * kAlignment;
-}
 
-Storage::Storage(size_t bytes) : bytes_(bytes) {
-  if (bytes > SIZE_MAX / 2 || (block_ = std::malloc(padded(bytes))) == nullptr) throw std::bad_alloc();
-  const auto start = reinterpret_cast<uintptr_t>(block_);
-  data_ = reinterpret_cast<std::byte*>((start + kAlignment - 1) / kAlignment * kAlignment);
-  ASAN_POISON_MEMORY_REGION(block_, static_cast<size_t>(data_ - static_cast<std::byte*>(block_)));
-  ASAN_POISON_MEMORY_REGION(data_ + bytes, start + padded(bytes) - reinterpret_cast<uintptr_t>(data_ + bytes));
-}
+template <class T>
+struct StorageAllocator {
+  using value_type = T;
+  size_t bytes;      // the tensor's bytes, after the counts and the Storage
+  std::byte** data;  // where allocate() writes the data's address
 
-Storage::~Storage() {
-  ASAN_UNPOISON_MEMORY_REGION(block_, padded(bytes_));
-  std::free(block_);
+  StorageAllocator(size_t bytes, std::byte** data) : bytes(bytes), data(data) {}
+  template <class U>
+  StorageAllocator(const StorageAllocator<U>& other) : bytes(other.bytes), data(other.data) {}
+
+  // the head (counts and Storage), up to kAlignment - 1 bytes to the boundary, the data, and at
+  // least one byte after it, rounded up to whole cache lines
+  size_t block_bytes(size_t head) const { return (head + bytes + 2 * kAlignment - 1) / kAlignment * kAlignment; }
+  T* allocate(size_t n) {
+    const size_t head = n * sizeof(T);
+    if (bytes > SIZE_MAX / 2) throw std::bad_alloc();
+    auto* block = static_cast<std::byte*>(std::malloc(block_bytes(head)));
+    if (block == nullptr) throw std::bad_alloc();
+    const auto start = reinterpret_cast<uintptr_t>(block + head);
+    std::byte* begin = block + head + ((kAlignment - start % kAlignment) % kAlignment);
+    ASAN_POISON_MEMORY_REGION(block + head, static_cast<size_t>(begin - (block + head)));
+    ASAN_POISON_MEMORY_REGION(begin + bytes, static_cast<size_t>(block + block_bytes(head) - (begin + bytes)));
+    *data = begin;
+    return reinterpret_cast<T*>(block);
+  }
+  void deallocate(T* p, size_t n) {
+    ASAN_UNPOISON_MEMORY_REGION(p, block_bytes(n * sizeof(T)));
+    std::free(p);
+  }
+  friend bool operator==(const StorageAllocator&, const StorageAllocator&) { return true; }
+};
+
+std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  std::byte* data = nullptr;
+  return std::allocate_shared<Storage>(StorageAllocator<Storage>(bytes, &data), Key{}, data, bytes);
 }
 
 // ---- construction ---------------------------------------------------------------------------
@@ -91,7 +118,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype) {
         message("empty: shape ", shape, " of ", name(dtype), " needs more bytes than a 64-bit count holds"));
   std::shared_ptr<Storage> storage;
   try {
-    storage = std::make_shared<Storage>(static_cast<size_t>(bytes));
+    storage = Storage::allocate(static_cast<size_t>(bytes));
   } catch (const std::bad_alloc&) {
     throw MemoryError(
         message("empty: cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
@@ -103,8 +130,13 @@ Tensor Tensor::with_layout(Shape shape, Shape strides, int64_t offset) const {
   return Tensor(storage_, shape, strides, offset, dtype_);
 }
 
-void Tensor::check_defined(const char* op) const {
-  if (!defined()) throw ValueError(message(op, ": the tensor is undefined (default-constructed)"));
+void Tensor::undefined(const char* op) {
+  throw ValueError(message(op, ": the tensor is undefined (default-constructed)"));
+}
+
+void Tensor::wrong_data_request(DType asked) const {
+  check_defined("data");
+  throw DTypeError(message("data: tensor is ", dtype_, ", asked for ", asked));
 }
 
 int64_t Tensor::size(int64_t dim) const { return shape_[normalize_dim(dim, this->dim(), "size")]; }
@@ -343,7 +375,7 @@ Tensor& Tensor::fill_(double value) {
   // The value as a one-element tensor of this dtype, broadcast over every element.
   dispatch_any(dtype_, [&]<class T>() {
     const T v = static_cast<T>(value);
-    const Tensor one(std::make_shared<Storage>(sizeof(T)), Shape{}, Shape{}, 0, dtype_);
+    const Tensor one(Storage::allocate(sizeof(T)), Shape{}, Shape{}, 0, dtype_);
     *one.data<T>() = v;
     assign<T, T>("fill_", *this, one, [](T x) { return x; });
   });

@@ -17,17 +17,22 @@ namespace gradformer {
 
 /// A 64-byte-aligned block of bytes that one or more tensors view.
 class Storage {
+  struct Key {  // only allocate() can make one
+    explicit Key() = default;
+  };
+
  public:
-  explicit Storage(size_t bytes);
-  ~Storage();
+  /// `bytes` bytes, uninitialised, in one allocation with the Storage and the shared_ptr's counts.
+  /// std::bad_alloc when there is not enough memory.
+  static std::shared_ptr<Storage> allocate(size_t bytes);
+  Storage(Key, std::byte* const& data, size_t bytes) : data_(data), bytes_(bytes) {}
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   std::byte* data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
  private:
-  void* block_ = nullptr;      // what malloc gave
-  std::byte* data_ = nullptr;  // its first 64-byte boundary
+  std::byte* data_;
   size_t bytes_;
 };
 
@@ -92,7 +97,11 @@ class Tensor {
  private:
   Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset, DType dtype);
   Tensor with_layout(Shape shape, Shape strides, int64_t offset) const;
-  void check_defined(const char* op) const;
+  void check_defined(const char* op) const {
+    if (!defined()) undefined(op);
+  }
+  [[noreturn]] static void undefined(const char* op);
+  [[noreturn]] void wrong_data_request(DType asked) const;  // data<T>()'s errors, out of the inlined path
 
   std::shared_ptr<Storage> storage_;
   Shape shape_;
@@ -118,8 +127,7 @@ Tensor zeros_like(const Tensor& t);
 // ---- template definitions ------------------------------------------------------------------
 template <class T>
 T* Tensor::data() const {
-  check_defined("data");
-  if (dtype_of<T> != dtype_) throw DTypeError(message("data: tensor is ", dtype_, ", asked for ", dtype_of<T>));
+  if (!defined() || dtype_of<T> != dtype_) wrong_data_request(dtype_of<T>);
   return reinterpret_cast<T*>(storage_->data()) + offset_;
 }
 

@@ -12,6 +12,11 @@ class Flags;
 /// max_threads() sets the pool's size, anything else is a UsageError naming the command.
 void apply_threads(const Flags& f, const char* command);
 
+/// train's --profile [X], the same for every architecture: declared, and read as the trace's path
+/// ("" when not given, OUT/profile.json when given without a file).
+void declare_profile_flag(Flags& f);
+std::string profile_path(const Flags& f, const std::string& out_dir);
+
 int train_command(int argc, char** argv);
 int translate_command(int argc, char** argv);
 int score_command(int argc, char** argv);

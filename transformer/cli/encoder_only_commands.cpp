@@ -46,6 +46,7 @@ static void declare_encoder_only_flags(Flags& f, const EncoderOnlyTrainOptions& 
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--resume", "", "continue the run saved in this checkpoint");
   f.add_switch("--quiet", "print no progress, only the results");
+  declare_profile_flag(f);
 }
 
 int encoder_only_train_command(int argc, char** argv, const std::string& task) {
@@ -91,6 +92,7 @@ int encoder_only_train_command(int argc, char** argv, const std::string& task) {
   o.log_every = f.integer("--log-every"), o.save_every = f.integer("--save-every"),
   o.stop_after = f.integer("--stop-after"), o.keep_last = f.integer("--keep-last");
   o.quiet = f.on("--quiet");
+  o.profile_path = profile_path(f, o.out_dir);
   apply_threads(f, "train");
   const std::string resume = f.text("--resume");
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));

@@ -123,9 +123,7 @@ static void declare_train_flags(Flags& f, Architecture arch, const std::string& 
         "(0: none)");
   f.add("--stop-after", "0", "stop after this step, as if interrupted (then --resume)");
   f.add("--beam", str(d.beam), "beam size of the final translation evaluation (1: greedy)");
-  f.add_optional("--profile",
-                 "profile steps 6-8 (after 5 warm-up steps), print where their time went, and write their Chrome "
-                 "trace (open it in Perfetto) to X (default OUT/profile.json); encoder-decoder only");
+  declare_profile_flag(f);
   f.add("--resume", "",
         "continue the run saved in this checkpoint (then only --epochs, --out, --force, --metrics, --log-every, "
         "--stop-after, --keep-last, --threads, --quiet)");
@@ -173,15 +171,16 @@ int train_command(int argc, char** argv) {
   // any other is refused rather than silently ignored.
   const std::string resume = f.text("--resume");
   if (!resume.empty()) {
-    const std::vector<std::string> allowed = {"--resume",    "--epochs",     "--out",       "--force",   "--metrics",
-                                              "--log-every", "--stop-after", "--keep-last", "--threads", "--quiet"};
+    const std::vector<std::string> allowed = {"--resume",  "--epochs",    "--out",        "--force",
+                                              "--metrics", "--log-every", "--stop-after", "--keep-last",
+                                              "--threads", "--quiet",     "--profile"};
     for (const std::string& flag : f.given_names())
       if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
         throw UsageError(
             message("train: ", flag,
                     " cannot change when resuming (the run goes on with its checkpoint's); "
                     "with --resume only --epochs, --out, --force, --metrics, --log-every, --stop-after, --keep-last, "
-                    "--threads and --quiet"));
+                    "--threads, --quiet and --profile"));
   }
 
   TrainOptions o = d;
@@ -229,7 +228,7 @@ int train_command(int argc, char** argv) {
   o.stop_after = f.integer("--stop-after"), o.beam = f.integer("--beam"), o.keep_last = f.integer("--keep-last");
   o.quiet = f.on("--quiet");
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
-  if (f.given("--profile")) o.profile_path = f.has("--profile") ? f.text("--profile") : o.out_dir + "/profile.json";
+  o.profile_path = profile_path(f, o.out_dir);
   apply_threads(f, "train");
   TrainReport report;
   try {

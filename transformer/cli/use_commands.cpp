@@ -23,6 +23,17 @@ void apply_threads(const Flags& f, const char* command) {
   if (threads > 0) set_num_threads(static_cast<int>(threads));
 }
 
+void declare_profile_flag(Flags& f) {
+  f.add_optional("--profile",
+                 "profile steps 6-8 (after 5 warm-up steps), print where their time went, and write their Chrome "
+                 "trace (open it in Perfetto) to X (default OUT/profile.json)");
+}
+
+std::string profile_path(const Flags& f, const std::string& out_dir) {
+  if (!f.given("--profile")) return "";
+  return f.has("--profile") ? f.text("--profile") : out_dir + "/profile.json";
+}
+
 int translate_command(int argc, char** argv) {
   Flags f("translate",
           "Translate each line of standard input (whitespace-separated tokens) and print one translation per line.\n"

@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "autograd/all.h"
-#include "nn/clip.h"
 #include "nn/schedule.h"
 #include "tensor/parallel.h"
 #include "tensor/saved_state.h"
@@ -17,6 +16,7 @@
 #include "transformer/train/average.h"
 #include "transformer/train/encoder_only_checkpoint.h"
 #include "transformer/train/run_directory.h"
+#include "transformer/train/step_profile.h"
 #include "transformer/train/trainer.h"
 
 namespace gradformer {
@@ -224,27 +224,37 @@ EncoderOnlyReport train_encoder_only(const EncoderOnlyTrainOptions& requested, c
               o.task == "classify" ? message(" from ", o.labelled, " labelled") : "",
               o.init_path.empty() ? "" : message(", from ", o.init_path)));
   double window = 0;
+  StepProfile profile(o.profile_path, /*first_step=*/step + 1, last_step);
   while (step < last_step) {
     ++step;
+    profile.before(step);
     const auto t0 = std::chrono::steady_clock::now();
+    std::optional<profiler::Scope> step_region(std::in_place, "train step", profiler::Phase::Other,
+                                               profiler::Kind::Region);
     adam.set_lr(schedule.rate(step));
+    std::optional<profiler::Scope> data(std::in_place, "sentence batch", profiler::Phase::Data);
+    std::optional<profiler::Scope> forward;  // from the batch's model input to the loss
     Variable loss;
     if (o.task == "mlm") {
       std::vector<std::vector<int64_t>> ids;
       for (int64_t i : draw_indices(o.batch_size, static_cast<int64_t>(train_sentences.size()), data_gen))
         ids.push_back(vocab.encode(train_sentences[static_cast<size_t>(i)]));
       const MlmBatch b = mask_tokens(encode_sequences(ids), vocab.size(), data_gen);
+      data.reset();
+      forward.emplace("forward", profiler::Phase::Forward, profiler::Kind::Region);
       // "T_i will be used to predict the original token with cross entropy loss": only chosen positions count
       loss = cross_entropy(model->mlm_logits(model->encode(b.input)), b.labels, {.ignore_index = Vocab::pad});
     } else {
       const ClassifyBatch b = collate_labelled(labelled, draw_indices(o.batch_size, o.labelled, data_gen), vocab);
+      data.reset();
+      forward.emplace("forward", profiler::Phase::Forward, profiler::Kind::Region);
       loss = cross_entropy(model->class_logits(model->encode(b.ids)), b.labels);  // [B, C] against [B]
     }
-    adam.zero_grad();
-    loss.backward();
-    if (o.clip > 0) clip_grad_norm(adam.parameters(), o.clip);
-    adam.step();
+    forward.reset();
+    backward_and_update(loss, adam, o.clip);
+    step_region.reset();
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (const auto table = profile.after(step)) say(*table);
     report.losses.push_back(loss.item());
     window += loss.item();
     if (step % o.log_every == 0 || step == last_step) {
@@ -281,7 +291,7 @@ TrainReport train_encoder_only(const TrainOptions& shared, const std::string& re
   o.max_len = shared.max_len, o.batch_size = shared.batch_size, o.lr = shared.lr, o.warmup = shared.warmup;
   o.clip = shared.clip, o.seed = shared.seed, o.out_dir = shared.out_dir, o.log_every = shared.log_every;
   o.save_every = shared.save_every, o.stop_after = shared.stop_after, o.quiet = shared.quiet;
-  o.keep_last = shared.keep_last;
+  o.keep_last = shared.keep_last, o.profile_path = shared.profile_path;
   const EncoderOnlyReport r = train_encoder_only(o, resume_path);
   TrainReport report;
   report.first_step = r.first_step, report.steps = r.steps, report.losses = r.losses;

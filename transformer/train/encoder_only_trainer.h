@@ -41,6 +41,8 @@ struct EncoderOnlyTrainOptions {
   int64_t log_every = 100, save_every = 0, stop_after = 0;
   int64_t keep_last = 0;  // also keep the last this many saves as model-step-N.safetensors (average.h)
   bool quiet = false;
+  // profile a few steps after warm-up (step_profile.h), print the table, write the Chrome trace here
+  std::string profile_path;
 };
 
 /// The task's defaults: mlm as above; classify 20 steps of 16 sentences drawn from 16 labelled ones, lr 0.5,

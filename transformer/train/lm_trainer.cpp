@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "autograd/all.h"
-#include "nn/clip.h"
 #include "nn/schedule.h"
 #include "tensor/parallel.h"
 #include "tensor/saved_state.h"
@@ -19,6 +18,7 @@
 #include "transformer/train/bleu.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/run_directory.h"
+#include "transformer/train/step_profile.h"
 
 namespace gradformer {
 
@@ -315,6 +315,7 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
     o = options_from_state(resumed->info.state, resume_path);
     o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
     o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.keep_last = requested.keep_last;
+    o.profile_path = requested.profile_path;
   }
   validate_train_options(o);
   LmTask task = make_lm_task(o, resumed ? &resumed->info : nullptr);
@@ -360,17 +361,25 @@ TrainReport train_decoder_only(const TrainOptions& requested, const std::string&
                    counted(num_threads(), "thread")));
   double window_loss = 0;
   int64_t window_tokens = 0;
+  StepProfile profile(o.profile_path, /*first_step=*/step + 1, last_step);
   while (step < last_step) {
     ++step;
+    profile.before(step);
     const auto t0 = std::chrono::steady_clock::now();
-    const LmBatch batch = task.stream->next();
+    std::optional<profiler::Scope> step_region(std::in_place, "train step", profiler::Phase::Other,
+                                               profiler::Kind::Region);
+    const LmBatch batch = [&] {
+      const profiler::Scope data("language-model batch", profiler::Phase::Data);
+      return task.stream->next();
+    }();
     adam.set_lr(schedule.rate(step));
+    std::optional<profiler::Scope> forward(std::in_place, "forward", profiler::Phase::Forward, profiler::Kind::Region);
     const Variable loss = lm_loss(model, batch, o.label_smoothing);
-    adam.zero_grad();
-    loss.backward();
-    if (o.clip > 0) clip_grad_norm(adam.parameters(), o.clip);
-    adam.step();
+    forward.reset();
+    backward_and_update(loss, adam, o.clip);
+    step_region.reset();
     report.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (const auto table = profile.after(step)) print(o, *table);
     report.losses.push_back(loss.item());
     report.target_tokens += batch.ntokens;
     window_loss += loss.item() * static_cast<double>(batch.ntokens), window_tokens += batch.ntokens;

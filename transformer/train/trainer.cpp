@@ -225,9 +225,6 @@ void validate(const TrainOptions& o) {
                                     {"out_dir", o.out_dir},
                                     {"metrics_path", o.metrics_path}})
     require_utf8_path(field, path);
-  if (!o.profile_path.empty() && o.arch != Architecture::EncoderDecoder)
-    throw TrainOptionError("profile_path",
-                           message("is for the encoder-decoder trainer, not ", architecture_name(o.arch)));
 }
 
 // The model's sizes, checked field by field before the data is read (TransformerConfig::validate

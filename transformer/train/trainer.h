@@ -64,8 +64,8 @@ struct TrainOptions {
   int64_t resume_epochs = 0;  // resuming: train to this many epochs instead of the checkpoint's (0: its own)
   int64_t beam = 1;           // for the final translation evaluation
   bool quiet = false;         // no progress output
-  // Encoder-decoder only: profile a few steps after warm-up (transformer/train/step_profile.h), print
-  // the profiler's table and write the Chrome trace here ("": no profiling).
+  // Profile a few steps after warm-up (transformer/train/step_profile.h), print the profiler's table
+  // and write the Chrome trace here ("": no profiling).
   std::string profile_path;
 };
 

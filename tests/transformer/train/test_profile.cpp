@@ -176,8 +176,44 @@ TEST_CASE("profiler: train --profile profiles steps 6-8 and writes the trace") {
   o.profile_path = dir / "no-such-directory/trace.json";
   CHECK_THROWS_AS(train(o), DataError);
   CHECK_FALSE(profiler::enabled());
+}
+
+// The trace's "train step" events and the phases ("cat") of its events.
+static std::pair<int, std::set<std::string>> steps_and_phases(const std::filesystem::path& trace) {
+  std::ifstream in(trace);
+  std::stringstream text;
+  text << in.rdbuf();
+  int steps = 0;
+  std::set<std::string> phases;
+  const Json root = Json::parse(text.str());
+  for (const Json& e : member(root, "traceEvents").items()) {
+    if (member(e, "name").text() == "train step") ++steps;
+    if (member(e, "ph").text() == "X") phases.insert(member(e, "cat").text());
+  }
+  return {steps, phases};
+}
+
+TEST_CASE("profiler: train --profile works for the decoder-only and encoder-only models too") {
+  test::TempDir dir("profile-arch");
+  TrainOptions o = default_train_options("toy-lm", Architecture::DecoderOnly);
   o.arch = Architecture::DecoderOnly;
-  o.task = "toy-lm";
-  CHECK_THROWS_MSG(train(o), TrainOptionError,
-                   "train: profile_path is for the encoder-decoder trainer, not decoder-only");
+  o.d_model = 32, o.d_ff = 64, o.heads = 2, o.layers = 1, o.batch_size = 4;
+  o.epochs = 1, o.stop_after = 9, o.log_every = 100, o.quiet = true;
+  o.out_dir = dir / "lm", o.profile_path = dir / "lm.json";
+  train(o);
+  auto [steps, phases] = steps_and_phases(o.profile_path);
+  CHECK(steps == StepProfile::kProfiledSteps);
+  CHECK(phases == std::set<std::string>{"data", "forward", "backward", "optimizer", "other"});
+  CHECK_FALSE(profiler::enabled());
+
+  o = default_train_options("mlm", Architecture::EncoderOnly);
+  o.arch = Architecture::EncoderOnly;
+  o.d_model = 32, o.d_ff = 64, o.heads = 2, o.layers = 1, o.batch_size = 4;
+  o.stop_after = 9, o.log_every = 100, o.quiet = true;
+  o.out_dir = dir / "mlm", o.profile_path = dir / "mlm.json";
+  train(o);
+  std::tie(steps, phases) = steps_and_phases(o.profile_path);
+  CHECK(steps == StepProfile::kProfiledSteps);
+  CHECK(phases == std::set<std::string>{"data", "forward", "backward", "optimizer", "other"});
+  CHECK_FALSE(profiler::enabled());
 }

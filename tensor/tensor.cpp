@@ -67,7 +67,8 @@ template <class T>
 struct StorageAllocator {
   using value_type = T;
   size_t bytes;      // the tensor's bytes, after the counts and the Storage
-  std::byte** data;  // where allocate() writes the data's address
+  std::byte** data;  // where allocate() writes the data's address (Storage::allocate's local; only
+                     // allocate() uses it, though the copy kept for deallocate() holds it too)
 
   StorageAllocator(size_t bytes, std::byte** data) : bytes(bytes), data(data) {}
   template <class U>

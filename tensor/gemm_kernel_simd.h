@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <array>
-#include <type_traits>
 #include <utility>
 
 #include "tensor/gemm.h"
@@ -216,7 +215,7 @@ GF_INLINE void transpose4(__m256d (&r)[4]) {
 // The 8 floats of row i of a at k, or zeros for a row i >= m that does not exist. The packers below
 // take the count of rows m at run time only for a ragged panel (kRagged); for a full one it is the
 // panel width, a constant, and every test of i < m disappears.
-GF_INLINE __m256 load_row_f32(const float* a, int64_t rs, int64_t k, int i, int m) {
+GF_INLINE __m256 load_row(const float* a, int64_t rs, int64_t k, int i, int m) {
   return i < m ? _mm256_loadu_ps(a + i * rs + k) : _mm256_setzero_ps();
 }
 
@@ -224,13 +223,13 @@ GF_INLINE __m256 load_row_f32(const float* a, int64_t rs, int64_t k, int i, int 
 // zeros up to 8) transposed 8 k at a time; each store writes 8 floats, the last 8 - MR overwritten
 // by the next k's (or left as slack past the panel, which the caller's buffer has room for).
 template <int MR, bool kRagged>
-void pack_a_rows_f32(int64_t kc, const float* a, int64_t rs, int m, float* dst) {
+void pack_a_rows(int64_t kc, const float* a, int64_t rs, int m, float* dst) {
   static_assert(MR <= 8);
   if constexpr (!kRagged) m = MR;
   int64_t k = 0;
   for (; k + 8 <= kc; k += 8) {
     __m256 r[8];
-    for (int i = 0; i < 8; ++i) r[i] = load_row_f32(a, rs, k, i, m);
+    for (int i = 0; i < 8; ++i) r[i] = load_row(a, rs, k, i, m);
     transpose8(r);
     for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (k + i) * MR, r[i]);
   }
@@ -240,13 +239,13 @@ void pack_a_rows_f32(int64_t kc, const float* a, int64_t rs, int m, float* dst) 
 
 // dst[k*NR + j] = b[j*cs + k] for j < n, zero for n <= j < NR: NR / 8 transposes of 8 x 8 per 8 k.
 template <int NR, bool kRagged>
-void pack_b_cols_f32(int64_t kc, const float* b, int64_t cs, int n, float* dst) {
+void pack_b_cols(int64_t kc, const float* b, int64_t cs, int n, float* dst) {
   if constexpr (!kRagged) n = NR;
   int64_t k = 0;
   for (; k + 8 <= kc; k += 8)
     for (int h = 0; h < NR / 8; ++h) {
       __m256 r[8];
-      for (int j = 0; j < 8; ++j) r[j] = load_row_f32(b, cs, k, h * 8 + j, n);
+      for (int j = 0; j < 8; ++j) r[j] = load_row(b, cs, k, h * 8 + j, n);
       transpose8(r);
       for (int i = 0; i < 8; ++i) _mm256_store_ps(dst + (k + i) * NR + h * 8, r[i]);
     }
@@ -255,26 +254,26 @@ void pack_b_cols_f32(int64_t kc, const float* b, int64_t cs, int n, float* dst) 
 }
 
 // The 4 doubles of row i of a at k, or zeros for a row i >= m that does not exist.
-GF_INLINE __m256d load_row_f64(const double* a, int64_t rs, int64_t k, int i, int m) {
+GF_INLINE __m256d load_row(const double* a, int64_t rs, int64_t k, int i, int m) {
   return i < m ? _mm256_loadu_pd(a + i * rs + k) : _mm256_setzero_pd();
 }
 
 // dst[k*MR + r] = a[r*rs + k] for r < m, zero for m <= r < MR, MR even: rows in groups of 4 by a
 // 4 x 4 transpose, a last pair of rows (MR = 6) interleaved.
 template <int MR, bool kRagged>
-void pack_a_rows_f64(int64_t kc, const double* a, int64_t rs, int m, double* dst) {
+void pack_a_rows(int64_t kc, const double* a, int64_t rs, int m, double* dst) {
   static_assert(MR % 2 == 0);
   if constexpr (!kRagged) m = MR;
   int64_t k = 0;
   for (; k + 4 <= kc; k += 4) {
     for (int g = 0; g + 4 <= MR; g += 4) {
       __m256d r[4];
-      for (int i = 0; i < 4; ++i) r[i] = load_row_f64(a, rs, k, g + i, m);
+      for (int i = 0; i < 4; ++i) r[i] = load_row(a, rs, k, g + i, m);
       transpose4(r);
       for (int i = 0; i < 4; ++i) _mm256_storeu_pd(dst + (k + i) * MR + g, r[i]);
     }
     if constexpr (MR % 4 == 2) {
-      const __m256d x = load_row_f64(a, rs, k, MR - 2, m), y = load_row_f64(a, rs, k, MR - 1, m);
+      const __m256d x = load_row(a, rs, k, MR - 2, m), y = load_row(a, rs, k, MR - 1, m);
       const __m256d lo = _mm256_unpacklo_pd(x, y), hi = _mm256_unpackhi_pd(x, y);  // pairs for k 0,2 and 1,3
       const __m128d pairs[4] = {_mm256_castpd256_pd128(lo), _mm256_castpd256_pd128(hi), _mm256_extractf128_pd(lo, 1),
                                 _mm256_extractf128_pd(hi, 1)};
@@ -287,13 +286,13 @@ void pack_a_rows_f64(int64_t kc, const double* a, int64_t rs, int m, double* dst
 
 // dst[k*NR + j] = b[j*cs + k] for j < n, zero for n <= j < NR: NR / 4 transposes of 4 x 4 per 4 k.
 template <int NR, bool kRagged>
-void pack_b_cols_f64(int64_t kc, const double* b, int64_t cs, int n, double* dst) {
+void pack_b_cols(int64_t kc, const double* b, int64_t cs, int n, double* dst) {
   if constexpr (!kRagged) n = NR;
   int64_t k = 0;
   for (; k + 4 <= kc; k += 4)
     for (int h = 0; h < NR / 4; ++h) {
       __m256d r[4];
-      for (int j = 0; j < 4; ++j) r[j] = load_row_f64(b, cs, k, h * 4 + j, n);
+      for (int j = 0; j < 4; ++j) r[j] = load_row(b, cs, k, h * 4 + j, n);
       transpose4(r);
       for (int i = 0; i < 4; ++i) _mm256_store_pd(dst + (k + i) * NR + h * 4, r[i]);
     }
@@ -308,24 +307,18 @@ void full_or_ragged(int64_t kc, const T* src, int64_t stride, int count, T* dst)
   (count == W ? kFull : kRagged)(kc, src, stride, count, dst);
 }
 
-// The kernel set for vectors X and tiles of MR rows x 2 vectors, with the packers of its element type.
+// The kernel set for vectors X and tiles of MR rows x 2 vectors, with the packers of its element
+// type (the float and double packers are overloads; the function pointer types pick them).
 template <class X, int MR>
 constexpr MicroKernels<typename X::T> kernel_set() {
+  using T = typename X::T;
   constexpr int NR = 2 * X::kLanes;
-  if constexpr (std::is_same_v<typename X::T, float>)
-    return {MR,
-            NR,
-            packed_dispatch<X, MR>,
-            unpacked_dispatch<X, MR>,
-            full_or_ragged<float, MR, pack_a_rows_f32<MR, false>, pack_a_rows_f32<MR, true>>,
-            full_or_ragged<float, NR, pack_b_cols_f32<NR, false>, pack_b_cols_f32<NR, true>>};
-  else
-    return {MR,
-            NR,
-            packed_dispatch<X, MR>,
-            unpacked_dispatch<X, MR>,
-            full_or_ragged<double, MR, pack_a_rows_f64<MR, false>, pack_a_rows_f64<MR, true>>,
-            full_or_ragged<double, NR, pack_b_cols_f64<NR, false>, pack_b_cols_f64<NR, true>>};
+  return {MR,
+          NR,
+          packed_dispatch<X, MR>,
+          unpacked_dispatch<X, MR>,
+          full_or_ragged<T, MR, pack_a_rows<MR, false>, pack_a_rows<MR, true>>,
+          full_or_ragged<T, NR, pack_b_cols<NR, false>, pack_b_cols<NR, true>>};
 }
 
 }  // namespace

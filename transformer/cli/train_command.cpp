@@ -126,7 +126,7 @@ static void declare_train_flags(Flags& f, Architecture arch, const std::string& 
   declare_profile_flag(f);
   f.add("--resume", "",
         "continue the run saved in this checkpoint (then only --epochs, --out, --force, --metrics, --log-every, "
-        "--stop-after, --keep-last, --threads, --quiet)");
+        "--stop-after, --keep-last, --threads, --quiet, --profile)");
   f.add_switch("--quiet", "print no progress, only the results");
 }
 

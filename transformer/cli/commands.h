@@ -27,8 +27,6 @@ int generate_command(int argc, char** argv);
 int classify_command(int argc, char** argv);
 int import_command(int argc, char** argv);
 int average_command(int argc, char** argv);
-/// train --arch encoder-only (its own flags; `task` is the --task given, if any).
-int encoder_only_train_command(int argc, char** argv, const std::string& task);
 /// params --preset bert-base.
 int bert_base_params();
 

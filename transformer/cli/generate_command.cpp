@@ -6,7 +6,8 @@
 #include "transformer/cli/flags.h"
 #include "transformer/data/tsv.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/lm_trainer.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/evaluate.h"
 
 namespace gradformer {
 

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <iostream>
 
-#include "nn/safetensors.h"
 #include "transformer/cli/flags.h"
 #include "transformer/train/run_directory.h"
 
@@ -29,28 +28,25 @@ std::string shell_word(const std::string& text) {
   return quoted + "'";
 }
 
-std::string how_to_use(const std::string& checkpoint_path) {
-  const auto metadata = load_safetensors(checkpoint_path).metadata;
-  auto entry = [&](const std::string& key) {
-    const auto it = metadata.find(key);
-    return it == metadata.end() ? std::string() : it->second;
-  };
-  const std::string arch = entry("config.arch"), task = entry("state.options.task"), path = shell_word(checkpoint_path);
-  if (arch == "encoder-only")
-    return task == "mlm" ? "fine-tune it: gradformer train --arch encoder-only --task classify --init " + path
-                         : "classify with it: gradformer classify --checkpoint " + path + " < sentences.txt";
-  // A decoder-only model translates by continuing "source <sep>" (lm_trainer.h), greedily as in training.
-  if (arch == "decoder-only")
-    return task == "toy-lm" ? "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'"
-                            : "translate with it: gradformer generate --checkpoint " + path +
-                                  " --prompt 'le chat noir . <sep>' --temperature 0";
+std::string how_to_use(const TrainReport& report) {
+  const std::string path = shell_word(report.checkpoint_path);
+  if (report.arch == Architecture::EncoderOnly)
+    return report.task == "mlm" ? "fine-tune it: gradformer train --arch encoder-only --task classify --init " + path
+                                : "classify with it: gradformer classify --checkpoint " + path + " < sentences.txt";
+  // A decoder-only model translates by continuing "source <sep>", greedily as in training.
+  if (report.arch == Architecture::DecoderOnly) {
+    if (report.task == "toy-lm") return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'";
+    if (report.task == "lm") return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'your first words'";
+    return "translate with it: gradformer generate --checkpoint " + path + " --prompt '" +
+           (report.task == "toy-translation" ? "le chat noir ." : "a source sentence") + " <sep>' --temperature 0";
+  }
   return "translate with it: gradformer translate --checkpoint " + path + " < sources.txt";
 }
 
-void print_trained(const std::vector<std::string>& summary, bool quiet, const std::string& checkpoint_path) {
+void print_trained(const TrainReport& report, bool quiet) {
   if (quiet)
-    for (const std::string& line : summary) std::cout << line << "\n";
-  std::cout << how_to_use(checkpoint_path) << "\n" << std::flush;
+    for (const std::string& line : report.summary) std::cout << line << "\n";
+  std::cout << how_to_use(report) << "\n" << std::flush;
 }
 
 }  // namespace gradformer

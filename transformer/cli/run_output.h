@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "transformer/train/trainer.h"
+
 namespace gradformer {
 
 /// A UsageError if out_dir already holds a run's checkpoint and neither `force` is given nor
@@ -16,14 +18,13 @@ void refuse_to_replace_run(const std::string& out_dir, const std::string& resume
 /// single quotes ('it'\''s').
 std::string shell_word(const std::string& text);
 
-/// The command that uses the checkpoint just trained, by what it holds (config.arch and
-/// state.options.task in its metadata): gradformer translate / generate / classify --checkpoint PATH ...,
-/// a decoder-only translator given "source <sep>" to continue, or for a pre-trained encoder-only
-/// model the fine-tuning command.
-std::string how_to_use(const std::string& checkpoint_path);
+/// The command that uses the model a run trained, by its architecture and task: gradformer
+/// translate / generate / classify --checkpoint PATH ..., a decoder-only translator given
+/// "source <sep>" to continue, or for a pre-trained encoder-only model the fine-tuning command.
+std::string how_to_use(const TrainReport& report);
 
 /// The end of a training command: the run's summary lines if the progress was hidden (--quiet; the
-/// trainer printed them otherwise), then how_to_use(checkpoint_path).
-void print_trained(const std::vector<std::string>& summary, bool quiet, const std::string& checkpoint_path);
+/// trainer printed them otherwise), then how_to_use(report).
+void print_trained(const TrainReport& report, bool quiet);
 
 }  // namespace gradformer

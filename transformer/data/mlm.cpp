@@ -75,6 +75,8 @@ MlmBatch mask_tokens(const Tensor& ids, int64_t vocab_size, Generator& gen, cons
   return out;
 }
 
+std::vector<std::string> negation_labels() { return {"affirmative", "negated"}; }
+
 int64_t negation_label(const std::vector<std::string>& french) {
   return std::find(french.begin(), french.end(), "pas") != french.end() ? 1 : 0;
 }

@@ -65,6 +65,8 @@ MlmBatch mask_tokens(const Tensor& ids, int64_t vocab_size, Generator& gen, cons
 /// heureuse"), else 0. The word that decides it is word 3 to 6 (counting from 0) depending on the subject
 /// ("je", "le chat", "les chats noirs") and the elision, so no single position gives the answer.
 int64_t negation_label(const std::vector<std::string>& french);
+/// The class names of the negation task, in label order: affirmative, negated.
+std::vector<std::string> negation_labels();
 
 struct LabelledSentence {
   std::vector<std::string> tokens;

@@ -4,7 +4,6 @@
 
 #include "autograd/anomaly.h"
 #include "tensor/saved_state.h"
-#include "transformer/train/encoder_only_checkpoint.h"
 
 namespace gradformer {
 namespace {
@@ -119,27 +118,35 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
 
 // The first parameter holding a NaN or an infinity, as "name holds value", or "" if none does.
 // A model like that predicts nothing (every translation empty), so it is neither written nor read.
-static std::string non_finite_parameter(const Module& model) {
-  for (const auto& [name, p] : model.named_parameters()) {
+static std::string non_finite_parameter(const StateDict& parameters) {
+  for (const auto& [name, t] : parameters) {
     double value = 0;
-    if (first_non_finite(p.value(), &value)) return message(name, " holds ", value);
+    if (is_floating(t.dtype()) && first_non_finite(t, &value)) return message(name, " holds ", value);
   }
   return "";
 }
 
+// The one writer: the parameters, the optimizer's state as optimizer.*, `metadata` (the
+// configuration and vocabularies), the format and the state as state.*.
+static void write_checkpoint(const std::string& path, const Module& model, const StateDict& optimizer_state,
+                             std::map<std::string, std::string> metadata,
+                             const std::map<std::string, std::string>& state) {
+  StateDict tensors = model.state_dict();
+  if (const std::string bad = non_finite_parameter(tensors); !bad.empty())
+    throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
+  for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
+  metadata["format"] = kFormat;
+  for (const auto& [key, value] : state) metadata["state." + key] = value;
+  save_safetensors(path, tensors, metadata);
+}
+
 void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
                      const StateDict& optimizer_state, const CheckpointInfo& info) {
-  if (const std::string bad = non_finite_parameter(model); !bad.empty())
-    throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
-  StateDict tensors = model.state_dict();
-  for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
   std::map<std::string, std::string> metadata = config_to_metadata(config);
-  metadata["format"] = kFormat;
   metadata["vocab.source"] = info.source_vocab.to_text();
   metadata["vocab.target"] = info.target_vocab.to_text();
   if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
-  for (const auto& [key, value] : info.state) metadata["state." + key] = value;
-  save_safetensors(path, tensors, metadata);
+  write_checkpoint(path, model, optimizer_state, std::move(metadata), info.state);
 }
 
 void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
@@ -147,19 +154,62 @@ void save_checkpoint(const std::string& path, const EncoderDecoder& model, const
   save_checkpoint(path, model, model.config(), optimizer_state, info);
 }
 
-CheckpointContents read_checkpoint(const std::string& path) {
+void save_encoder_only_checkpoint(const std::string& path, const EncoderOnly& model, const StateDict& optimizer_state,
+                                  const EncoderOnlyCheckpointInfo& info) {
+  std::map<std::string, std::string> metadata = encoder_only_config_to_metadata(model.config());
+  metadata["vocab.source"] = info.vocab.to_text();
+  std::string labels;
+  for (const auto& label : info.labels) labels += label + "\n";
+  metadata["labels"] = labels;
+  write_checkpoint(path, model, optimizer_state, std::move(metadata), info.state);
+}
+
+std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
+  const auto it = m.find("config.arch");
+  return it == m.end() ? "encoder-decoder" : it->second;
+}
+
+// The one reader: the format, the architecture, the tensors split into parameters and optimizer
+// state, the state entries; a non-finite parameter refused.
+CheckpointFile read_checkpoint_file(const std::string& path) {
   SafetensorsFile file = load_safetensors(path);
-  const auto& m = file.metadata;
+  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}};
+  const auto& m = out.metadata;
   if (!m.count("format"))
     throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
   if (m.at("format") != kFormat)
     throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")",
                                   import_hint(path)));
-  // An encoder-only checkpoint's configuration is its own (encoder_only_checkpoint.h): refused here by name.
-  if (const std::string arch = checkpoint_arch(m); arch == kEncoderOnlyArch)
+  const std::string arch = checkpoint_arch(m);
+  try {
+    out.arch = parse_architecture(arch);
+  } catch (const ValueError&) {
+    throw CheckpointError(
+        message(path, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+  }
+  for (const auto& [key, value] : m)
+    if (key.rfind("state.", 0) == 0) out.state[key.substr(6)] = value;
+  for (auto& [name, t] : file.tensors) {
+    if (name.rfind(kOptimizerPrefix, 0) == 0)
+      out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
+    else
+      out.parameters.emplace(name, t);
+  }
+  if (const std::string bad = non_finite_parameter(out.parameters); !bad.empty())
+    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+  return out;
+}
+
+CheckpointContents read_checkpoint(const std::string& path) { return read_checkpoint(read_checkpoint_file(path)); }
+
+CheckpointContents read_checkpoint(const CheckpointFile& file) {
+  const std::string& path = file.path;
+  const auto& m = file.metadata;
+  // An encoder-only checkpoint's configuration is its own: refused here by name.
+  if (file.arch == Architecture::EncoderOnly)
     throw CheckpointError(message(
         path, ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
-  CheckpointContents out;
+  CheckpointContents out{{}, file.parameters, file.optimizer_state};
   out.info.config = config_from_metadata(m, path);
   try {
     out.info.source_vocab = Vocab::from_text(require(m, "vocab.source", path), path + " (vocab.source)");
@@ -178,20 +228,7 @@ CheckpointContents read_checkpoint(const std::string& path) {
   if (source_eos != "true" && source_eos != "false")
     throw CheckpointError(message(path, ": ", kSourceEos, " must be true or false, got '", source_eos, "'"));
   out.info.source_eos = source_eos == "true";
-  for (const auto& [key, value] : m)
-    if (key.rfind("state.", 0) == 0) out.info.state[key.substr(6)] = value;
-  for (auto& [name, t] : file.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) == 0)
-      out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
-    else
-      out.parameters.emplace(name, t);
-  }
-  for (const auto& [name, t] : out.parameters) {
-    double value = 0;
-    if (is_floating(t.dtype()) && first_non_finite(t, &value))
-      throw CheckpointError(
-          message(path, ": a non-finite parameter (", name, " holds ", value, "): the model is unusable"));
-  }
+  out.info.state = file.state;
   return out;
 }
 
@@ -217,6 +254,102 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
   load_parameters(*out.model, contents.parameters, path);
   return out;
+}
+
+
+LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
+  CheckpointContents contents = read_checkpoint(file);
+  require_architecture(contents.info, Architecture::DecoderOnly, file.path);
+  LoadedDecoderOnly out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+  out.model = std::make_unique<DecoderOnly>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, contents.parameters, file.path);
+  return out;
+}
+
+LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
+  return load_decoder_only_checkpoint(read_checkpoint_file(path));
+}
+
+// ---- the encoder-only model's own configuration ----------------------------------------------------
+
+std::map<std::string, std::string> encoder_only_config_to_metadata(const EncoderOnlyConfig& c) {
+  return {{"config.arch", kEncoderOnlyArch},
+          {"config.vocab", std::to_string(c.vocab)},
+          {"config.d_model", std::to_string(c.d_model)},
+          {"config.d_ff", std::to_string(c.d_ff)},
+          {"config.heads", std::to_string(c.heads)},
+          {"config.layers", std::to_string(c.layers)},
+          {"config.dropout", exact_text(c.dropout)},
+          {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
+          {"config.max_len", std::to_string(c.max_len)},
+          {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"},
+          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
+          {"config.types", std::to_string(c.types)},
+          {"config.embed_norm", c.embed_norm ? "true" : "false"},
+          {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
+          {"config.classes", std::to_string(c.classes)},
+          {"config.dtype", std::string(name(c.dtype))}};
+}
+
+EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& m,
+                                                    const std::string& source) {
+  const SavedState saved(m, source);
+  auto one_of = [&](const char* key, const char* a, const char* b) {
+    const std::string& v = saved.text(key);
+    if (v != a && v != b)
+      throw CheckpointError(message(source, ": ", key, " must be ", a, " or ", b, ", got '", v, "'"));
+    return v == a;
+  };
+  EncoderOnlyConfig c;
+  c.vocab = saved.integer("config.vocab"), c.d_model = saved.integer("config.d_model"),
+  c.d_ff = saved.integer("config.d_ff");
+  c.heads = saved.integer("config.heads"), c.layers = saved.integer("config.layers"),
+  c.max_len = saved.integer("config.max_len");
+  c.types = saved.integer("config.types"), c.classes = saved.integer("config.classes");
+  c.dropout = saved.number("config.dropout");
+  c.norm = one_of("config.norm", "pre", "post") ? NormPlacement::Pre : NormPlacement::Post;
+  c.positions = one_of("config.positions", "learned", "sinusoidal") ? Positions::Learned : Positions::Sinusoidal;
+  c.activation = one_of("config.activation", "gelu", "relu") ? Activation::GELU : Activation::ReLU;
+  c.embed_norm = one_of("config.embed_norm", "true", "false");
+  c.tie_embeddings = one_of("config.tie_embeddings", "true", "false");
+  c.dtype = one_of("config.dtype", "float64", "float32") ? DType::Float64 : DType::Float32;
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw CheckpointError(message(source, ": the stored configuration is invalid: ", e.what()));
+  }
+  return c;
+}
+
+LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
+  const std::string& path = file.path;
+  if (file.arch != Architecture::EncoderOnly)
+    throw CheckpointError(message(path, ": an ", architecture_name(file.arch), " checkpoint (config.arch), but ", what,
+                                  " needs an encoder-only one"));
+  const SavedState saved(file.metadata, path);
+  LoadedEncoderOnly out{{encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state},
+                        nullptr,
+                        file.optimizer_state};
+  try {
+    out.info.vocab = Vocab::from_text(saved.text("vocab.source"), path + " (vocab.source)");
+  } catch (const DataError& e) {
+    throw CheckpointError(e.what());
+  }
+  if (out.info.vocab.size() != out.info.config.vocab)
+    throw CheckpointError(message(path, ": a vocabulary of ", out.info.vocab.size(),
+                                  " tokens does not match config.vocab ", out.info.config.vocab));
+  std::istringstream labels(saved.text("labels"));
+  for (std::string line; std::getline(labels, line);) out.info.labels.push_back(line);
+  if (static_cast<int64_t>(out.info.labels.size()) != out.info.config.classes)
+    throw CheckpointError(
+        message(path, ": ", out.info.labels.size(), " labels for config.classes ", out.info.config.classes));
+  out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, file.parameters, path);
+  return out;
+}
+
+LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what) {
+  return load_encoder_only_checkpoint(read_checkpoint_file(path), what);
 }
 
 }  // namespace gradformer

@@ -6,7 +6,12 @@
 //             in </s>, gradformer's convention and the meaning of a file without the entry), and
 //             the training state (train.*: step, generators, where the data stood).
 // Everything needed to rebuild the model for translating and scoring, and for train() to resume a
-// run exactly where it stopped.
+// run exactly where it stopped. One module for the three architectures (config.arch decides): the
+// decoder-only model's configuration is a TransformerConfig too; the encoder-only one's is its own
+//   config.arch = encoder-only, config.vocab, config.d_model, config.d_ff, config.heads,
+//   config.layers, config.dropout, config.norm, config.max_len, config.positions, config.activation,
+//   config.types, config.embed_norm, config.tie_embeddings, config.classes, config.dtype,
+//   vocab.source (one token per line; <mask> at id 4), labels (one class name per line), state.*
 #pragma once
 
 #include <map>
@@ -15,9 +20,24 @@
 
 #include "nn/safetensors.h"
 #include "transformer/data/vocab.h"
+#include "transformer/model/decoder_only.h"
 #include "transformer/model/encoder_decoder.h"
+#include "transformer/model/encoder_only.h"
 
 namespace gradformer {
+
+/// Any checkpoint as read, before a model is built: CheckpointError naming the path for a file that
+/// is not a gradformer checkpoint (a file of tensors only, such as a PyTorch state dict, is told to
+/// go through `gradformer import`), an unknown config.arch, or a non-finite parameter (a model like
+/// that predicts nothing).
+struct CheckpointFile {
+  std::string path;
+  Architecture arch = Architecture::EncoderDecoder;  // config.arch; absent in the first checkpoints
+  std::map<std::string, std::string> metadata;       // every entry
+  std::map<std::string, std::string> state;          // the state.* entries, without "state."
+  StateDict parameters, optimizer_state;             // optimizer.* without the prefix
+};
+CheckpointFile read_checkpoint_file(const std::string& path);
 
 /// What a checkpoint holds besides the tensors.
 struct CheckpointInfo {
@@ -59,6 +79,7 @@ struct CheckpointContents {
   StateDict optimizer_state;  // names without the "optimizer." prefix
 };
 CheckpointContents read_checkpoint(const std::string& path);
+CheckpointContents read_checkpoint(const CheckpointFile& file);
 
 /// CheckpointError "PATH: a decoder-only checkpoint (config.arch), but this needs an
 /// encoder-decoder one" unless info.config.arch is `needed`.
@@ -71,8 +92,44 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 /// for tensors that do not fit the configuration).
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
+struct LoadedDecoderOnly {
+  CheckpointInfo info;
+  std::unique_ptr<DecoderOnly> model;
+  StateDict optimizer_state;
+};
+/// A decoder-only checkpoint: CheckpointError (naming the path and both kinds) for another kind.
+LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file);
+LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path);
+
+struct EncoderOnlyCheckpointInfo {
+  EncoderOnlyConfig config;
+  Vocab vocab;
+  std::vector<std::string> labels;           // the classifier's class names, config.classes of them
+  std::map<std::string, std::string> state;  // "train.step", "options.task", ... (without "state.")
+};
+/// Writes an encoder-only model's parameters, optimizer state (may be empty) and info, atomically.
+void save_encoder_only_checkpoint(const std::string& path, const EncoderOnly& model, const StateDict& optimizer_state,
+                                  const EncoderOnlyCheckpointInfo& info);
+struct LoadedEncoderOnly {
+  EncoderOnlyCheckpointInfo info;
+  std::unique_ptr<EncoderOnly> model;
+  StateDict optimizer_state;
+};
+/// CheckpointError naming the path: another architecture ("<path>: an encoder-decoder checkpoint
+/// (config.arch), but <what> needs an encoder-only one"), bad metadata, tensors that do not fit.
+LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what = "this command");
+LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what = "this command");
+
+/// The architecture a checkpoint's metadata declares: config.arch, or encoder-decoder for the
+/// checkpoints written before there was a choice (they have no config.arch).
+std::string checkpoint_arch(const std::map<std::string, std::string>& metadata);
+inline constexpr const char* kEncoderOnlyArch = "encoder-only";
+
 /// The configuration as metadata entries ("config.d_model" -> "512", ...) and back.
 std::map<std::string, std::string> config_to_metadata(const TransformerConfig& config);
 TransformerConfig config_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& source);
+std::map<std::string, std::string> encoder_only_config_to_metadata(const EncoderOnlyConfig& config);
+EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& metadata,
+                                                    const std::string& source);
 
 }  // namespace gradformer

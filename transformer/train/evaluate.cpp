@@ -8,17 +8,14 @@
 #include "transformer/data/batch_plan.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"
+#include "transformer/model/sampling.h"
 #include "transformer/train/svg.h"
+#include "transformer/train/task.h"
 
 namespace gradformer {
 
 // The model knows nothing of vocabularies: its decoding defaults must be the data layer's ids.
 static_assert(DecodeOptions::default_bos == Vocab::bos && DecodeOptions::default_eos == Vocab::eos);
-
-Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch) {
-  return model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad),
-                       target_mask(batch.tgt_in, Vocab::pad));
-}
 
 std::vector<double> sentence_log_probs(EncoderDecoder& model, const Batch& batch) {
   InferenceGuard inference(model);
@@ -183,6 +180,88 @@ std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch
     write(layer->cross_attention, kAttentionKinds[2], l++, tgt_labels, src_labels);
   }
   return paths;
+}
+
+// ---- the decoder-only model ------------------------------------------------------------------------
+
+double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches) {
+  InferenceGuard guard(model);
+  double total = 0;
+  int64_t tokens = 0;
+  for (const LmBatch& b : batches)
+    total += lm_loss(model, b).item() * static_cast<double>(b.ntokens), tokens += b.ntokens;
+  return total / static_cast<double>(tokens);
+}
+
+std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source,
+                                         const Vocab& vocab) {
+  std::vector<int64_t> prompt{Vocab::bos};
+  for (int64_t id : vocab.encode(source)) prompt.push_back(id);
+  prompt.push_back(vocab.id("<sep>"));
+  Generator unused(0);  // greedy draws nothing
+  const int64_t room = model.config().max_len - static_cast<int64_t>(prompt.size()) + 1;
+  SamplingOptions o{.max_tokens = std::max<int64_t>(1, std::min<int64_t>(64, room)), .temperature = 0};
+  std::vector<std::string> out;
+  for (int64_t id : generate(model, prompt, o, unused)) {
+    if (id == Vocab::eos) break;
+    out.push_back(vocab.token(id));
+  }
+  return out;
+}
+
+// ---- the encoder-only model ----------------------------------------------------------------------
+
+// Loss and accuracy of the MLM over sentences, masked with a fixed generator (the same draw every time).
+MlmScore mlm_evaluate(const EncoderOnly& model, const Vocab& vocab,
+                                       const std::vector<std::vector<std::string>>& sentences, uint64_t seed) {
+  InferenceGuard guard(const_cast<EncoderOnly&>(model));
+  Generator gen(seed, 3);
+  double loss = 0, right = 0, chosen = 0;
+  for (size_t start = 0; start < sentences.size(); start += 100) {
+    std::vector<std::vector<int64_t>> ids;
+    for (size_t i = start; i < std::min(sentences.size(), start + 100); ++i) ids.push_back(vocab.encode(sentences[i]));
+    const MlmBatch b = mask_tokens(encode_sequences(ids), vocab.size(), gen);
+    const Variable logits = model.mlm_logits(model.encode(b.input));  // [B, S, V]
+    loss += cross_entropy(logits, b.labels, {.ignore_index = Vocab::pad}).item() * static_cast<double>(b.chosen);
+    const Tensor hit = logical_and(eq(argmax(logits.value(), -1), b.labels), ne(b.labels, scalar(0.0, DType::Int64)));
+    right += sum(hit.to(DType::Float64)).item(), chosen += static_cast<double>(b.chosen);
+  }
+  return {loss / chosen, right / chosen};
+}
+
+std::vector<int64_t> classify(const EncoderOnly& model, const Vocab& vocab,
+                              const std::vector<std::vector<std::string>>& sentences) {
+  InferenceGuard guard(const_cast<EncoderOnly&>(model));
+  std::vector<int64_t> out;
+  for (size_t start = 0; start < sentences.size(); start += 100) {
+    std::vector<std::vector<int64_t>> ids;
+    for (size_t i = start; i < std::min(sentences.size(), start + 100); ++i) ids.push_back(vocab.encode(sentences[i]));
+    const Tensor predicted = argmax(model.class_logits(model.encode(encode_sequences(ids))).value(), -1);  // [B]
+    for (int64_t p : predicted.to_vector<int64_t>()) out.push_back(p);
+  }
+  return out;
+}
+
+double classify_accuracy(const EncoderOnly& model, const Vocab& vocab, const std::vector<LabelledSentence>& examples) {
+  std::vector<std::vector<std::string>> sentences;
+  for (const auto& e : examples) sentences.push_back(e.tokens);
+  const std::vector<int64_t> predicted = classify(model, vocab, sentences);
+  int64_t right = 0;
+  for (size_t i = 0; i < examples.size(); ++i) right += predicted[i] == examples[i].label;
+  return static_cast<double>(right) / static_cast<double>(examples.size());
+}
+
+double classify_loss(const EncoderOnly& model, const Vocab& vocab, const std::vector<LabelledSentence>& examples) {
+  InferenceGuard guard(const_cast<EncoderOnly&>(model));
+  double total = 0;
+  for (size_t start = 0; start < examples.size(); start += 100) {
+    std::vector<int64_t> indices;
+    for (size_t i = start; i < std::min(examples.size(), start + 100); ++i) indices.push_back(static_cast<int64_t>(i));
+    const ClassifyBatch b = collate_labelled(examples, indices, vocab);
+    const double mean = cross_entropy(model.class_logits(model.encode(b.ids)), b.labels).item();  // [B, C] against [B]
+    total += mean * static_cast<double>(indices.size());
+  }
+  return total / static_cast<double>(examples.size());
 }
 
 }  // namespace gradformer

@@ -1,21 +1,21 @@
 // Measuring a model: teacher-forced loss, translation quality (BLEU, exact match), the copy task's
-// exact match, and pictures of what it attends to.
+// exact match, pictures of what it attends to; a language model's loss and its translations; the
+// encoder-only model's masked-LM score and its classifications.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "transformer/data/batch.h"
+#include "transformer/data/lm_batch.h"
+#include "transformer/data/mlm.h"
 #include "transformer/data/tsv.h"
+#include "transformer/model/decoder_only.h"
 #include "transformer/model/decoding.h"
+#include "transformer/model/encoder_only.h"
 #include "transformer/train/bleu.h"
 
 namespace gradformer {
-
-/// The batch through the model, teacher-forced: logits [B, T, V_tgt] for tgt_out, with the source
-/// masked where it is padding (Vocab::pad) and the target also where it is the future:
-///   model.forward(src, tgt_in, padding_mask(src), target_mask(tgt_in))
-Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch);
 
 /// Teacher-forced log P(target | source) of each sentence of the batch: the sum over its non-pad
 /// tgt_out tokens of log_softmax(logits) at the true token (as marian-scorer and fairseq score).
@@ -78,5 +78,30 @@ std::vector<std::string> write_attention_maps(EncoderDecoder& model, const Batch
                                               const std::vector<std::string>& source_labels,
                                               const std::vector<std::string>& target_labels,
                                               const std::string& directory);
+
+// ---- the decoder-only model ------------------------------------------------------------------------
+
+/// Mean loss per scored token over the batches, without smoothing, in eval mode without a graph.
+double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches);
+/// Greedy translation with a decoder-only model: generate after "<s> source <sep>" until </s>.
+std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source,
+                                         const Vocab& vocab);
+
+// ---- the encoder-only model ----------------------------------------------------------------------
+
+struct MlmScore {
+  double loss = 0;      // per chosen token
+  double accuracy = 0;  // of the chosen tokens, the share whose original token the model recovers
+};
+/// The masked-LM objective over sentences in batches of 100, masked with Generator(seed, 3) (the
+/// same draw every time), in eval mode.
+MlmScore mlm_evaluate(const EncoderOnly& model, const Vocab& vocab,
+                      const std::vector<std::vector<std::string>>& sentences, uint64_t seed);
+/// The predicted class of each sentence (tokens split on whitespace), in batches of 100.
+std::vector<int64_t> classify(const EncoderOnly& model, const Vocab& vocab,
+                              const std::vector<std::vector<std::string>>& sentences);
+/// The share of labelled sentences classified right, and their mean cross-entropy (eval mode).
+double classify_accuracy(const EncoderOnly& model, const Vocab& vocab, const std::vector<LabelledSentence>& examples);
+double classify_loss(const EncoderOnly& model, const Vocab& vocab, const std::vector<LabelledSentence>& examples);
 
 }  // namespace gradformer

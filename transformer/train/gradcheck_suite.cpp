@@ -5,7 +5,7 @@
 #include "transformer/data/batch.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/train/task.h"
 
 namespace gradformer {
 namespace {

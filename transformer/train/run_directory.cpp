@@ -8,7 +8,7 @@
 #include "transformer/data/data_error.h"
 #include "transformer/train/average.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/train/trainer.h"
+#include "transformer/train/options.h"
 
 namespace gradformer {
 

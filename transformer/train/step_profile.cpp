@@ -5,9 +5,6 @@
 #include <cstring>
 #include <fstream>
 
-#include "autograd/variable.h"
-#include "nn/adam.h"
-#include "nn/clip.h"
 #include "transformer/data/data_error.h"
 
 namespace gradformer {
@@ -40,18 +37,6 @@ std::optional<std::string> StepProfile::after(int64_t step) {
   if (!out) throw DataError(message(trace_path_, ": write failed: ", std::strerror(errno)));
   return message("profile of steps ", first_, "-", last_, " (", counted(last_ - first_ + 1, "step"),
                  ", after warm-up); trace written to ", trace_path_, "\n", profiler::key_averages_table(trace));
-}
-
-void backward_and_update(const Variable& loss, Adam& adam, double clip) {
-  using profiler::Kind, profiler::Phase, profiler::Scope;
-  adam.zero_grad();
-  {
-    const Scope region("backward", Phase::Backward, Kind::Region);
-    loss.backward();
-  }
-  const Scope region("optimizer", Phase::Optimizer, Kind::Region);
-  if (clip > 0) clip_grad_norm(adam.parameters(), clip);
-  adam.step();
 }
 
 }  // namespace gradformer

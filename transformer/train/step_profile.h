@@ -11,9 +11,6 @@
 
 namespace gradformer {
 
-class Adam;
-class Variable;
-
 class StepProfile {
  public:
   /// The steps skipped before profiling, and the steps profiled.
@@ -36,10 +33,5 @@ class StepProfile {
   int64_t first_ = 0, last_ = -1;
   bool running_ = false;
 };
-
-/// The second half of a training step, as the profiler's "backward" and "optimizer" regions: the
-/// gradients cleared, `loss` back-propagated, clipped to a global norm of `clip` (0: not clipped),
-/// and Adam's step taken.
-void backward_and_update(const Variable& loss, Adam& adam, double clip);
 
 }  // namespace gradformer

@@ -1,0 +1,188 @@
+// The decoder-only model's tasks for the training loop (task.h): causal language modelling.
+//   toy-lm           the toy grammar's French sentences "<s> w_1 ... w_n </s>", drawn afresh for every
+//                    batch (as the copy task), so the data follow the grammar's distribution exactly
+//                    and its entropy is the floor of the validation loss.
+//   toy-translation  each toy pair as one sequence "<s> source <sep> target </s>", the loss on the
+//                    target part (target and </s>) only; epochs over the toy corpus's training split.
+//   lm               a language model of the user's sentences (a file, one per line).
+//   corpus           the user's pairs as one sequence each, as toy-translation.
+#include <cmath>
+
+#include "transformer/data/lm_batch.h"
+#include "transformer/data/text_files.h"
+#include "transformer/data/toy_corpus.h"
+#include "transformer/model/masks.h"
+#include "transformer/train/trainer.h"
+
+namespace gradformer {
+
+// L_1 = -sum_i log P(u_i | u_<i), averaged over the scored tokens
+Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing) {
+  const Variable logits = model.forward(batch.inputs, target_mask(batch.inputs, Vocab::pad));  // [B, L-1, V]
+  return cross_entropy(logits, batch.targets, {.ignore_index = Vocab::pad, .label_smoothing = label_smoothing});
+}
+
+namespace {
+
+constexpr uint64_t kValidSeed = 20260;  // the toy-lm validation sentences: the same for every run
+constexpr int64_t kValidSentences = 2000;
+
+class DecoderOnlyTask : public TrainingTask {
+ public:
+  DecoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o) {
+    std::optional<LoadedDecoderOnly> saved;
+    if (resumed) saved = load_decoder_only_checkpoint(*resumed), vocab_ = saved->info.target_vocab;
+    read_data(resumed != nullptr);
+    if (saved) {
+      model_ = std::move(saved->model);
+    } else {
+      TransformerConfig c = decoder_only_config(vocab_.size());
+      c.d_model = o.d_model, c.d_ff = o.d_ff, c.heads = o.heads, c.layers = o.layers, c.dropout = o.dropout;
+      c.norm = o.norm, c.max_len = o.max_len, c.tie_embeddings = o.tie_embeddings, c.activation = o.activation;
+      c.positions = o.positions;
+      model_ = std::make_unique<DecoderOnly>(c, o.seed);
+    }
+  }
+
+  Module& model() override { return *model_; }
+  Generator& dropout_generator() override { return *model_->dropout_generator(); }
+  int64_t d_model() const override { return model_->config().d_model; }
+  std::string describe() override {
+    const TransformerConfig& c = model_->config();
+    return model_summary(*model_, c.d_model, c.layers, c.heads);
+  }
+  int64_t batches_per_epoch() const override { return batches_per_epoch_; }
+  TrainBatch next_batch() override {
+    const LmBatch batch = stream_->next();
+    return {{{[this, batch] { return lm_loss(*model_, batch, o_.label_smoothing); }, batch.ntokens}}};
+  }
+  std::map<std::string, std::string> data_state() const override { return stream_->state(); }
+  void restore_data(const std::map<std::string, std::string>& state, const std::string& source) override {
+    stream_->restore(state, source);
+  }
+  std::optional<double> valid_loss() override {
+    if (valid_.empty()) return std::nullopt;
+    return lm_eval_loss(*model_, valid_);
+  }
+  void evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) override;
+  void save(const std::string& path, const StateDict& optimizer_state,
+            const std::map<std::string, std::string>& state) override {
+    save_checkpoint(path, *model_, model_->config(), optimizer_state, {model_->config(), vocab_, vocab_, state});
+  }
+
+ private:
+  // The sequences of pairs, one vocabulary for both languages and the separator (kept when resuming).
+  std::vector<LmSequence> translation_sequences(const std::vector<SentencePair>& pairs, const std::string& source) {
+    const int64_t sep = vocab_.id("<sep>");
+    std::vector<LmSequence> out;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      out.push_back(translation_sequence(vocab_.encode(pairs[i].source), vocab_.encode(pairs[i].target), sep));
+      // The model reads all but the last token: <s> source <sep> target.
+      const auto read = static_cast<int64_t>(out.back().tokens.size()) - 1;
+      if (read > o_.max_len)
+        throw DataError(message(source, ": pair ", i + 1, " is ", read,
+                                " tokens as one sequence (<s> source <sep> target); the model takes at most max_len ",
+                                o_.max_len));
+    }
+    return out;
+  }
+  std::vector<LmSequence> sentence_sequences(const std::vector<std::vector<std::string>>& sentences) {
+    std::vector<LmSequence> out;
+    for (const auto& s : sentences) out.push_back(sentence_sequence(vocab_.encode(s)));
+    return out;
+  }
+
+  void read_data(bool resumed) {
+    const ToyCorpus corpus = o_.task.rfind("toy-", 0) == 0 ? make_toy_corpus() : ToyCorpus{};
+    if (o_.task == "toy-lm") {
+      // French: its words show gender and number, so few choices of the grammar are invisible and
+      // p(sentence) is a sum over at most four paths (see sample_scored_toy_pair).
+      if (!resumed) {
+        std::vector<std::vector<std::string>> french;
+        for (const auto* split : {&corpus.train, &corpus.valid, &corpus.test})
+          for (const SentencePair& p : *split) french.push_back(p.source);
+        vocab_ = Vocab::build(french);
+      }
+      stream_ = std::make_unique<FreshToySentences>(vocab_, o_.batch_size, o_.seed);
+      batches_per_epoch_ = o_.batches_per_epoch;
+      Generator valid_gen(kValidSeed, 5);
+      std::vector<LmSequence> valid;
+      double neg_log_p = 0, tokens = 0;
+      for (int64_t i = 0; i < kValidSentences; ++i) {
+        const ScoredToyPair s = sample_scored_toy_pair(valid_gen);
+        valid.push_back(sentence_sequence(vocab_.encode(s.pair.source)));
+        neg_log_p -= s.source_log_prob, tokens += static_cast<double>(s.pair.source.size() + 1);  // </s> counted
+      }
+      valid_ = lm_batches(valid, 100);
+      entropy_ = neg_log_p / tokens;
+      return;
+    }
+    std::vector<LmSequence> train;
+    if (o_.task == "lm") {
+      const int64_t most = o_.max_len - 1;  // <s> w_1 ... w_n is read, </s> only predicted
+      const auto sentences = read_sentences(o_.data_path, most);
+      if (!resumed) vocab_ = Vocab::build(sentences);
+      train = sentence_sequences(sentences);
+      if (!o_.valid_path.empty()) valid_ = lm_batches(sentence_sequences(read_sentences(o_.valid_path, most)), 100);
+      if (!o_.test_path.empty()) test_ = lm_batches(sentence_sequences(read_sentences(o_.test_path, most)), 100);
+    } else {  // pairs: toy-translation or corpus
+      const bool toy = o_.task == "toy-translation";
+      const std::vector<SentencePair> pairs = toy ? corpus.train : read_tsv(o_.data_path, o_.max_len);
+      if (!resumed) {
+        std::vector<std::vector<std::string>> words{{"<sep>"}};
+        for (const SentencePair& p : pairs) words.push_back(p.source), words.push_back(p.target);
+        vocab_ = Vocab::build(words);
+      }
+      train = translation_sequences(pairs, toy ? "the toy corpus" : o_.data_path);
+      if (toy) valid_ = lm_batches(translation_sequences(corpus.valid, "the toy corpus"), 100), test_pairs_ = corpus.test;
+      if (!toy && !o_.valid_path.empty())
+        valid_ = lm_batches(translation_sequences(read_tsv(o_.valid_path, o_.max_len), o_.valid_path), 100);
+      if (!toy && !o_.test_path.empty()) test_pairs_ = read_tsv(o_.test_path, o_.max_len);
+    }
+    auto epochs = std::make_unique<LmEpochs>(std::move(train), o_.batch_size, o_.seed);
+    batches_per_epoch_ = epochs->batches_per_epoch();
+    stream_ = std::move(epochs);
+  }
+
+  const TrainOptions o_;
+  Vocab vocab_;
+  std::unique_ptr<DecoderOnly> model_;
+  std::unique_ptr<LmStream> stream_;
+  int64_t batches_per_epoch_ = 0;
+  std::vector<LmBatch> valid_, test_;
+  double entropy_ = -1;                   // toy-lm: the grammar's entropy on the validation sentences
+  std::vector<SentencePair> test_pairs_;  // translation: translated and scored with BLEU
+};
+
+// The grammar's entropy beside the validation loss (toy-lm), perplexities (lm), BLEU (translation).
+void DecoderOnlyTask::evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) {
+  if (entropy_ >= 0) {
+    report.entropy_floor = entropy_;
+    result(message("the grammar's entropy on the same ", kValidSentences, " sentences ", entropy_,
+                   " nats/token; gap ", report.valid_loss - entropy_));
+  } else if (o_.task == "lm" && !valid_.empty()) {
+    result(message("valid perplexity ", std::exp(report.valid_loss)));
+  }
+  if (!test_.empty()) {
+    const double test_loss = lm_eval_loss(*model_, test_);
+    result(message("test loss ", test_loss, " nats/token, perplexity ", std::exp(test_loss)));
+  }
+  if (test_pairs_.empty()) return;
+  TranslationReport r;
+  std::vector<std::vector<std::string>> references;
+  for (const SentencePair& p : test_pairs_)
+    r.hypotheses.push_back(translate_as_lm(*model_, p.source, vocab_)), references.push_back(p.target);
+  r.bleu = corpus_bleu(r.hypotheses, references);
+  r.exact_match = exact_match_rate(r.hypotheses, references);
+  result(message("test: BLEU ", r.bleu.bleu, ", exact match ", 100 * r.exact_match, "% of ", test_pairs_.size(),
+                 " sentences (greedy)"));
+  report.test_translation = std::move(r);
+}
+
+}  // namespace
+
+std::unique_ptr<TrainingTask> make_decoder_only_task(const TrainOptions& options, const CheckpointFile* resumed) {
+  return std::make_unique<DecoderOnlyTask>(options, resumed);
+}
+
+}  // namespace gradformer

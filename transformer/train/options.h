@@ -1,0 +1,148 @@
+// The settings of a training run, for every architecture and task: one options type, one table of
+// each architecture's and task's defaults, one validation, and one list of the options by name
+// (visit_options) that the checkpoint, the metrics file and the command line all read.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensor/error.h"
+#include "transformer/data/batch_plan.h"
+#include "transformer/model/encoder_decoder.h"
+
+namespace gradformer {
+
+struct TrainOptions {
+  /// Which member of the family, and what it learns (architecture_tasks lists each one's tasks).
+  /// Ignored when resuming: the checkpoint's config.arch wins.
+  Architecture arch = Architecture::EncoderDecoder;
+  std::string task = "copy";
+  /// The user's data: pairs (source<TAB>target), sentences (one per line) or labelled sentences
+  /// (label<TAB>sentence), as the task reads (task_data_kind).
+  std::string data_path, valid_path, test_path;
+  std::string init_path;  // encoder-only classify: start from this pre-trained checkpoint (empty: from scratch)
+  int64_t labelled = 16;  // encoder-only classify on the toy corpus: the labelled training sentences
+
+  // The model (ignored when resuming, and with init_path: the checkpoint's configuration wins).
+  int64_t d_model = 128, d_ff = 512, heads = 8, layers = 2;
+  double dropout = 0.1;
+  NormPlacement norm = NormPlacement::Post;
+  bool tie_embeddings = false;
+  int64_t max_len = 128;
+  Activation activation = Activation::ReLU;  // of the feed-forward network
+  Positions positions = Positions::Sinusoidal;
+
+  // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
+  int64_t batch_size = 80;  // sentences (sequences) per batch; a corpus batch holds at most this many
+  int64_t max_tokens = 0;   // encoder-decoder corpus: padded tokens per batch, 0 for no budget
+  // Encoder-decoder corpus: which sentences share a batch (batch_plan.h), and in how many
+  // length-sorted pieces a batch is padded (the pieces' gradients add up to the batch's). Random
+  // batches in 4 pieces learn as random batches do with a fraction of their padding; length
+  // batches pad least but, where length tells what a sentence is, learn far less per epoch (chapter 11).
+  Batching batching = Batching::Random;
+  int64_t pieces = 4;
+  // The Annotated Transformer runs the copy task for 20 epochs (400 steps) with a 400-step warmup,
+  // so the rate is still rising at the last step: it (in PyTorch) and gradformer then copy 94-96 of
+  // 100 fresh sequences. 30 epochs with a 200-step warmup (the rate peaks, then decays) copy 100.
+  int64_t epochs = 30;
+  int64_t steps = 0;               // if not 0, the run's length in steps, whatever epochs says
+  int64_t batches_per_epoch = 20;  // tasks of fresh batches (copy, toy-lm); a corpus epoch is the whole corpus
+  double lr = 0.5;
+  int64_t warmup = 200;
+  double label_smoothing = 0;
+  double clip = 0;  // global gradient-norm clip, 0 for none
+  uint64_t seed = 1;
+
+  // Output (a resumed run takes these from the caller, the rest from its checkpoint).
+  std::string out_dir = "runs/copy";                       // model.safetensors, loss.svg, attention/*.svg
+  std::string metrics_path;                                // one JSON object per logging step
+  int64_t log_every = 20, eval_every = 0, save_every = 0;  // 0: evaluate / save only at the end
+  int64_t keep_last = 0;   // also keep the last this many saves as model-step-N.safetensors (average.h)
+  int64_t stop_after = 0;  // stop after this step, as an interruption would (0: run to the end)
+  int64_t beam = 1;        // encoder-decoder: beam size of the final translation evaluation
+  bool quiet = false;      // no progress output
+  // Profile a few steps after warm-up (step_profile.h), print the profiler's table and write the
+  // Chrome trace here ("": no profiling).
+  std::string profile_path;
+  // Resuming: train to this many epochs or steps instead of the checkpoint's (0: its own).
+  int64_t resume_epochs = 0, resume_steps = 0;
+};
+
+/// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.
+/// "train: epochs must be at least 1, got 0"; field() and requirement() separately, so a front end
+/// can say it in its own terms (the program names its flag, --epochs).
+class TrainOptionError : public ValueError {
+ public:
+  TrainOptionError(const std::string& field, const std::string& requirement)
+      : ValueError("train: " + field + " " + requirement), field_(field), requirement_(requirement) {}
+  const std::string& field() const { return field_; }
+  const std::string& requirement() const { return requirement_; }
+
+ private:
+  std::string field_, requirement_;
+};
+
+/// The tasks of an architecture, its default first: encoder-decoder {copy, toy-translation, corpus},
+/// decoder-only {toy-lm, toy-translation, lm, corpus}, encoder-only {mlm, classify}.
+std::vector<std::string> architecture_tasks(Architecture arch);
+
+/// What data_path holds for a task: "pairs", "sentences", "labelled sentences", or "" for a task
+/// that reads no file. `required`: the task has no data of its own (corpus, lm).
+struct TaskData {
+  std::string kind;
+  bool required = false;
+};
+TaskData task_data_kind(Architecture arch, const std::string& task);
+/// The task --data selects when no task is named: each architecture's first task that reads a file.
+std::string data_task(Architecture arch);
+
+/// The defaults of a task: the table every front end shows (train --help) and train() starts from.
+/// ValueError for a task the architecture does not have.
+TrainOptions default_train_options(const std::string& task, Architecture arch = Architecture::EncoderDecoder);
+
+/// A TrainOptionError for an option out of range or one the task does not use; with `new_model`,
+/// also for model sizes out of range (a resumed or initialised run takes its model's from the checkpoint).
+void validate(const TrainOptions& options, bool new_model);
+
+/// An option's value as text, as a checkpoint and the metrics file keep it.
+std::string option_text(const std::string& value);
+std::string option_text(int64_t value);
+std::string option_text(uint64_t value);
+std::string option_text(double value);  // enough digits to read back the same double
+std::string option_text(bool value);
+std::string option_text(Architecture value);
+std::string option_text(Batching value);
+std::string option_text(NormPlacement value);
+std::string option_text(Activation value);
+std::string option_text(Positions value);
+
+/// Calls visit(name, field) for each option a run is defined by, in one fixed order: the names
+/// are the fields' (a checkpoint's state.options.<name>, a flag --<name with dashes>). The output
+/// ones that do not define the run (quiet, profile_path, resume_*) are not visited.
+template <class Options, class Visit>
+void visit_options(Options& o, Visit&& visit) {
+  visit("arch", o.arch), visit("task", o.task), visit("data_path", o.data_path), visit("valid_path", o.valid_path);
+  visit("test_path", o.test_path), visit("init_path", o.init_path), visit("labelled", o.labelled);
+  visit("d_model", o.d_model), visit("d_ff", o.d_ff), visit("heads", o.heads), visit("layers", o.layers);
+  visit("dropout", o.dropout), visit("norm", o.norm), visit("tie_embeddings", o.tie_embeddings);
+  visit("max_len", o.max_len), visit("activation", o.activation), visit("positions", o.positions);
+  visit("batch_size", o.batch_size), visit("max_tokens", o.max_tokens), visit("batching", o.batching);
+  visit("pieces", o.pieces), visit("epochs", o.epochs), visit("steps", o.steps);
+  visit("batches_per_epoch", o.batches_per_epoch), visit("lr", o.lr), visit("warmup", o.warmup);
+  visit("label_smoothing", o.label_smoothing), visit("clip", o.clip), visit("seed", o.seed);
+  visit("out_dir", o.out_dir), visit("metrics_path", o.metrics_path), visit("log_every", o.log_every);
+  visit("eval_every", o.eval_every), visit("save_every", o.save_every), visit("keep_last", o.keep_last);
+  visit("stop_after", o.stop_after), visit("beam", o.beam);
+}
+
+/// The options as checkpoint state entries ("options.lr" -> "0.5", ...) with the thread count in
+/// use ("options.threads"), and back: the defaults of the checkpoint's architecture (`arch`, its
+/// config.arch) and saved task, then every entry the state holds (a checkpoint from before an
+/// option existed keeps its default). CheckpointError naming `source` for an entry that does not read back.
+std::map<std::string, std::string> options_to_state(const TrainOptions& options);
+TrainOptions options_from_state(const std::map<std::string, std::string>& state, const std::string& source,
+                                Architecture arch = Architecture::EncoderDecoder);
+
+}  // namespace gradformer

@@ -35,10 +35,10 @@ struct LabelledCorpus {
   std::vector<LabelledSentence> examples;  // in the order of the file's lines
 };
 
-/// Reads `path`: one example a line, "label<TAB>sentence". A label is the text before the tab less
-/// the spaces around it: one word (no whitespace inside), so that it prints as one word on a line of
-/// output. Any names will do ("negated", "pos", "3"), as many as the file has. The sentence's tokens are separated by
-/// spaces.
+/// Reads `path`: one example a line, "label<TAB>sentence", the sentence's tokens separated by
+/// spaces. A label is the text before the tab less the whitespace around it, and must be one word
+/// (no whitespace inside) so that it prints as one word on a line of output. Any names will do
+/// ("negated", "pos", "3"), as many as the file has.
 ///
 /// With known_labels empty (a training file), `labels` are the file's distinct labels in the order
 /// they first appear, and the file must hold at least two. With known_labels given (a validation

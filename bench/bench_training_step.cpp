@@ -13,6 +13,7 @@
 #include "transformer/data/copy_task.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/task.h"
 
 using namespace gradformer;
 

@@ -20,6 +20,7 @@
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/task.h"
 #include "transformer/train/svg.h"
 
 using namespace gradformer;

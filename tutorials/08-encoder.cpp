@@ -16,6 +16,7 @@
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/feed_forward.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/task.h"
 
 using namespace gradformer;
 using namespace tutorial;

@@ -20,7 +20,9 @@
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/lm_trainer.h"
+#include "transformer/data/lm_batch.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/trainer.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -93,7 +95,7 @@ void the_shift(const Vocab& vocab) {
 
 TrainReport language_model(bool quick) {
   section("a language model of the toy grammar");
-  TrainOptions o = default_decoder_only_options("toy-lm");
+  TrainOptions o = default_train_options("toy-lm", Architecture::DecoderOnly);
   if (quick) o.epochs = 1, o.batches_per_epoch = 30;  // the full run: the defaults, 1000 steps
   o.out_dir = "runs/toy-lm", o.quiet = true;
   const TrainReport r = train(o);

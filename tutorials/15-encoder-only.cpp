@@ -13,7 +13,7 @@
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/encoder_only.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/encoder_only_trainer.h"
+#include "transformer/train/trainer.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -121,10 +121,10 @@ int main(int argc, char** argv) {
   masking_statistics(corpus, vocab);
 
   section("Pre-training");
-  EncoderOnlyTrainOptions pre = default_encoder_only_options("mlm");
+  TrainOptions pre = default_train_options("mlm", Architecture::EncoderOnly);
   pre.quiet = true, pre.out_dir = "runs/encoder-only-mlm";
   if (quick) pre.steps = 30;
-  const EncoderOnlyReport pretrained = train_encoder_only(pre);
+  const TrainReport pretrained = train(pre);
   const double unigram = unigram_loss(corpus);
   std::printf(
       "%lld MLM steps of %lld sentences: valid loss %.3f nats per chosen word (unigram frequencies: %.3f), "
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   for (const auto& e : negation_task(corpus.test)) negated += e.label;
   std::printf("test split: %lld of 1000 sentences negated (always answering 'affirmative' scores %.1f%%)\n",
               static_cast<long long>(negated), 100.0 - 0.1 * static_cast<double>(negated));
-  EncoderOnlyTrainOptions fine = default_encoder_only_options("classify");
+  TrainOptions fine = default_train_options("classify", Architecture::EncoderOnly);
   fine.quiet = true;
   std::printf("%lld steps of %lld sentences drawn from %lld labelled ones; test accuracy:\n",
               static_cast<long long>(fine.steps), static_cast<long long>(fine.batch_size),
@@ -151,9 +151,9 @@ int main(int argc, char** argv) {
   for (int seed = 1; seed <= seeds; ++seed) {
     fine.seed = static_cast<uint64_t>(seed);
     fine.init_path = "", fine.out_dir = "runs/encoder-only-scratch";
-    const double scratch = train_encoder_only(fine).test_accuracy;
+    const double scratch = train(fine).test_accuracy;
     fine.init_path = pretrained.checkpoint_path, fine.out_dir = "runs/encoder-only-classify";
-    const double from_pretrained = train_encoder_only(fine).test_accuracy;
+    const double from_pretrained = train(fine).test_accuracy;
     std::printf("  %4d   %11.1f%%   %10.1f%%\n", seed, 100 * scratch, 100 * from_pretrained);
     sum_scratch += scratch, sum_pre += from_pretrained, better += from_pretrained > scratch;
   }

@@ -87,12 +87,13 @@ struct CopyTask {
     c.d_model = d_model, c.d_ff = 4 * d_model, c.heads = 8, c.layers = 2;
     return c;
   }
-  void step() { train_step(model, adam, batches.next(), options); }  // chapter 11's training step
+  void step() { train_step(adam, translation_batch(model, batches.next(), loss), lr, 0); }  // chapter 11's step
 
   EncoderDecoder model;
   Adam adam{model.parameters(), {.lr = 0, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9}};
   CopyTaskStream batches{/*batch_size=*/80, /*seed=*/1};
-  StepOptions options{.lr = 1e-4, .loss = {.ignore_index = Vocab::pad}};
+  CrossEntropyOptions loss{.ignore_index = Vocab::pad};
+  double lr = 1e-4;
 };
 
 // The next step of the task, profiled.
@@ -100,7 +101,7 @@ profiler::Trace profile_one_step(CopyTask& task) {
   profiler::start();
   {
     const profiler::Scope step("train step", profiler::Phase::Other, profiler::Kind::Region);
-    task.step();  // train_step(model, adam, batches.next(), options), on the copy task's model
+    task.step();  // train_step(adam, translation_batch(model, batches.next(), loss), lr, 0): the copy task's
   }
   return profiler::stop();
 }

@@ -125,9 +125,9 @@ template <class Options, class Visit>
 void visit_options(Options& o, Visit&& visit) {
   visit("arch", o.arch), visit("task", o.task), visit("data_path", o.data_path), visit("valid_path", o.valid_path);
   visit("test_path", o.test_path), visit("init_path", o.init_path), visit("labelled", o.labelled);
-  visit("d_model", o.d_model), visit("d_ff", o.d_ff), visit("heads", o.heads), visit("layers", o.layers);
-  visit("dropout", o.dropout), visit("norm", o.norm), visit("tie_embeddings", o.tie_embeddings);
-  visit("max_len", o.max_len), visit("activation", o.activation), visit("positions", o.positions);
+  visit("d_model", o.d_model), visit("layers", o.layers), visit("heads", o.heads), visit("d_ff", o.d_ff);
+  visit("dropout", o.dropout), visit("norm", o.norm), visit("activation", o.activation);
+  visit("positions", o.positions), visit("tie_embeddings", o.tie_embeddings), visit("max_len", o.max_len);
   visit("batch_size", o.batch_size), visit("max_tokens", o.max_tokens), visit("batching", o.batching);
   visit("pieces", o.pieces), visit("epochs", o.epochs), visit("steps", o.steps);
   visit("batches_per_epoch", o.batches_per_epoch), visit("lr", o.lr), visit("warmup", o.warmup);

@@ -1,11 +1,13 @@
-// Encoder-only training (transformer/train/encoder_only_trainer.h) and its checkpoints: an
-// interrupted MLM or classification run resumed from its checkpoint continues bit for bit, a
-// fine-tuning run starts from the pre-trained body, and a checkpoint of the wrong kind is refused.
+// Encoder-only training (train() in transformer/train/trainer.h, with arch encoder-only; the task in
+// transformer/train/encoder_only_task.cpp) and its checkpoints: an interrupted MLM or classification
+// run resumed from its checkpoint continues bit for bit, a fine-tuning run starts from the
+// pre-trained body, and a checkpoint of the wrong kind is refused.
+#include <filesystem>
+
 #include "catch.h"
 #include "training_helpers.h"
+#include "transformer/data/mlm.h"
 #include "transformer/train/checkpoint.h"
-#include "transformer/train/encoder_only_checkpoint.h"
-#include "transformer/train/encoder_only_trainer.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;
@@ -14,8 +16,8 @@ using test::TempDir;
 namespace {
 
 // d 16, 1 layer, 8 sentences a batch, 6 steps; dropout and clipping on, so their state must survive.
-EncoderOnlyTrainOptions tiny(const std::string& task, const TempDir& dir, const std::string& name) {
-  EncoderOnlyTrainOptions o = default_encoder_only_options(task);
+TrainOptions tiny(const std::string& task, const TempDir& dir, const std::string& name) {
+  TrainOptions o = default_train_options(task, Architecture::EncoderOnly);
   o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.dropout = 0.1, o.clip = 1.0;
   o.steps = 6, o.batch_size = 8, o.warmup = 3, o.seed = 5, o.quiet = true;
   o.out_dir = dir / name;
@@ -28,23 +30,24 @@ std::vector<double> tail(const std::vector<double>& v, size_t from) {
 
 }  // namespace
 
-TEST_CASE("train_encoder_only: MLM and classification runs resumed from a checkpoint continue bit for bit") {
+TEST_CASE("train: encoder-only MLM and classification runs resumed from a checkpoint continue bit for bit") {
   TempDir dir("resume-encoder-only");
-  const EncoderOnlyReport pre = train_encoder_only(tiny("mlm", dir, "pre"));
+  const TrainReport pre = train(tiny("mlm", dir, "pre"));
   for (const std::string task : {"mlm", "classify"})
     for (const bool from_pretrained : {false, true}) {
       if (task == "mlm" && from_pretrained) continue;
       INFO(task << (from_pretrained ? " from the pre-trained checkpoint" : ""));
-      EncoderOnlyTrainOptions o = tiny(task, dir, task + "-full");
+      TrainOptions o = tiny(task, dir, task + "-full");
       if (from_pretrained) o.init_path = pre.checkpoint_path;
-      const EncoderOnlyReport full = train_encoder_only(o);
+      const TrainReport full = train(o);
       REQUIRE(full.losses.size() == 6);
       o.out_dir = dir / (task + "-part"), o.stop_after = 2;
-      const EncoderOnlyReport part = train_encoder_only(o);
+      const TrainReport part = train(o);
       REQUIRE(part.steps == 2);
       CHECK(test::same_bits(part.losses, {full.losses[0], full.losses[1]}));
-      EncoderOnlyTrainOptions again = tiny(task, dir, task + "-resumed");
-      const EncoderOnlyReport resumed = train_encoder_only(again, part.checkpoint_path);
+      TrainOptions again = tiny(task, dir, task + "-resumed");
+      again.seed = 99;  // the checkpoint's options win
+      const TrainReport resumed = train(again, part.checkpoint_path);
       CHECK(resumed.first_step == 3);
       CHECK(test::same_bits(resumed.losses, tail(full.losses, 2)));
       CHECK(resumed.valid_accuracy == full.valid_accuracy);
@@ -55,14 +58,14 @@ TEST_CASE("train_encoder_only: MLM and classification runs resumed from a checkp
 }
 
 TEST_CASE(
-    "train_encoder_only: fine-tuning starts from the pre-trained body, with the classifier drawn from its own seed") {
+    "train: encoder-only fine-tuning starts from the pre-trained body, with the classifier drawn from its own seed") {
   TempDir dir("init-encoder-only");
-  const EncoderOnlyReport pre = train_encoder_only(tiny("mlm", dir, "pre"));
-  EncoderOnlyTrainOptions o = tiny("classify", dir, "fine");
+  const TrainReport pre = train(tiny("mlm", dir, "pre"));
+  TrainOptions o = tiny("classify", dir, "fine");
   o.init_path = pre.checkpoint_path, o.steps = 1, o.stop_after = 0;
   // lr tiny: one step leaves the body within 1e-3 of the pre-trained one, which a fresh draw is not.
   o.lr = 1e-9;
-  const EncoderOnlyReport fine = train_encoder_only(o);
+  const TrainReport fine = train(o);
   const LoadedEncoderOnly p = load_encoder_only_checkpoint(pre.checkpoint_path),
                           f = load_encoder_only_checkpoint(fine.checkpoint_path);
   const Tensor a = p.model->tok_embed->weight.value(), b = f.model->tok_embed->weight.value();
@@ -73,7 +76,7 @@ TEST_CASE(
 
 TEST_CASE("checkpoints: each loader refuses the other architecture by name") {
   TempDir dir("arch-encoder-only");
-  const EncoderOnlyReport enc = train_encoder_only(tiny("mlm", dir, "enc"));
+  const TrainReport enc = train(tiny("mlm", dir, "enc"));
   CHECK_THROWS_MSG(load_checkpoint(enc.checkpoint_path), CheckpointError,
                    "model.safetensors: an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or "
                    "decoder-only one");
@@ -86,28 +89,35 @@ TEST_CASE("checkpoints: each loader refuses the other architecture by name") {
       "model.safetensors: an encoder-decoder checkpoint (config.arch), but classify needs an encoder-only one");
 }
 
-TEST_CASE("train_encoder_only: options out of range are TrainOptionErrors naming the field") {
+TEST_CASE("train: encoder-only options out of range or not used by the task are TrainOptionErrors naming the field") {
   TempDir dir("options-encoder-only");
-  EncoderOnlyTrainOptions o = tiny("classify", dir, "x");
+  TrainOptions o = tiny("classify", dir, "x");
   o.labelled = 0;
-  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError,
-                   "train: labelled must be in [1, 10000] (the toy corpus's train split), got 0");
-  o = tiny("mlm", dir, "x"), o.init_path = "a.safetensors";
-  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: init_path is for --task classify");
-  o = tiny("mlm", dir, "x"), o.steps = 0;
-  CHECK_THROWS_MSG(train_encoder_only(o), TrainOptionError, "train: steps must be at least 1, got 0");
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "train: labelled must be at least 1, got 0");
+  o = tiny("mlm", dir, "x"), o.init_path = "a.safetensors";  // the program says "--init is for --task classify"
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "train: init_path is not used by encoder-only mlm");
+  o = tiny("mlm", dir, "x"), o.labelled = 8;  // only classify on the toy corpus reads it
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "train: labelled is not used by encoder-only mlm");
+  o = tiny("mlm", dir, "x"), o.steps = -1;  // 0 now means epochs x batches per epoch
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "train: steps must be at least 0, got -1");
+  CHECK(!std::filesystem::exists(dir / "x"));  // nothing written
 }
 
-TEST_CASE("train: the shared options with arch encoder-only reach the encoder-only trainer, and so does a resume") {
+TEST_CASE("train: the options with arch encoder-only train the encoder-only model, and so does a resume") {
   TempDir dir("dispatch-encoder-only");
   TrainOptions o = default_train_options("mlm", Architecture::EncoderOnly);
-  o.task = "mlm", o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.batch_size = 8, o.warmup = 3;
+  o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.batch_size = 8, o.warmup = 3;
   o.quiet = true, o.out_dir = dir / "run", o.stop_after = 2;
   const TrainReport part = train(o);
+  CHECK(part.arch == Architecture::EncoderOnly);
   CHECK(part.steps == 2);
   CHECK(load_encoder_only_checkpoint(part.checkpoint_path).info.state.at("options.task") == "mlm");
-  o.stop_after = 3, o.out_dir = dir / "resumed";
-  const TrainReport resumed = train(o, part.checkpoint_path);  // the architecture comes from the checkpoint
+  // The options of another architecture: the architecture comes from the checkpoint.
+  TrainOptions again = default_train_options("copy");
+  again.stop_after = 3, again.quiet = true, again.out_dir = dir / "resumed";
+  const TrainReport resumed = train(again, part.checkpoint_path);
+  CHECK(resumed.arch == Architecture::EncoderOnly);
+  CHECK(resumed.task == "mlm");
   CHECK(resumed.first_step == 3);
   CHECK(resumed.steps == 1);
 }

@@ -1,4 +1,5 @@
-// Causal language modelling with the decoder-only model (transformer/train/lm_trainer.h): the shift
+// Causal language modelling with the decoder-only model (transformer/data/lm_batch.h, lm_loss in
+// transformer/train/task.h, trained by train() in transformer/train/trainer.h): the shift
 // made by hand, the loss gradient-checked in float64 and equal to -log P summed by hand, the target-only
 // loss of translation as one sequence, the grammar's exact sentence probabilities, and resuming.
 #include <cmath>
@@ -7,7 +8,9 @@
 #include "autograd/helpers.h"
 #include "training_helpers.h"
 #include "transformer/data/toy_corpus.h"
-#include "transformer/train/lm_trainer.h"
+#include "transformer/data/lm_batch.h"
+#include "transformer/train/task.h"
+#include "transformer/train/trainer.h"
 
 using namespace gradformer;
 using test::TempDir;
@@ -99,7 +102,7 @@ TEST_CASE("train: decoder-only toy-lm and toy-translation resumed from a checkpo
   for (const std::string task : {"toy-lm", "toy-translation"}) {
     INFO(task);
     auto options = [&](const std::string& name) {
-      TrainOptions o = default_decoder_only_options(task);
+      TrainOptions o = default_train_options(task, Architecture::DecoderOnly);
       o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.max_len = 40, o.dropout = 0.1, o.label_smoothing = 0.1;
       o.batch_size = 8, o.epochs = 1, o.batches_per_epoch = 6, o.warmup = 4, o.seed = 5, o.quiet = true;
       o.out_dir = dir / (task + name);

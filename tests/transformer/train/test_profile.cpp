@@ -41,7 +41,7 @@ struct CopyTaskSteps {
   int64_t step() {
     const Batch batch = copy_task_batch(32, gen);
     const int64_t t0 = profiler::now_ns();
-    train_step(model, adam, {batch}, {.lr = 1e-4, .loss = loss});
+    train_step(adam, translation_batch(model, {batch}, loss), 1e-4, 0);
     return profiler::now_ns() - t0;
   }
 };

@@ -6,8 +6,6 @@
 
 #include "training_helpers.h"
 #include "transformer/train/checkpoint.h"
-#include "transformer/train/encoder_only_trainer.h"
-#include "transformer/train/lm_trainer.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
 
@@ -145,11 +143,16 @@ TEST_CASE("train: the checkpoint and the metrics file hold every setting the run
   const TrainReport r = train(o);
   const auto metadata = load_safetensors(r.checkpoint_path).metadata;
   // The output options were missing before: a run could not say where it wrote or how often it logged.
+  // Every option is there, the model's sizes too (options.d_model beside config.d_model).
   const std::map<std::string, std::string> expected = {
       {"options.out_dir", o.out_dir}, {"options.metrics_path", o.metrics_path},
       {"options.log_every", "2"},     {"options.stop_after", "2"},
-      {"options.quiet", "true"},      {"options.lr", "0.75"},
-      {"options.clip", "0.5"},        {"options.task", "copy"},
+      {"options.lr", "0.75"},         {"options.clip", "0.5"},
+      {"options.task", "copy"},       {"options.arch", "encoder-decoder"},
+      {"options.d_model", "16"},      {"options.layers", "1"},
+      {"options.heads", "2"},         {"options.d_ff", "32"},
+      {"options.max_len", "16"},      {"options.steps", "0"},
+      {"options.init_path", ""},      {"options.labelled", "16"},
       {"config.heads", "2"},          {"config.layers", "1"},
       {"config.d_model", "16"}};
   for (const auto& [key, value] : expected) {
@@ -159,6 +162,8 @@ TEST_CASE("train: the checkpoint and the metrics file hold every setting the run
     CHECK(metadata.at(stored) == value);
   }
   CHECK(metadata.count("state.options.threads") == 1);
+  // How much a run prints does not define it: quiet is no longer kept.
+  CHECK(metadata.count("state.options.quiet") == 0);
   // The metrics file's first line: the same entries, as JSON strings.
   std::istringstream lines(test::read_bytes(o.metrics_path));
   std::string first;
@@ -178,7 +183,7 @@ TEST_CASE("train: the checkpoint and the metrics file hold every setting the run
 
 TEST_CASE("train: a decoder-only run writes its settings and its losses to the metrics file") {
   TempDir dir("settings-lm");
-  TrainOptions o = default_decoder_only_options("toy-lm");
+  TrainOptions o = default_train_options("toy-lm", Architecture::DecoderOnly);
   o.d_model = 16, o.d_ff = 32, o.heads = 2, o.layers = 1, o.max_len = 40;
   o.batch_size = 8, o.epochs = 1, o.batches_per_epoch = 4, o.warmup = 4, o.log_every = 2, o.quiet = true;
   o.out_dir = dir / "run", o.metrics_path = dir / "metrics.jsonl";
@@ -204,8 +209,8 @@ TEST_CASE("train: an output folder whose name is not UTF-8 is refused before tra
                                                 "got byte 255 at " +
                                                 std::to_string(o.out_dir.size() - 1)));
   CHECK_FALSE(fs::exists(o.out_dir));
-  EncoderOnlyTrainOptions e = default_encoder_only_options("mlm");
+  TrainOptions e = default_train_options("mlm", Architecture::EncoderOnly);
   e.out_dir = o.out_dir;
-  CHECK_THROWS_AS(train_encoder_only(e), TrainOptionError);
+  CHECK_THROWS_AS(train(e), TrainOptionError);
   CHECK_FALSE(fs::exists(o.out_dir));
 }

@@ -47,7 +47,7 @@ TEST_CASE("train_step: returns the loss before the update, clips to the global n
   for (const Variable& p : params) before.push_back(p.value().to_vector<double>());
   Adam adam(params, {.lr = 0});
   const double lr = 1e-3;
-  const double value = train_step(model, adam, {b}, {.lr = lr, .loss = loss, .clip = clip});
+  const double value = train_step(adam, translation_batch(model, {b}, loss), lr, clip);
 
   CHECK(test::same_bits({value}, {twin_loss.item()}));  // measured before the update
   CHECK(adam.lr() == lr);
@@ -76,7 +76,7 @@ TEST_CASE("train_step: without clipping the gradients are the plain backward's")
   const Batch b = collate({{{4, 5}, {6, 7, 8}}}, {0});
   cross_entropy(teacher_forced_logits(twin, b), b.tgt_out, {.ignore_index = Vocab::pad}).backward();
   Adam adam(model.parameters(), {.lr = 0});
-  (void)train_step(model, adam, {b}, {.lr = 0.0, .loss = {.ignore_index = Vocab::pad}, .clip = 0});
+  (void)train_step(adam, translation_batch(model, {b}, {.ignore_index = Vocab::pad}), 0.0, 0);
   const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();
   for (size_t i = 0; i < params.size(); ++i) {
     INFO("parameter " << i);
@@ -95,8 +95,7 @@ TEST_CASE("train_step: a batch in pieces takes the whole batch's step (losses we
   const Variable twin_loss = cross_entropy(teacher_forced_logits(twin, whole), whole.tgt_out, loss);
   twin_loss.backward();
   Adam adam(model.parameters(), {.lr = 0});
-  const double value =
-      train_step(model, adam, {collate(pairs, {0, 2}), collate(pairs, {1})}, {.lr = 0.0, .loss = loss, .clip = 0});
+  const double value = train_step(adam, translation_batch(model, {collate(pairs, {0, 2}), collate(pairs, {1})}, loss), 0.0, 0);
   // The mean over all 10 target tokens, whichever rectangles they were padded in.
   CHECK(value == Approx(twin_loss.item()).epsilon(1e-6));
   const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();

@@ -1,6 +1,6 @@
 # cmake -P check_layering.cmake <project root>
 # Dependencies point one way: tensor <- autograd <- nn <- transformer/model, and
-# tensor <- transformer/data; model and data <- transformer/train <- transformer/cli.
+# tensor <- transformer/data; model and data <- transformer/inspect <- transformer/train <- transformer/cli.
 # CMake's target links catch a call into a library a target does not link, but every target exports
 # the project root as an include directory, so an upward #include of a header-only template (or an
 # inline function) would compile. This script reads every #include "..." in the library folders
@@ -13,9 +13,10 @@ set(allowed_autograd "tensor;autograd")
 set(allowed_nn "tensor;autograd;nn")
 set(allowed_transformer/model "tensor;autograd;nn;transformer/model")
 set(allowed_transformer/data "tensor;transformer/data")
-set(allowed_transformer/train "tensor;autograd;nn;transformer/model;transformer/data;transformer/train")
-set(allowed_transformer/cli "tensor;autograd;nn;transformer/model;transformer/data;transformer/train;transformer/cli")
-set(folders tensor autograd nn transformer/model transformer/data transformer/train transformer/cli)
+set(allowed_transformer/inspect "tensor;autograd;nn;transformer/model;transformer/data;transformer/inspect")
+set(allowed_transformer/train "tensor;autograd;nn;transformer/model;transformer/data;transformer/inspect;transformer/train")
+set(allowed_transformer/cli "tensor;autograd;nn;transformer/model;transformer/data;transformer/inspect;transformer/train;transformer/cli")
+set(folders tensor autograd nn transformer/model transformer/data transformer/inspect transformer/train transformer/cli)
 
 set(bad 0)
 set(checked 0)

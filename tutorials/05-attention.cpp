@@ -13,7 +13,7 @@
 #include "claims.h"
 #include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 using namespace tutorial;

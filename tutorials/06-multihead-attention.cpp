@@ -11,7 +11,7 @@
 #include "claims.h"
 #include "nn/all.h"
 #include "transformer/model/multihead_attention.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 using namespace tutorial;

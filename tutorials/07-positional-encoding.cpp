@@ -21,7 +21,7 @@
 #include "transformer/model/positional_encoding.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/task.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 using namespace tutorial;

@@ -27,7 +27,7 @@
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -32,7 +32,7 @@
 #include "transformer/train/bleu.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/train/trace.h"
+#include "transformer/inspect/trace.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

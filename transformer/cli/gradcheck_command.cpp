@@ -5,7 +5,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/train/gradcheck_suite.h"
+#include "transformer/inspect/gradcheck_suite.h"
 
 namespace gradformer {
 

@@ -10,7 +10,7 @@
 #include "transformer/model/decoder_only.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/train/trace.h"
+#include "transformer/inspect/trace.h"
 
 namespace gradformer {
 

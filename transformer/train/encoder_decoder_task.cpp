@@ -3,8 +3,9 @@
 // tokens, teacher-forced; the evaluation at the end is the copy task's exact match, or BLEU and
 // exact match of the valid and test pairs, and the attention maps of one example.
 #include "transformer/data/batch_stream.h"
+#include "transformer/inspect/attention_maps.h"
 #include "transformer/data/toy_corpus.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/train/trainer.h"
 
 namespace gradformer {

@@ -147,10 +147,19 @@ TrainBatch EncoderOnlyTask::next_batch() {
               },
               b.labels.numel()}}};
   }
-  std::vector<std::vector<int64_t>> ids;
-  for (int64_t i : draw_indices(static_cast<int64_t>(train_sentences_.size())))
-    ids.push_back(vocab_.encode(train_sentences_[static_cast<size_t>(i)]));
-  const MlmBatch b = mask_tokens(encode_sequences(ids), vocab_.size(), data_gen_);
+  // A batch of short sentences can have no word chosen, and a loss over nothing is 0 / 0: draw
+  // again (the generator moves on), a few times before calling the sentences too short.
+  MlmBatch b;
+  for (int attempt = 0; b.chosen == 0; ++attempt) {
+    if (attempt == 100)
+      throw DataError(message("train: 100 batches of ", o_.batch_size,
+                              " sentences in a row had no word chosen for the masked-LM loss (15% of the words): "
+                              "the sentences are too short for the batch size; give a larger --batch-size"));
+    std::vector<std::vector<int64_t>> ids;
+    for (int64_t i : draw_indices(static_cast<int64_t>(train_sentences_.size())))
+      ids.push_back(vocab_.encode(train_sentences_[static_cast<size_t>(i)]));
+    b = mask_tokens(encode_sequences(ids), vocab_.size(), data_gen_);
+  }
   // "T_i will be used to predict the original token with cross entropy loss": only chosen positions count
   return {{{[&m, b, smoothing] {
               return cross_entropy(m.mlm_logits(m.encode(b.input)), b.labels,

@@ -1,4 +1,5 @@
 #include "transformer/train/run_directory.h"
+#include "transformer/inspect/attention_maps.h"
 
 #include <filesystem>
 

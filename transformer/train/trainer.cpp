@@ -14,7 +14,7 @@
 #include "transformer/train/progress.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/step_profile.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 
 namespace gradformer {
 
@@ -175,7 +175,7 @@ class Run {
     adam_ = std::make_unique<Adam>(task_->model().parameters(), AdamOptions{.lr = 0, .beta2 = 0.98, .eps = 1e-9});
     if (resumed) restore(*resumed);
     total_steps_ = o_.steps > 0 ? o_.steps : o_.epochs * task_->batches_per_epoch();
-    if (resumed && total_steps_ <= step_) {
+    if (resumed && (requested.resume_epochs > 0 || requested.resume_steps > 0) && total_steps_ <= step_) {
       const bool steps = o_.steps > 0;
       throw TrainOptionError(steps ? "steps" : "epochs",
                              message("must be at least ", steps ? step_ + 1 : step_ / task_->batches_per_epoch() + 1,

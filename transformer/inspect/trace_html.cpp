@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "transformer/train/svg.h"
-#include "transformer/train/trace.h"
+#include "transformer/inspect/svg.h"
+#include "transformer/inspect/trace.h"
 
 namespace gradformer {
 namespace {

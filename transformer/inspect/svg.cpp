@@ -1,4 +1,4 @@
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 
 #include <algorithm>
 #include <array>

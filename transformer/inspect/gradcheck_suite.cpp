@@ -1,11 +1,10 @@
-#include "transformer/train/gradcheck_suite.h"
+#include "transformer/inspect/gradcheck_suite.h"
 
 #include "autograd/op_checks.h"
 #include "nn/all.h"
 #include "transformer/data/batch.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/task.h"
 
 namespace gradformer {
 namespace {
@@ -101,7 +100,7 @@ std::vector<NamedGradcheck> gradient_checks() {
                         const Batch batch = make_batch(src, tgt_in, tgt_out);
                         return gradcheck(
                             [&] {
-                              return cross_entropy(teacher_forced_logits(model, batch), batch.tgt_out,
+                              return cross_entropy(model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad), target_mask(batch.tgt_in, Vocab::pad)), batch.tgt_out,
                                                    {.ignore_index = 0, .label_smoothing = 0.1});
                             },
                             model.parameters());

@@ -1,4 +1,4 @@
-#include "transformer/train/trace.h"
+#include "transformer/inspect/trace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "transformer/model/decoding.h"
 #include "transformer/model/feed_forward.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/inspect/attention_maps.h"
 
 namespace gradformer {
 namespace {

@@ -40,10 +40,10 @@ double to_double(const std::string& text, const std::string& key, const std::str
 
 }  // namespace
 
-std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c) {
-  return {{"config.src_vocab", std::to_string(c.src_vocab)},
-          {"config.tgt_vocab", std::to_string(c.tgt_vocab)},
-          {"config.d_model", std::to_string(c.d_model)},
+// The entries every architecture's configuration has, meaning the same in each.
+template <class Config>
+static std::map<std::string, std::string> shared_config_metadata(const Config& c) {
+  return {{"config.d_model", std::to_string(c.d_model)},
           {"config.d_ff", std::to_string(c.d_ff)},
           {"config.heads", std::to_string(c.heads)},
           {"config.layers", std::to_string(c.layers)},
@@ -52,9 +52,15 @@ std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c
           {"config.max_len", std::to_string(c.max_len)},
           {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
           {"config.dtype", std::string(name(c.dtype))},
-          {"config.arch", architecture_name(c.arch)},
           {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
           {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"}};
+}
+
+std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c) {
+  std::map<std::string, std::string> m = shared_config_metadata(c);
+  m["config.src_vocab"] = std::to_string(c.src_vocab), m["config.tgt_vocab"] = std::to_string(c.tgt_vocab);
+  m["config.arch"] = architecture_name(c.arch);
+  return m;
 }
 
 namespace {
@@ -273,22 +279,11 @@ LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
 // ---- the encoder-only model's own configuration ----------------------------------------------------
 
 std::map<std::string, std::string> encoder_only_config_to_metadata(const EncoderOnlyConfig& c) {
-  return {{"config.arch", kEncoderOnlyArch},
-          {"config.vocab", std::to_string(c.vocab)},
-          {"config.d_model", std::to_string(c.d_model)},
-          {"config.d_ff", std::to_string(c.d_ff)},
-          {"config.heads", std::to_string(c.heads)},
-          {"config.layers", std::to_string(c.layers)},
-          {"config.dropout", exact_text(c.dropout)},
-          {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
-          {"config.max_len", std::to_string(c.max_len)},
-          {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"},
-          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
-          {"config.types", std::to_string(c.types)},
-          {"config.embed_norm", c.embed_norm ? "true" : "false"},
-          {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
-          {"config.classes", std::to_string(c.classes)},
-          {"config.dtype", std::string(name(c.dtype))}};
+  std::map<std::string, std::string> m = shared_config_metadata(c);
+  m["config.arch"] = kEncoderOnlyArch, m["config.vocab"] = std::to_string(c.vocab);
+  m["config.types"] = std::to_string(c.types), m["config.classes"] = std::to_string(c.classes);
+  m["config.embed_norm"] = c.embed_norm ? "true" : "false";
+  return m;
 }
 
 EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& m,

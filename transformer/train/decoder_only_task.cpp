@@ -27,7 +27,7 @@ namespace {
 constexpr uint64_t kValidSeed = 20260;  // the toy-lm validation sentences: the same for every run
 constexpr int64_t kValidSentences = 2000;
 
-class DecoderOnlyTask : public TrainingTask {
+class DecoderOnlyTask : public ModelTask<DecoderOnly> {
  public:
   DecoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o) {
     std::optional<LoadedDecoderOnly> saved;
@@ -44,13 +44,6 @@ class DecoderOnlyTask : public TrainingTask {
     }
   }
 
-  Module& model() override { return *model_; }
-  Generator& dropout_generator() override { return *model_->dropout_generator(); }
-  int64_t d_model() const override { return model_->config().d_model; }
-  std::string describe() override {
-    const TransformerConfig& c = model_->config();
-    return model_summary(*model_, c.d_model, c.layers, c.heads);
-  }
   int64_t batches_per_epoch() const override { return batches_per_epoch_; }
   TrainBatch next_batch() override {
     const LmBatch batch = stream_->next();
@@ -146,7 +139,6 @@ class DecoderOnlyTask : public TrainingTask {
 
   const TrainOptions o_;
   Vocab vocab_;
-  std::unique_ptr<DecoderOnly> model_;
   std::unique_ptr<LmStream> stream_;
   int64_t batches_per_epoch_ = 0;
   std::vector<LmBatch> valid_, test_;

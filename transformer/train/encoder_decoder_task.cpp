@@ -56,7 +56,7 @@ void check_toy_lengths(const ToyCorpus& corpus, int64_t max_len) {
                                               ", has ", longest, " tokens, and </s> or <s> is added), got ", max_len));
 }
 
-class EncoderDecoderTask : public TrainingTask {
+class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
  public:
   EncoderDecoderTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o) {
     std::optional<CheckpointContents> saved;
@@ -75,13 +75,6 @@ class EncoderDecoderTask : public TrainingTask {
     }
   }
 
-  Module& model() override { return *model_; }
-  Generator& dropout_generator() override { return *model_->dropout_generator(); }
-  int64_t d_model() const override { return model_->config().d_model; }
-  std::string describe() override {
-    const TransformerConfig& c = model_->config();
-    return model_summary(*model_, c.d_model, c.layers, c.heads);
-  }
   int64_t batches_per_epoch() const override { return batches_per_epoch_; }
   TrainBatch next_batch() override {
     return translation_batch(*model_, stream_->next(),
@@ -155,7 +148,6 @@ class EncoderDecoderTask : public TrainingTask {
 
   const TrainOptions o_;
   Vocab source_vocab_, target_vocab_;
-  std::unique_ptr<EncoderDecoder> model_;
   std::unique_ptr<BatchStream> stream_;
   int64_t batches_per_epoch_ = 0;
   std::vector<Batch> valid_batches_;

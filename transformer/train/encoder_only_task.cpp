@@ -28,7 +28,7 @@ std::vector<std::vector<std::string>> sentences_of(const std::vector<LabelledSen
   return out;
 }
 
-class EncoderOnlyTask : public TrainingTask {
+class EncoderOnlyTask : public ModelTask<EncoderOnly> {
  public:
   EncoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o), data_gen_(o.seed, 2) {
     read_data();
@@ -62,13 +62,6 @@ class EncoderOnlyTask : public TrainingTask {
     *model_->dropout_generator() = Generator(o.seed, 1);
   }
 
-  Module& model() override { return *model_; }
-  Generator& dropout_generator() override { return *model_->dropout_generator(); }
-  int64_t d_model() const override { return model_->config().d_model; }
-  std::string describe() override {
-    const EncoderOnlyConfig& c = model_->config();
-    return model_summary(*model_, c.d_model, c.layers, c.heads);
-  }
   int64_t batches_per_epoch() const override {
     const auto n = static_cast<int64_t>(o_.task == "mlm" ? train_sentences_.size() : labelled_.size());
     return (n + o_.batch_size - 1) / o_.batch_size;
@@ -132,7 +125,6 @@ class EncoderOnlyTask : public TrainingTask {
   std::vector<std::string> labels_;  // the classifier's class names
   std::vector<std::vector<std::string>> train_sentences_, valid_sentences_, test_sentences_;  // mlm
   std::vector<LabelledSentence> labelled_, valid_labelled_, test_labelled_;                   // classify
-  std::unique_ptr<EncoderOnly> model_;
 };
 
 TrainBatch EncoderOnlyTask::next_batch() {

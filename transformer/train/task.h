@@ -78,8 +78,23 @@ TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batc
 /// optional), the model run under the causal mask AND the padding mask of the inputs.
 Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing = 0);
 
-/// "N parameters (d_model D, L layers, H heads)", for describe().
+/// "N parameters (d_model D, L layers, H heads)".
 std::string model_summary(const Module& model, int64_t d_model, int64_t layers, int64_t heads);
+
+/// What every task of one model type answers the same way: the model, its dropout generator and sizes.
+template <class Model>
+class ModelTask : public TrainingTask {
+ public:
+  Module& model() override { return *model_; }
+  Generator& dropout_generator() override { return *model_->dropout_generator(); }
+  int64_t d_model() const override { return model_->config().d_model; }
+  std::string describe() override {
+    return model_summary(*model_, model_->config().d_model, model_->config().layers, model_->config().heads);
+  }
+
+ protected:
+  std::unique_ptr<Model> model_;
+};
 
 /// The task of `options` (its architecture), with a new model, or with the model, vocabularies and
 /// labels of `resumed` (whose data position the loop restores).

@@ -13,14 +13,19 @@
 
 namespace gradformer {
 
-class BatchStream {
+/// Where a stream of training data stands: text entries for the checkpoint (e.g. "data.generator"),
+/// and their inverse.
+class Resumable {
  public:
-  virtual ~BatchStream() = default;
-  /// One optimisation step's data: a batch, as one or more pieces whose gradients add up.
-  virtual std::vector<Batch> next() = 0;
-  /// Text entries for the checkpoint (e.g. "data.generator"), and their inverse.
+  virtual ~Resumable() = default;
   virtual std::map<std::string, std::string> state() const = 0;
   virtual void restore(const std::map<std::string, std::string>& state, const std::string& source) = 0;
+};
+
+class BatchStream : public Resumable {
+ public:
+  /// One optimisation step's data: a batch, as one or more pieces whose gradients add up.
+  virtual std::vector<Batch> next() = 0;
 };
 
 /// Fresh random copy-task batches forever.

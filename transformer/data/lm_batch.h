@@ -14,6 +14,7 @@
 
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "transformer/data/batch_stream.h"
 #include "transformer/data/vocab.h"
 
 namespace gradformer {
@@ -43,12 +44,9 @@ LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vecto
 std::vector<LmBatch> lm_batches(const std::vector<LmSequence>& sequences, int64_t size);
 
 /// Where a language model's training batches come from, with a position a checkpoint keeps.
-class LmStream {
+class LmStream : public Resumable {
  public:
-  virtual ~LmStream() = default;
   virtual LmBatch next() = 0;
-  virtual std::map<std::string, std::string> state() const = 0;
-  virtual void restore(const std::map<std::string, std::string>& state, const std::string& source) = 0;
 };
 
 /// toy-lm: batch_size fresh French sentences of the toy grammar per batch, drawn as the copy task draws.

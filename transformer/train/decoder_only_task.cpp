@@ -44,18 +44,12 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     }
   }
 
-  int64_t batches_per_epoch() const override { return batches_per_epoch_; }
   TrainBatch next_batch() override {
-    const LmBatch batch = stream_->next();
+    const LmBatch batch = batches_->next();
     return {{{[this, batch] { return lm_loss(*model_, batch, o_.label_smoothing); }, batch.ntokens}}};
   }
-  std::map<std::string, std::string> data_state() const override { return stream_->state(); }
-  void restore_data(const std::map<std::string, std::string>& state, const std::string& source) override {
-    stream_->restore(state, source);
-  }
   std::optional<double> valid_loss() override {
-    if (valid_.empty()) return std::nullopt;
-    return lm_eval_loss(*model_, valid_);
+    return valid_.empty() ? std::nullopt : std::optional(lm_eval_loss(*model_, valid_));
   }
   void evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) override;
   void save(const std::string& path, const StateDict& optimizer_state,
@@ -96,7 +90,8 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
           for (const SentencePair& p : *split) french.push_back(p.source);
         vocab_ = Vocab::build(french);
       }
-      stream_ = std::make_unique<FreshToySentences>(vocab_, o_.batch_size, o_.seed);
+      batches_ = std::make_unique<FreshToySentences>(vocab_, o_.batch_size, o_.seed);
+      stream_ = batches_.get();
       batches_per_epoch_ = o_.batches_per_epoch;
       Generator valid_gen(kValidSeed, 5);
       std::vector<LmSequence> valid;
@@ -134,13 +129,13 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     }
     auto epochs = std::make_unique<LmEpochs>(std::move(train), o_.batch_size, o_.seed);
     batches_per_epoch_ = epochs->batches_per_epoch();
-    stream_ = std::move(epochs);
+    batches_ = std::move(epochs);
+    stream_ = batches_.get();
   }
 
   const TrainOptions o_;
   Vocab vocab_;
-  std::unique_ptr<LmStream> stream_;
-  int64_t batches_per_epoch_ = 0;
+  std::unique_ptr<LmStream> batches_;
   std::vector<LmBatch> valid_, test_;
   double entropy_ = -1;                   // toy-lm: the grammar's entropy on the validation sentences
   std::vector<SentencePair> test_pairs_;  // translation: translated and scored with BLEU

@@ -75,18 +75,12 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
     }
   }
 
-  int64_t batches_per_epoch() const override { return batches_per_epoch_; }
   TrainBatch next_batch() override {
-    return translation_batch(*model_, stream_->next(),
+    return translation_batch(*model_, batches_->next(),
                              {.ignore_index = Vocab::pad, .label_smoothing = o_.label_smoothing});
   }
-  std::map<std::string, std::string> data_state() const override { return stream_->state(); }
-  void restore_data(const std::map<std::string, std::string>& state, const std::string& source) override {
-    stream_->restore(state, source);
-  }
   std::optional<double> valid_loss() override {
-    if (valid_batches_.empty()) return std::nullopt;
-    return teacher_forced_loss(*model_, valid_batches_);
+    return valid_batches_.empty() ? std::nullopt : std::optional(teacher_forced_loss(*model_, valid_batches_));
   }
   void evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) override;
   void save(const std::string& path, const StateDict& optimizer_state,
@@ -103,7 +97,8 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
         throw TrainOptionError("max_len", message("must be at least ", length, " for the copy task (its sequences are ",
                                                   length, " tokens), got ", o_.max_len));
       source_vocab_ = target_vocab_ = copy_task_vocab();
-      stream_ = std::make_unique<CopyTaskStream>(o_.batch_size, o_.seed);
+      batches_ = std::make_unique<CopyTaskStream>(o_.batch_size, o_.seed);
+      stream_ = batches_.get();
       batches_per_epoch_ = o_.batches_per_epoch;
       Generator valid_gen(o_.seed, /*stream=*/2);  // the validation batches never meet the training ones
       for (int i = 0; i < 5; ++i) valid_batches_.push_back(copy_task_batch(o_.batch_size, valid_gen));
@@ -132,7 +127,8 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
     auto stream =
         std::make_unique<CorpusStream>(encode_pairs(train, source_vocab_, target_vocab_), batching, o_.seed);
     batches_per_epoch_ = stream->batches_per_epoch();
-    stream_ = std::move(stream);
+    batches_ = std::move(stream);
+    stream_ = batches_.get();
     const std::vector<EncodedPair> valid = encode_pairs(valid_pairs_, source_vocab_, target_vocab_);
     for (const auto& indices : plan_batches(valid, batching, nullptr)) valid_batches_.push_back(collate(valid, indices));
   }
@@ -148,8 +144,7 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
 
   const TrainOptions o_;
   Vocab source_vocab_, target_vocab_;
-  std::unique_ptr<BatchStream> stream_;
-  int64_t batches_per_epoch_ = 0;
+  std::unique_ptr<BatchStream> batches_;
   std::vector<Batch> valid_batches_;
   std::vector<SentencePair> valid_pairs_, test_pairs_;  // translation tasks
 };

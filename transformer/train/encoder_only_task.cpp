@@ -32,6 +32,9 @@ class EncoderOnlyTask : public ModelTask<EncoderOnly> {
  public:
   EncoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o), data_gen_(o.seed, 2) {
     read_data();
+    const auto n = static_cast<int64_t>(o_.task == "mlm" ? train_sentences_.size() : labelled_.size());
+    batches_per_epoch_ = (n + o_.batch_size - 1) / o_.batch_size;
+    stream_ = &data_position_;
     std::optional<CheckpointFile> init;
     if (!resumed && !o.init_path.empty()) init = read_checkpoint_file(o.init_path);
     const CheckpointFile* from = resumed ? resumed : init ? &*init : nullptr;
@@ -62,17 +65,7 @@ class EncoderOnlyTask : public ModelTask<EncoderOnly> {
     *model_->dropout_generator() = Generator(o.seed, 1);
   }
 
-  int64_t batches_per_epoch() const override {
-    const auto n = static_cast<int64_t>(o_.task == "mlm" ? train_sentences_.size() : labelled_.size());
-    return (n + o_.batch_size - 1) / o_.batch_size;
-  }
   TrainBatch next_batch() override;
-  std::map<std::string, std::string> data_state() const override {
-    return {{"train.data_generator", generator_state_text(data_gen_)}};
-  }
-  void restore_data(const std::map<std::string, std::string>& state, const std::string& source) override {
-    restore_generator(data_gen_, SavedState(state, source).text("train.data_generator"), source);
-  }
   std::optional<double> valid_loss() override;
   void evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) override;
   void save(const std::string& path, const StateDict& optimizer_state,
@@ -119,8 +112,21 @@ class EncoderOnlyTask : public ModelTask<EncoderOnly> {
     return out;
   }
 
+  // Where the data stands: the generator's state.
+  struct DataPosition : Resumable {
+    explicit DataPosition(Generator& gen) : gen(gen) {}
+    std::map<std::string, std::string> state() const override {
+      return {{"train.data_generator", generator_state_text(gen)}};
+    }
+    void restore(const std::map<std::string, std::string>& state, const std::string& source) override {
+      restore_generator(gen, SavedState(state, source).text("train.data_generator"), source);
+    }
+    Generator& gen;
+  };
+
   const TrainOptions o_;
   Generator data_gen_;  // which sentences, and the MLM's masking
+  DataPosition data_position_{data_gen_};
   Vocab vocab_;
   std::vector<std::string> labels_;  // the classifier's class names
   std::vector<std::vector<std::string>> train_sentences_, valid_sentences_, test_sentences_;  // mlm

@@ -17,6 +17,7 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "transformer/data/batch.h"
+#include "transformer/data/batch_stream.h"
 #include "transformer/data/lm_batch.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/options.h"
@@ -81,10 +82,16 @@ Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_sm
 /// "N parameters (d_model D, L layers, H heads)".
 std::string model_summary(const Module& model, int64_t d_model, int64_t layers, int64_t heads);
 
-/// What every task of one model type answers the same way: the model, its dropout generator and sizes.
+/// What every task of one model type answers the same way: the model, its dropout generator and
+/// sizes, and (for a task that sets them) the batches in an epoch and where its data stream stands.
 template <class Model>
 class ModelTask : public TrainingTask {
  public:
+  int64_t batches_per_epoch() const override { return batches_per_epoch_; }
+  std::map<std::string, std::string> data_state() const override { return stream_->state(); }
+  void restore_data(const std::map<std::string, std::string>& state, const std::string& source) override {
+    stream_->restore(state, source);
+  }
   Module& model() override { return *model_; }
   Generator& dropout_generator() override { return *model_->dropout_generator(); }
   int64_t d_model() const override { return model_->config().d_model; }
@@ -94,6 +101,8 @@ class ModelTask : public TrainingTask {
 
  protected:
   std::unique_ptr<Model> model_;
+  Resumable* stream_ = nullptr;  // the task's stream of batches
+  int64_t batches_per_epoch_ = 0;
 };
 
 /// The task of `options` (its architecture), with a new model, or with the model, vocabularies and

@@ -31,7 +31,8 @@ std::string shell_word(const std::string& text) {
 std::string how_to_use(const TrainReport& report) {
   const std::string path = shell_word(report.checkpoint_path);
   if (report.arch == Architecture::EncoderOnly)
-    return report.task == "mlm" ? "fine-tune it: gradformer train --arch encoder-only --task classify --init " + path
+    return report.task == "mlm" ? "fine-tune it: gradformer train --arch encoder-only --task classify --init " + path +
+                                      (report.own_data ? " --data labelled.tsv" : "")
                                 : "classify with it: gradformer classify --checkpoint " + path + " < sentences.txt";
   // A decoder-only model translates by continuing "source <sep>", greedily as in training.
   if (report.arch == Architecture::DecoderOnly) {

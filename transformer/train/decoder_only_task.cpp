@@ -12,7 +12,7 @@
 #include "transformer/data/text_files.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/trainer.h"
+#include "transformer/train/task.h"
 
 namespace gradformer {
 

@@ -6,7 +6,7 @@
 #include "transformer/inspect/attention_maps.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/inspect/svg.h"
-#include "transformer/train/trainer.h"
+#include "transformer/train/task.h"
 
 namespace gradformer {
 

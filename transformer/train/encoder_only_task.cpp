@@ -11,7 +11,7 @@
 #include "transformer/data/mlm.h"
 #include "transformer/data/text_files.h"
 #include "transformer/data/toy_corpus.h"
-#include "transformer/train/trainer.h"
+#include "transformer/train/task.h"
 
 namespace gradformer {
 namespace {

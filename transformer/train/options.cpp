@@ -6,7 +6,7 @@
 
 #include "tensor/parallel.h"
 #include "tensor/saved_state.h"
-#include "transformer/train/run_directory.h"
+#include "tensor/utf8.h"
 
 namespace gradformer {
 
@@ -152,8 +152,10 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
   } catch (const ValueError& e) {
     throw CheckpointError(message(source, ": options.task: ", e.what()));
   }
-  // Runs saved before the batching could be chosen were planned by length, in one piece.
-  if (!saved.contains("options.batching")) o.batching = Batching::Length, o.pieces = 1;
+  // Runs saved before the batching could be chosen were planned by length, in one piece: the
+  // encoder-decoder's planned tasks (the others never read it, and validate() refuses a non-default).
+  if (arch == Architecture::EncoderDecoder && o.task != "copy" && !saved.contains("options.batching"))
+    o.batching = Batching::Length, o.pieces = 1;
   visit_options(o, [&](const char* name, auto& value) {
     const std::string key = message("options.", name);
     if (saved.contains(key)) parse_option(message(source, ": ", key), saved.text(key), value);
@@ -162,6 +164,12 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
 }
 
 // ---- validation -----------------------------------------------------------------------------------
+
+void require_utf8_path(const std::string& field, const std::string& path) {
+  if (const auto at = invalid_utf8_at(path))
+    throw TrainOptionError(field, message("must be UTF-8 text (it is kept in the checkpoint), got byte ",
+                                          static_cast<int>(static_cast<unsigned char>(path[*at])), " at ", *at));
+}
 
 namespace {
 

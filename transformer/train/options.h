@@ -106,6 +106,10 @@ TrainOptions default_train_options(const std::string& task, Architecture arch = 
 /// also for model sizes out of range (a resumed or initialised run takes its model's from the checkpoint).
 void validate(const TrainOptions& options, bool new_model);
 
+/// A TrainOptionError for `field` unless `path` is UTF-8 text: the paths a run uses are kept in its
+/// checkpoint's metadata, which is UTF-8, so a path that is not is refused before training, not after.
+void require_utf8_path(const std::string& field, const std::string& path);
+
 /// An option's value as text, as a checkpoint and the metrics file keep it.
 std::string option_text(const std::string& value);
 std::string option_text(int64_t value);

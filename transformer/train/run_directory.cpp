@@ -1,15 +1,13 @@
 #include "transformer/train/run_directory.h"
-#include "transformer/inspect/attention_maps.h"
-
 #include <filesystem>
 
 #include "nn/safetensors.h"
 #include "tensor/error.h"
 #include "tensor/utf8.h"
 #include "transformer/data/data_error.h"
+#include "transformer/inspect/attention_maps.h"
 #include "transformer/train/average.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/train/options.h"
 
 namespace gradformer {
 
@@ -87,10 +85,5 @@ void prepare_run_directory(const std::string& out_dir, const std::string& resume
   if (error) throw DataError(message("train: output directory ", out_dir, ": cannot create: ", error.message()));
 }
 
-void require_utf8_path(const std::string& field, const std::string& path) {
-  if (const auto at = invalid_utf8_at(path))
-    throw TrainOptionError(field, message("must be UTF-8 text (it is kept in the checkpoint), got byte ",
-                                          static_cast<int>(static_cast<unsigned char>(path[*at])), " at ", *at));
-}
 
 }  // namespace gradformer

@@ -30,8 +30,5 @@ std::vector<std::string> remove_run_outputs(const std::string& out_dir);
 /// creates the folder. A DataError naming the folder if it cannot be created.
 void prepare_run_directory(const std::string& out_dir, const std::string& resume_path);
 
-/// A TrainOptionError for `field` unless `path` is UTF-8 text: the paths a run uses are kept in its
-/// checkpoint's metadata, which is UTF-8, so a path that is not is refused before training, not after.
-void require_utf8_path(const std::string& field, const std::string& path);
 
 }  // namespace gradformer

@@ -20,11 +20,32 @@
 #include "transformer/data/batch_stream.h"
 #include "transformer/data/lm_batch.h"
 #include "transformer/train/checkpoint.h"
+#include "transformer/train/evaluate.h"
 #include "transformer/train/options.h"
 
 namespace gradformer {
 
-struct TrainReport;
+/// What a run did and measured: the training loop fills the first part, the task its own measures.
+struct TrainReport {
+  Architecture arch = Architecture::EncoderDecoder;
+  std::string task;                   // what the model learnt, for the command that uses it
+  bool own_data = false;              // trained on the user's files (data_path)
+  int64_t first_step = 1, steps = 0;  // steps run in this call: first_step .. first_step + steps - 1
+  double train_seconds = 0;           // the steps alone, without evaluation and saving
+  int64_t scored_tokens = 0;          // the tokens (sentences, for a classifier) the loss counted
+  double tokens_per_second = 0;       // of those
+  double padding = 0;          // of the token slots computed (encoder-decoder: both sides), the fraction that was padding
+  std::vector<double> losses;  // each step's training loss (label-smoothed if smoothing is on)
+  double valid_loss = 0;       // per scored token, without label smoothing (0: no validation data)
+  std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
+  int64_t copy_exact_match = -1;        // of 100 fresh sequences (copy task)
+  std::optional<TranslationReport> valid_translation, test_translation;
+  double valid_accuracy = 0, test_accuracy = 0;  // encoder-only: MLM tokens recovered, or labels right
+  std::string checkpoint_path;
+  /// The lines the run prints once trained (where it saved, the validation loss, BLEU and exact
+  /// match, ...), kept also when quiet: what a front end shows when it hides the progress.
+  std::vector<std::string> summary;
+};
 
 /// One padded rectangle of a batch: its forward pass, and the tokens its loss counts.
 struct Piece {
@@ -50,7 +71,7 @@ class TrainingTask {
   /// Batches in one epoch (a pass over the training data, or the task's fixed count of fresh batches).
   virtual int64_t batches_per_epoch() const = 0;
   virtual TrainBatch next_batch() = 0;
-  /// Where the data stands ("data.*" entries), and its inverse (resuming).
+  /// Where the data stands (entries for the checkpoint's state), and its inverse (resuming).
   virtual std::map<std::string, std::string> data_state() const = 0;
   virtual void restore_data(const std::map<std::string, std::string>& state, const std::string& source) = 0;
   /// The mean loss per scored token of the validation data, without label smoothing, in eval mode
@@ -79,8 +100,6 @@ TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batc
 /// optional), the model run under the causal mask AND the padding mask of the inputs.
 Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing = 0);
 
-/// "N parameters (d_model D, L layers, H heads)".
-std::string model_summary(const Module& model, int64_t d_model, int64_t layers, int64_t heads);
 
 /// What every task of one model type answers the same way: the model, its dropout generator and
 /// sizes, and (for a task that sets them) the batches in an epoch and where its data stream stands.
@@ -96,7 +115,9 @@ class ModelTask : public TrainingTask {
   Generator& dropout_generator() override { return *model_->dropout_generator(); }
   int64_t d_model() const override { return model_->config().d_model; }
   std::string describe() override {
-    return model_summary(*model_, model_->config().d_model, model_->config().layers, model_->config().heads);
+    const auto& c = model_->config();
+    return message(model_->parameter_count(), " parameters (d_model ", c.d_model, ", ", counted(c.layers, "layer"),
+                   ", ", counted(c.heads, "head"), ")");
   }
 
  protected:

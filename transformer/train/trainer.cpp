@@ -18,11 +18,6 @@
 
 namespace gradformer {
 
-std::string model_summary(const Module& model, int64_t d_model, int64_t layers, int64_t heads) {
-  return message(model.parameter_count(), " parameters (d_model ", d_model, ", ", counted(layers, "layer"), ", ",
-                 counted(heads, "head"), ")");
-}
-
 // ---- one step -------------------------------------------------------------------------------------
 
 double train_step(Adam& adam, const TrainBatch& batch, double lr, double clip) {
@@ -184,7 +179,8 @@ class Run {
     }
     last_step_ = o_.stop_after > 0 ? std::min(o_.stop_after, total_steps_) : total_steps_;
     prepare_run_directory(o_.out_dir, resume_path);
-    report_.arch = o_.arch, report_.task = o_.task, report_.first_step = step_ + 1;
+    report_.arch = o_.arch, report_.task = o_.task, report_.own_data = !o_.data_path.empty();
+    report_.first_step = step_ + 1;
     report_.checkpoint_path = run_checkpoint_path(o_.out_dir);
   }
 
@@ -262,8 +258,9 @@ double Run::step(const NoamSchedule& schedule, StepProfile& profile, TrainingLog
 }
 
 TrainReport Run::run() {
-  print(message("training ", architecture_name(o_.arch), " ", o_.task, ": ", task_->describe(), ", ", total_steps_,
-                " steps of ", task_->batches_per_epoch(), " batches per epoch, ", counted(num_threads(), "thread")));
+  print(message("training ", architecture_name(o_.arch), " ", o_.task, ": ", task_->describe(), ", ",
+                counted(total_steps_, "step"), " of ", counted(task_->batches_per_epoch(), "batch", "batches"),
+                " per epoch, ", counted(num_threads(), "thread")));
   TrainingLog log(o_, total_steps_, /*first_step=*/step_ + 1);
   std::map<std::string, std::string> settings = options_to_state(o_);
   log.settings(settings);

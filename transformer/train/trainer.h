@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "nn/adam.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/options.h"
 #include "transformer/train/task.h"
 
@@ -23,25 +22,6 @@ struct NonFiniteError : Error {
   using Error::Error;
 };
 
-struct TrainReport {
-  Architecture arch = Architecture::EncoderDecoder;
-  std::string task;                   // what the model learnt, for the command that uses it
-  int64_t first_step = 1, steps = 0;  // steps run in this call: first_step .. first_step + steps - 1
-  double train_seconds = 0;           // the steps alone, without evaluation and saving
-  int64_t scored_tokens = 0;          // the tokens (sentences, for a classifier) the loss counted
-  double tokens_per_second = 0;       // of those
-  double padding = 0;          // of the token slots computed (encoder-decoder: both sides), the fraction that was padding
-  std::vector<double> losses;  // each step's training loss (label-smoothed if smoothing is on)
-  double valid_loss = 0;       // per scored token, without label smoothing (0: no validation data)
-  std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
-  int64_t copy_exact_match = -1;        // of 100 fresh sequences (copy task)
-  std::optional<TranslationReport> valid_translation, test_translation;
-  double valid_accuracy = 0, test_accuracy = 0;  // encoder-only: MLM tokens recovered, or labels right
-  std::string checkpoint_path;
-  /// The lines the run prints once trained (where it saved, the validation loss, BLEU and exact
-  /// match, ...), kept also when quiet: what a front end shows when it hides the progress.
-  std::vector<std::string> summary;
-};
 
 /// One optimisation step (the paper's section 5; clipping is not in the paper): zero the
 /// gradients; for each piece of the batch, its loss (forward) weighted by its share of the scored

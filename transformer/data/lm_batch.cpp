@@ -113,6 +113,11 @@ void LmEpochs::restore(const std::map<std::string, std::string>& state, const st
   epoch_ = saved.integer("data.epoch"), position_ = saved.integer("data.position");
   restore_generator(gen_, saved.text("data.epoch_generator"), source);
   shuffle();
+  // A data file that changed since the checkpoint can leave the position past its end.
+  if (epoch_ < 0) throw CheckpointError(message(source, ": data.epoch ", epoch_, " is negative"));
+  if (position_ < 0 || position_ > batches_per_epoch())
+    throw CheckpointError(
+        message(source, ": data.position ", position_, " is outside the epoch's ", batches_per_epoch(), " batches"));
 }
 
 void LmEpochs::shuffle() {

@@ -129,6 +129,9 @@ inline constexpr const char* kEncoderOnlyArch = "encoder-only";
 std::map<std::string, std::string> config_to_metadata(const TransformerConfig& config);
 TransformerConfig config_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& source);
 std::map<std::string, std::string> encoder_only_config_to_metadata(const EncoderOnlyConfig& config);
+inline std::map<std::string, std::string> config_to_metadata(const EncoderOnlyConfig& config) {
+  return encoder_only_config_to_metadata(config);
+}
 EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& metadata,
                                                     const std::string& source);
 

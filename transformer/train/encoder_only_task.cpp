@@ -31,18 +31,19 @@ std::vector<std::vector<std::string>> sentences_of(const std::vector<LabelledSen
 class EncoderOnlyTask : public ModelTask<EncoderOnly> {
  public:
   EncoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o), data_gen_(o.seed, 2) {
-    read_data();
-    const auto n = static_cast<int64_t>(o_.task == "mlm" ? train_sentences_.size() : labelled_.size());
-    batches_per_epoch_ = (n + o_.batch_size - 1) / o_.batch_size;
-    stream_ = &data_position_;
     std::optional<CheckpointFile> init;
     if (!resumed && !o.init_path.empty()) init = read_checkpoint_file(o.init_path);
     const CheckpointFile* from = resumed ? resumed : init ? &*init : nullptr;
-    if (from) {
-      LoadedEncoderOnly saved = load_encoder_only_checkpoint(*from, resumed ? "train --resume" : "train --init");
-      vocab_ = saved.info.vocab;
+    std::optional<LoadedEncoderOnly> saved;
+    if (from) saved = load_encoder_only_checkpoint(*from, resumed ? "train --resume" : "train --init");
+    read_data(saved ? saved->info.config.max_len : o.max_len);  // a pre-trained model's own length
+    const auto n = static_cast<int64_t>(o_.task == "mlm" ? train_sentences_.size() : labelled_.size());
+    batches_per_epoch_ = (n + o_.batch_size - 1) / o_.batch_size;
+    stream_ = &data_position_;
+    if (saved) {
+      vocab_ = saved->info.vocab;
       // A pre-trained model fine-tuned on other classes gets a classifier of their number (drawn below).
-      EncoderOnlyConfig c = saved.info.config;
+      EncoderOnlyConfig c = saved->info.config;
       StateDict parameters = from->parameters;
       if (!resumed) {
         c.classes = static_cast<int64_t>(labels_.size());
@@ -74,16 +75,18 @@ class EncoderOnlyTask : public ModelTask<EncoderOnly> {
   }
 
  private:
-  void read_data() {
-    const int64_t most = o_.max_len - 2;  // <s> and </s> around each sentence
+  void read_data(int64_t max_len) {
+    const int64_t most = max_len - 2;  // <s> and </s> around each sentence
     if (o_.data_path.empty()) {
       const ToyCorpus corpus = make_toy_corpus();
       train_sentences_ = french(corpus.train), labels_ = negation_labels();
       if (o_.task == "mlm") {
         valid_sentences_ = french({corpus.valid.begin(), corpus.valid.begin() + 500});
       } else {
-        const auto labelled = std::min<size_t>(static_cast<size_t>(o_.labelled), corpus.train.size());
-        labelled_ = negation_task({corpus.train.begin(), corpus.train.begin() + static_cast<ptrdiff_t>(labelled)});
+        if (o_.labelled > static_cast<int64_t>(corpus.train.size()))
+          throw TrainOptionError("labelled", message("must be at most ", corpus.train.size(),
+                                                     " (the toy corpus's train split), got ", o_.labelled));
+        labelled_ = negation_task({corpus.train.begin(), corpus.train.begin() + o_.labelled});
         valid_labelled_ = negation_task(corpus.valid), test_labelled_ = negation_task(corpus.test);
       }
     } else if (o_.task == "mlm") {

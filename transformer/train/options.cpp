@@ -141,7 +141,7 @@ std::map<std::string, std::string> options_to_state(const TrainOptions& o) {
 }
 
 TrainOptions options_from_state(const std::map<std::string, std::string>& s, const std::string& source,
-                                Architecture arch) {
+                                Architecture arch, const std::map<std::string, std::string>& config) {
   const SavedState saved(s, source);
   // Runs saved before the options named their architecture were encoder-decoder ones, or encoder-only
   // ones whose config.arch says so.
@@ -159,6 +159,13 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
   visit_options(o, [&](const char* name, auto& value) {
     const std::string key = message("options.", name);
     if (saved.contains(key)) parse_option(message(source, ": ", key), saved.text(key), value);
+  });
+  const std::vector<std::string> model = {"d_model", "d_ff",      "heads",      "layers",        "dropout",
+                                          "norm",    "max_len",   "activation", "tie_embeddings", "positions"};
+  visit_options(o, [&](const char* name, auto& value) {
+    const auto entry = config.find(message("config.", name));
+    if (entry != config.end() && std::find(model.begin(), model.end(), name) != model.end())
+      parse_option(message(source, ": ", entry->first), entry->second, value);
   });
   return o;
 }

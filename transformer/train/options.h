@@ -144,9 +144,12 @@ void visit_options(Options& o, Visit&& visit) {
 /// The options as checkpoint state entries ("options.lr" -> "0.5", ...) with the thread count in
 /// use ("options.threads"), and back: the defaults of the checkpoint's architecture (`arch`, its
 /// config.arch) and saved task, then every entry the state holds (a checkpoint from before an
-/// option existed keeps its default). CheckpointError naming `source` for an entry that does not read back.
+/// option existed keeps its default); the model's options (d_model, ..., max_len) are then those of
+/// `config`, the checkpoint's config.* entries, where it has them. CheckpointError naming `source`
+/// for an entry that does not read back.
 std::map<std::string, std::string> options_to_state(const TrainOptions& options);
 TrainOptions options_from_state(const std::map<std::string, std::string>& state, const std::string& source,
-                                Architecture arch = Architecture::EncoderDecoder);
+                                Architecture arch = Architecture::EncoderDecoder,
+                                const std::map<std::string, std::string>& config = {});
 
 }  // namespace gradformer

@@ -66,6 +66,8 @@ class TrainingTask {
   virtual Module& model() = 0;
   virtual Generator& dropout_generator() = 0;
   virtual int64_t d_model() const = 0;  // for the warmup schedule
+  /// The model's configuration as the checkpoint's config.* entries.
+  virtual std::map<std::string, std::string> configuration() const = 0;
   /// "22443 parameters (d_model 32, 1 layer, 2 heads)"
   virtual std::string describe() = 0;
   /// Batches in one epoch (a pass over the training data, or the task's fixed count of fresh batches).
@@ -114,6 +116,7 @@ class ModelTask : public TrainingTask {
   Module& model() override { return *model_; }
   Generator& dropout_generator() override { return *model_->dropout_generator(); }
   int64_t d_model() const override { return model_->config().d_model; }
+  std::map<std::string, std::string> configuration() const override { return config_to_metadata(model_->config()); }
   std::string describe() override {
     const auto& c = model_->config();
     return message(model_->parameter_count(), " parameters (d_model ", c.d_model, ", ", counted(c.layers, "layer"),

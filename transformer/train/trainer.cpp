@@ -75,7 +75,7 @@ std::string first_non_finite_op(Adam& adam, const TrainBatch& batch) {
 // from the caller: where to write and how much to say are the resumer's business.
 TrainOptions run_options(const TrainOptions& requested, const CheckpointFile* resumed) {
   if (!resumed) return requested;
-  TrainOptions o = options_from_state(resumed->state, resumed->path, resumed->arch);
+  TrainOptions o = options_from_state(resumed->state, resumed->path, resumed->arch, resumed->metadata);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
   o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.profile_path = requested.profile_path;
   o.keep_last = requested.keep_last;
@@ -263,6 +263,7 @@ TrainReport Run::run() {
                 " per epoch, ", counted(num_threads(), "thread")));
   TrainingLog log(o_, total_steps_, /*first_step=*/step_ + 1);
   std::map<std::string, std::string> settings = options_to_state(o_);
+  settings.merge(task_->configuration());
   log.settings(settings);
   const NoamSchedule schedule(task_->d_model(), o_.warmup, o_.lr);
   StepProfile profile(o_.profile_path, /*first_step=*/step_ + 1, last_step_);

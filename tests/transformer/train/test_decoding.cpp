@@ -7,6 +7,7 @@
 
 #include "training_helpers.h"
 #include "transformer/data/batch_plan.h"
+#include "transformer/inspect/attention_maps.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/evaluate.h"

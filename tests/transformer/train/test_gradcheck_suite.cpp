@@ -1,11 +1,11 @@
-// Every entry of gradient_checks() (transformer/train/gradcheck_suite.h) -- every differentiable op, every
+// Every entry of gradient_checks() (transformer/inspect/gradcheck_suite.h) -- every differentiable op, every
 // layer and whole encoder-decoders -- passes its float64 central-difference check. The list is run
 // in four parts so each ctest test stays short under the sanitizers.
 #include <algorithm>
 #include <string>
 
 #include "catch.h"
-#include "transformer/train/gradcheck_suite.h"
+#include "transformer/inspect/gradcheck_suite.h"
 
 using namespace gradformer;
 

@@ -9,12 +9,12 @@
 #include "nn/all.h"
 #include "training_helpers.h"
 #include "transformer/data/batch.h"
+#include "transformer/inspect/trace.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/import_weights.h"
-#include "transformer/train/trace.h"
 
 using namespace gradformer;
 using test::TempDir;

@@ -6,7 +6,7 @@
 
 #include "catch.h"
 #include "transformer/data/data_error.h"
-#include "transformer/train/svg.h"
+#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 

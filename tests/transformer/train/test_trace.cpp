@@ -1,13 +1,13 @@
-// gradformer trace (transformer/train/trace.h): the walk ends where the model does, bit for bit; the
+// gradformer trace (transformer/inspect/trace.h): the walk ends where the model does, bit for bit; the
 // decoding it shows is greedy decoding; the page is one self-contained document.
 #include <algorithm>
 
 #include "catch.h"
 #include "transformer/data/batch.h"
+#include "transformer/inspect/trace.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/train/trace.h"
 
 using namespace gradformer;
 

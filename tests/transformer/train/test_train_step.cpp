@@ -95,7 +95,8 @@ TEST_CASE("train_step: a batch in pieces takes the whole batch's step (losses we
   const Variable twin_loss = cross_entropy(teacher_forced_logits(twin, whole), whole.tgt_out, loss);
   twin_loss.backward();
   Adam adam(model.parameters(), {.lr = 0});
-  const double value = train_step(adam, translation_batch(model, {collate(pairs, {0, 2}), collate(pairs, {1})}, loss), 0.0, 0);
+  const double value =
+      train_step(adam, translation_batch(model, {collate(pairs, {0, 2}), collate(pairs, {1})}, loss), 0.0, 0);
   // The mean over all 10 target tokens, whichever rectangles they were padded in.
   CHECK(value == Approx(twin_loss.item()).epsilon(1e-6));
   const std::vector<Variable> params = model.parameters(), twin_params = twin.parameters();

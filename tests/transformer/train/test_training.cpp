@@ -383,17 +383,18 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
   broken["options.batching"] = "sorted";
   CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
                    "ck.safetensors: options.batching is 'sorted', not one of random, length");
-  // A run saved before the batching could be chosen was batched by length, in one piece.
-  broken.erase("options.batching");
+  // A run saved before the batching could be chosen was batched by length, in one piece (its
+  // checkpoint has neither options.batching nor options.pieces: they came together).
+  broken.erase("options.batching"), broken.erase("options.pieces");
   const TrainOptions older = options_from_state(broken, "ck.safetensors");
   CHECK((older.batching == Batching::Length && older.pieces == 1));
   broken["options.lr"] = "fast";
   CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
-                   "ck.safetensors: 'options.lr' should be a number, got 'fast'");
+                   "ck.safetensors: options.lr should be a number, got 'fast'");
   broken["options.lr"] = "0.5";
   broken["options.epochs"] = "12abc";  // once read as 12
   CHECK_THROWS_MSG(options_from_state(broken, "ck.safetensors"), CheckpointError,
-                   "ck.safetensors: 'options.epochs' should be an integer, got '12abc'");
+                   "ck.safetensors: options.epochs should be an integer, got '12abc'");
   // An option the checkpoint does not hold (saved before it existed) keeps the task's default.
   broken["options.epochs"] = "7";
   CHECK(options_from_state(broken, "ck.safetensors").epochs == 7);

@@ -11,9 +11,9 @@
 
 #include "autograd/all.h"
 #include "claims.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
-#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 using namespace tutorial;

@@ -10,8 +10,8 @@
 
 #include "claims.h"
 #include "nn/all.h"
-#include "transformer/model/multihead_attention.h"
 #include "transformer/inspect/svg.h"
+#include "transformer/model/multihead_attention.h"
 
 using namespace gradformer;
 using namespace tutorial;

@@ -15,13 +15,13 @@
 #include "nn/all.h"
 #include "nn/schedule.h"
 #include "transformer/data/copy_task.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
 #include "transformer/train/evaluate.h"
 #include "transformer/train/task.h"
-#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 using namespace tutorial;

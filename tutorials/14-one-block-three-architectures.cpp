@@ -17,10 +17,10 @@
 
 #include "autograd/all.h"
 #include "claims.h"
+#include "transformer/data/lm_batch.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
-#include "transformer/data/lm_batch.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/trainer.h"
 

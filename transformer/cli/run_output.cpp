@@ -36,8 +36,10 @@ std::string how_to_use(const TrainReport& report) {
                                 : "classify with it: gradformer classify --checkpoint " + path + " < sentences.txt";
   // A decoder-only model translates by continuing "source <sep>", greedily as in training.
   if (report.arch == Architecture::DecoderOnly) {
-    if (report.task == "toy-lm") return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'";
-    if (report.task == "lm") return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'your first words'";
+    if (report.task == "toy-lm")
+      return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'";
+    if (report.task == "lm")
+      return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'your first words'";
     return "translate with it: gradformer generate --checkpoint " + path + " --prompt '" +
            (report.task == "toy-translation" ? "le chat noir ." : "a source sentence") + " <sep>' --temperature 0";
   }

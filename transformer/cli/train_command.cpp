@@ -51,8 +51,8 @@ std::string joined(const std::vector<std::string>& words, const char* separator)
 // The flag that sets an option: its name with dashes, but for the paths and the output directory.
 std::string flag_of(const std::string& option) {
   static const std::map<std::string, std::string> renamed = {
-      {"data_path", "--data"},   {"valid_path", "--valid"},      {"test_path", "--test"},  {"init_path", "--init"},
-      {"out_dir", "--out"},      {"metrics_path", "--metrics"},  {"profile_path", "--profile"}};
+      {"data_path", "--data"}, {"valid_path", "--valid"},     {"test_path", "--test"},      {"init_path", "--init"},
+      {"out_dir", "--out"},    {"metrics_path", "--metrics"}, {"profile_path", "--profile"}};
   if (const auto it = renamed.find(option); it != renamed.end()) return it->second;
   std::string flag = "--" + option;
   std::replace(flag.begin(), flag.end(), '_', '-');
@@ -62,17 +62,17 @@ std::string flag_of(const std::string& option) {
 // The help line of each option's flag.
 std::string help_of(const std::string& option) {
   static const std::map<std::string, std::string> help = {
-      {"arch",
-       "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
-           "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
-           "), encoder-only (tasks " + joined(architecture_tasks(Architecture::EncoderOnly), ", ") + ")"},
+      {"arch", "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
+                   "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
+                   "), encoder-only (tasks " + joined(architecture_tasks(Architecture::EncoderOnly), ", ") + ")"},
       {"data_path",
        "your training data: pairs source<TAB>target (encoder-decoder, decoder-only corpus), sentences one per line "
        "(decoder-only lm, encoder-only mlm) or label<TAB>sentence (encoder-only classify); whitespace tokens"},
       {"valid_path", "validation data (same format)"},
       {"test_path", "test data (same format), scored at the end"},
       {"init_path", "encoder-only classify: start from this pre-trained encoder-only checkpoint"},
-      {"labelled", "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
+      {"labelled",
+       "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
       {"d_model", "model width"},
       {"d_ff", "feed-forward width (4 x d-model when only --d-model is given)"},
       {"heads", "attention heads (h)"},
@@ -181,9 +181,9 @@ void read_flag(const Flags& f, const std::string& flag, Positions& value) {
 // A resumed run continues as it began: only these flags may differ from the original run's; any
 // other is refused rather than silently ignored.
 void check_resume_flags(const Flags& f) {
-  const std::vector<std::string> allowed = {"--resume",    "--epochs",     "--steps",     "--out",
-                                            "--force",     "--metrics",    "--log-every", "--stop-after",
-                                            "--keep-last", "--threads",    "--quiet",     "--profile"};
+  const std::vector<std::string> allowed = {"--resume",    "--epochs",  "--steps",     "--out",
+                                            "--force",     "--metrics", "--log-every", "--stop-after",
+                                            "--keep-last", "--threads", "--quiet",     "--profile"};
   for (const std::string& flag : f.given_names())
     if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
       throw UsageError(message("train: ", flag,
@@ -207,10 +207,10 @@ TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string
   if (f.given("--epochs")) o.steps = 0;
   // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
   const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
-  o.out_dir = f.has("--out")      ? f.text("--out")
-              : !resume.empty()   ? (resume_dir.empty() ? "." : resume_dir)
-              : f.has("--data")   ? run_directory_for_data(o.data_path)
-                                  : default_train_options(o.task, o.arch).out_dir;
+  o.out_dir = f.has("--out")    ? f.text("--out")
+              : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir)
+              : f.has("--data") ? run_directory_for_data(o.data_path)
+                                : default_train_options(o.task, o.arch).out_dir;
   if (!resume.empty()) {
     if (f.given("--epochs")) o.resume_epochs = o.epochs;
     if (f.given("--steps")) o.resume_steps = o.steps;

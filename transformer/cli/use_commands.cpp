@@ -7,10 +7,10 @@
 #include "tensor/parallel.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/inspect/trace.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
-#include "transformer/inspect/trace.h"
 
 namespace gradformer {
 

@@ -100,8 +100,10 @@ std::vector<NamedGradcheck> gradient_checks() {
                         const Batch batch = make_batch(src, tgt_in, tgt_out);
                         return gradcheck(
                             [&] {
-                              return cross_entropy(model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad), target_mask(batch.tgt_in, Vocab::pad)), batch.tgt_out,
-                                                   {.ignore_index = 0, .label_smoothing = 0.1});
+                              return cross_entropy(
+                                  model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad),
+                                                target_mask(batch.tgt_in, Vocab::pad)),
+                                  batch.tgt_out, {.ignore_index = 0, .label_smoothing = 0.1});
                             },
                             model.parameters());
                       }});

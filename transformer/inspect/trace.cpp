@@ -7,10 +7,10 @@
 
 #include "autograd/all.h"
 #include "transformer/data/data_error.h"
+#include "transformer/inspect/attention_maps.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/feed_forward.h"
 #include "transformer/model/masks.h"
-#include "transformer/inspect/attention_maps.h"
 
 namespace gradformer {
 namespace {

@@ -262,7 +262,6 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   return out;
 }
 
-
 LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::DecoderOnly, file.path);
@@ -322,9 +321,8 @@ LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const
     throw CheckpointError(message(path, ": an ", architecture_name(file.arch), " checkpoint (config.arch), but ", what,
                                   " needs an encoder-only one"));
   const SavedState saved(file.metadata, path);
-  LoadedEncoderOnly out{{encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state},
-                        nullptr,
-                        file.optimizer_state};
+  LoadedEncoderOnly out{
+      {encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state}, nullptr, file.optimizer_state};
   try {
     out.info.vocab = Vocab::from_text(saved.text("vocab.source"), path + " (vocab.source)");
   } catch (const DataError& e) {

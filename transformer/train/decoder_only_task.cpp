@@ -122,7 +122,8 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
         vocab_ = Vocab::build(words);
       }
       train = translation_sequences(pairs, toy ? "the toy corpus" : o_.data_path);
-      if (toy) valid_ = lm_batches(translation_sequences(corpus.valid, "the toy corpus"), 100), test_pairs_ = corpus.test;
+      if (toy)
+        valid_ = lm_batches(translation_sequences(corpus.valid, "the toy corpus"), 100), test_pairs_ = corpus.test;
       if (!toy && !o_.valid_path.empty())
         valid_ = lm_batches(translation_sequences(read_tsv(o_.valid_path, o_.max_len), o_.valid_path), 100);
       if (!toy && !o_.test_path.empty()) test_pairs_ = read_tsv(o_.test_path, o_.max_len);
@@ -145,8 +146,8 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
 void DecoderOnlyTask::evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) {
   if (entropy_ >= 0) {
     report.entropy_floor = entropy_;
-    result(message("the grammar's entropy on the same ", kValidSentences, " sentences ", entropy_,
-                   " nats/token; gap ", report.valid_loss - entropy_));
+    result(message("the grammar's entropy on the same ", kValidSentences, " sentences ", entropy_, " nats/token; gap ",
+                   report.valid_loss - entropy_));
   } else if (o_.task == "lm" && !valid_.empty()) {
     result(message("valid perplexity ", std::exp(report.valid_loss)));
   }

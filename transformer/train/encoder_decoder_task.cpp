@@ -3,8 +3,8 @@
 // tokens, teacher-forced; the evaluation at the end is the copy task's exact match, or BLEU and
 // exact match of the valid and test pairs, and the attention maps of one example.
 #include "transformer/data/batch_stream.h"
-#include "transformer/inspect/attention_maps.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/inspect/attention_maps.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/train/task.h"
 
@@ -19,10 +19,9 @@ TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batc
                              const CrossEntropyOptions& loss) {
   TrainBatch batch;
   for (const Batch& piece : pieces) {
-    batch.pieces.push_back({[&model, piece, loss] {
-                              return cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, loss);
-                            },
-                            piece.ntokens});
+    batch.pieces.push_back(
+        {[&model, piece, loss] { return cross_entropy(teacher_forced_logits(model, piece), piece.tgt_out, loss); },
+         piece.ntokens});
     const int64_t source_tokens =
         static_cast<int64_t>(sum(padding_mask(piece.src, Vocab::pad).to(DType::Int64)).item());
     batch.slots += piece.src.numel() + piece.tgt_out.numel();
@@ -44,16 +43,17 @@ Vocab copy_task_vocab() {
 void check_toy_lengths(const ToyCorpus& corpus, int64_t max_len) {
   int64_t longest = 0;
   std::string where;
-  for (const auto& [split, pairs] : {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}})
+  for (const auto& [split, pairs] :
+       {std::pair{"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}})
     for (size_t i = 0; i < pairs->size(); ++i) {
       const SentencePair& p = (*pairs)[i];
       const int64_t tokens = static_cast<int64_t>(std::max(p.source.size(), p.target.size()));
       if (tokens > longest) longest = tokens, where = message(split, " pair ", i + 1);
     }
   if (longest > max_len - 1)
-    throw TrainOptionError("max_len", message("must be at least ", longest + 1,
-                                              " for the toy-translation corpus (its longest sentence, ", where,
-                                              ", has ", longest, " tokens, and </s> or <s> is added), got ", max_len));
+    throw TrainOptionError(
+        "max_len", message("must be at least ", longest + 1, " for the toy-translation corpus (its longest sentence, ",
+                           where, ", has ", longest, " tokens, and </s> or <s> is added), got ", max_len));
 }
 
 class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
@@ -66,9 +66,17 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
       model_ = std::make_unique<EncoderDecoder>(saved->info.config, 0, skip_init);
       load_parameters(*model_, saved->parameters, resumed->path);
     } else {
-      TransformerConfig c{.src_vocab = source_vocab_.size(), .tgt_vocab = target_vocab_.size(), .d_model = o.d_model,
-                          .d_ff = o.d_ff, .heads = o.heads, .layers = o.layers, .dropout = o.dropout, .norm = o.norm,
-                          .max_len = o.max_len, .tie_embeddings = o.tie_embeddings, .activation = o.activation,
+      TransformerConfig c{.src_vocab = source_vocab_.size(),
+                          .tgt_vocab = target_vocab_.size(),
+                          .d_model = o.d_model,
+                          .d_ff = o.d_ff,
+                          .heads = o.heads,
+                          .layers = o.layers,
+                          .dropout = o.dropout,
+                          .norm = o.norm,
+                          .max_len = o.max_len,
+                          .tie_embeddings = o.tie_embeddings,
+                          .activation = o.activation,
                           .positions = o.positions};
       c.validate();
       model_ = std::make_unique<EncoderDecoder>(c, o.seed);
@@ -124,13 +132,13 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
     }
     const BatchingOptions batching{
         .max_tokens = o_.max_tokens, .max_sentences = o_.batch_size, .batching = o_.batching, .pieces = o_.pieces};
-    auto stream =
-        std::make_unique<CorpusStream>(encode_pairs(train, source_vocab_, target_vocab_), batching, o_.seed);
+    auto stream = std::make_unique<CorpusStream>(encode_pairs(train, source_vocab_, target_vocab_), batching, o_.seed);
     batches_per_epoch_ = stream->batches_per_epoch();
     batches_ = std::move(stream);
     stream_ = batches_.get();
     const std::vector<EncodedPair> valid = encode_pairs(valid_pairs_, source_vocab_, target_vocab_);
-    for (const auto& indices : plan_batches(valid, batching, nullptr)) valid_batches_.push_back(collate(valid, indices));
+    for (const auto& indices : plan_batches(valid, batching, nullptr))
+      valid_batches_.push_back(collate(valid, indices));
   }
 
   // One sentence pair to draw the attention of, with a label per position of src and tgt_in.
@@ -188,7 +196,8 @@ void EncoderDecoderTask::evaluate(TrainReport& report, const std::function<void(
   if (!example) return;
   const auto maps =
       write_attention_maps(*model_, example->batch, example->source, example->target, o_.out_dir + "/attention");
-  result(message("wrote ", o_.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o_.out_dir, "/attention/"));
+  result(
+      message("wrote ", o_.out_dir, "/loss.svg and ", maps.size(), " attention maps in ", o_.out_dir, "/attention/"));
 }
 
 }  // namespace

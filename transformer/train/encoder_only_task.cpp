@@ -54,9 +54,17 @@ class EncoderOnlyTask : public ModelTask<EncoderOnly> {
       load_parameters(*model_, parameters, from->path);
     } else {
       vocab_ = encoder_only_vocab(train_sentences_);
-      EncoderOnlyConfig c{.vocab = vocab_.size(), .d_model = o.d_model, .d_ff = o.d_ff, .heads = o.heads,
-                          .layers = o.layers, .dropout = o.dropout, .norm = o.norm, .max_len = o.max_len,
-                          .positions = o.positions, .activation = o.activation, .tie_embeddings = o.tie_embeddings,
+      EncoderOnlyConfig c{.vocab = vocab_.size(),
+                          .d_model = o.d_model,
+                          .d_ff = o.d_ff,
+                          .heads = o.heads,
+                          .layers = o.layers,
+                          .dropout = o.dropout,
+                          .norm = o.norm,
+                          .max_len = o.max_len,
+                          .positions = o.positions,
+                          .activation = o.activation,
+                          .tie_embeddings = o.tie_embeddings,
                           .classes = static_cast<int64_t>(labels_.size())};
       model_ = std::make_unique<EncoderOnly>(c, o.seed);
     }
@@ -141,8 +149,7 @@ TrainBatch EncoderOnlyTask::next_batch() {
   const EncoderOnly& m = *model_;
   const double smoothing = o_.label_smoothing;
   if (o_.task == "classify") {
-    const ClassifyBatch b =
-        collate_labelled(labelled_, draw_indices(static_cast<int64_t>(labelled_.size())), vocab_);
+    const ClassifyBatch b = collate_labelled(labelled_, draw_indices(static_cast<int64_t>(labelled_.size())), vocab_);
     return {{{[&m, b, smoothing] {  // [B, C] against [B]
                 return cross_entropy(m.class_logits(m.encode(b.ids)), b.labels, {.label_smoothing = smoothing});
               },

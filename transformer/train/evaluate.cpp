@@ -7,8 +7,8 @@
 #include "transformer/data/batch_plan.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"
-#include "transformer/model/sampling.h"
 #include "transformer/inspect/svg.h"
+#include "transformer/model/sampling.h"
 #include "transformer/train/task.h"
 
 namespace gradformer {
@@ -143,7 +143,7 @@ std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<s
 
 // Loss and accuracy of the MLM over sentences, masked with a fixed generator (the same draw every time).
 MlmScore mlm_evaluate(const EncoderOnly& model, const Vocab& vocab,
-                                       const std::vector<std::vector<std::string>>& sentences, uint64_t seed) {
+                      const std::vector<std::vector<std::string>>& sentences, uint64_t seed) {
   InferenceGuard guard(const_cast<EncoderOnly&>(model));
   Generator gen(seed, 3);
   double loss = 0, right = 0, chosen = 0;

@@ -109,8 +109,7 @@ void parse_option(const std::string& what, const std::string& text, bool& value)
   parse_choice(what, text, value, {false, true});
 }
 void parse_option(const std::string& what, const std::string& text, Architecture& value) {
-  parse_choice(what, text, value,
-               {Architecture::EncoderDecoder, Architecture::DecoderOnly, Architecture::EncoderOnly});
+  parse_choice(what, text, value, {Architecture::EncoderDecoder, Architecture::DecoderOnly, Architecture::EncoderOnly});
 }
 void parse_option(const std::string& what, const std::string& text, Batching& value) {
   parse_choice(what, text, value, {Batching::Random, Batching::Length});
@@ -160,8 +159,8 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
     const std::string key = message("options.", name);
     if (saved.contains(key)) parse_option(message(source, ": ", key), saved.text(key), value);
   });
-  const std::vector<std::string> model = {"d_model", "d_ff",      "heads",      "layers",        "dropout",
-                                          "norm",    "max_len",   "activation", "tie_embeddings", "positions"};
+  const std::vector<std::string> model = {"d_model", "d_ff",    "heads",      "layers",         "dropout",
+                                          "norm",    "max_len", "activation", "tie_embeddings", "positions"};
   visit_options(o, [&](const char* name, auto& value) {
     const auto entry = config.find(message("config.", name));
     if (entry != config.end() && std::find(model.begin(), model.end(), name) != model.end())
@@ -207,23 +206,24 @@ void validate_use(const TrainOptions& o) {
   const TaskData data = task_data_kind(o.arch, o.task);
   const bool planned = o.arch == Architecture::EncoderDecoder && o.task != "copy";
   const bool toy_labels = o.arch == Architecture::EncoderOnly && o.task == "classify" && o.data_path.empty();
-  const std::pair<const char*, bool> used[] = {{"data_path", !data.kind.empty()},
-                                               {"valid_path", !data.kind.empty()},
-                                               {"test_path", !data.kind.empty()},
-                                               {"init_path", o.arch == Architecture::EncoderOnly && o.task == "classify"},
-                                               {"labelled", toy_labels},
-                                               {"max_tokens", planned},
-                                               {"batching", planned},
-                                               {"pieces", planned},
-                                               {"beam", planned},
-                                               {"batches_per_epoch", o.task == "copy" || o.task == "toy-lm"}};
+  const std::pair<const char*, bool> used[] = {
+      {"data_path", !data.kind.empty()},
+      {"valid_path", !data.kind.empty()},
+      {"test_path", !data.kind.empty()},
+      {"init_path", o.arch == Architecture::EncoderOnly && o.task == "classify"},
+      {"labelled", toy_labels},
+      {"max_tokens", planned},
+      {"batching", planned},
+      {"pieces", planned},
+      {"beam", planned},
+      {"batches_per_epoch", o.task == "copy" || o.task == "toy-lm"}};
   const auto given = texts(o), defaults = texts(default_train_options(o.task, o.arch));
   for (const auto& [field, is_used] : used)
     if (!is_used && given.at(field) != defaults.at(field))
       throw TrainOptionError(field, message("is not used by ", architecture_name(o.arch), " ", o.task));
   if (data.required && o.data_path.empty())
-    throw TrainOptionError("data_path", message("is empty: ", architecture_name(o.arch), " ", o.task,
-                                                " trains on the ", data.kind, " of a file"));
+    throw TrainOptionError("data_path", message("is empty: ", architecture_name(o.arch), " ", o.task, " trains on the ",
+                                                data.kind, " of a file"));
   if (o.data_path.empty() && (!o.valid_path.empty() || !o.test_path.empty()))
     throw TrainOptionError(o.valid_path.empty() ? "test_path" : "valid_path",
                            message("is for a run on your own data (data_path), not the built-in ", o.task));
@@ -232,24 +232,27 @@ void validate_use(const TrainOptions& o) {
 }  // namespace
 
 void validate(const TrainOptions& o, bool new_model) {
-  const std::pair<const char*, int64_t> at_least_one[] = {{"epochs", o.epochs}, {"batch_size", o.batch_size},
-                                                          {"warmup", o.warmup}, {"log_every", o.log_every},
-                                                          {"beam", o.beam},     {"pieces", o.pieces},
+  const std::pair<const char*, int64_t> at_least_one[] = {{"epochs", o.epochs},
+                                                          {"batch_size", o.batch_size},
+                                                          {"warmup", o.warmup},
+                                                          {"log_every", o.log_every},
+                                                          {"beam", o.beam},
+                                                          {"pieces", o.pieces},
                                                           {"batches_per_epoch", o.batches_per_epoch}};
   for (const auto& [field, value] : at_least_one)
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
   // Far beyond any CPU run, and small enough that epochs x batches_per_epoch cannot overflow and
   // a batch of batch_size sentences is no allocation of terabytes.
   constexpr int64_t kMost = int64_t{1} << 30;
-  const std::pair<const char*, int64_t> bounded[] = {{"epochs", o.epochs},         {"steps", o.steps},
-                                                     {"batch_size", o.batch_size}, {"max_tokens", o.max_tokens},
-                                                     {"pieces", o.pieces},         {"batches_per_epoch", o.batches_per_epoch},
-                                                     {"labelled", o.labelled}};
+  const std::pair<const char*, int64_t> bounded[] = {
+      {"epochs", o.epochs},         {"steps", o.steps},   {"batch_size", o.batch_size},
+      {"max_tokens", o.max_tokens}, {"pieces", o.pieces}, {"batches_per_epoch", o.batches_per_epoch},
+      {"labelled", o.labelled}};
   for (const auto& [field, value] : bounded)
     if (value > kMost) throw TrainOptionError(field, message("must be at most ", kMost, ", got ", value));
-  const std::pair<const char*, int64_t> not_negative[] = {
-      {"steps", o.steps},           {"max_tokens", o.max_tokens}, {"eval_every", o.eval_every},
-      {"save_every", o.save_every}, {"keep_last", o.keep_last},   {"stop_after", o.stop_after}};
+  const std::pair<const char*, int64_t> not_negative[] = {{"steps", o.steps},           {"max_tokens", o.max_tokens},
+                                                          {"eval_every", o.eval_every}, {"save_every", o.save_every},
+                                                          {"keep_last", o.keep_last},   {"stop_after", o.stop_after}};
   for (const auto& [field, value] : not_negative)
     if (value < 0) throw TrainOptionError(field, message("must be at least 0, got ", value));
   if (o.labelled < 1) throw TrainOptionError("labelled", message("must be at least 1, got ", o.labelled));
@@ -268,8 +271,8 @@ void validate(const TrainOptions& o, bool new_model) {
     require_utf8_path(field, path);
   const std::vector<std::string> tasks = architecture_tasks(o.arch);
   if (std::find(tasks.begin(), tasks.end(), o.task) == tasks.end())
-    throw TrainOptionError("task", message("must be one of the ", architecture_name(o.arch), "'s tasks, got '",
-                                           o.task, "'"));
+    throw TrainOptionError("task",
+                           message("must be one of the ", architecture_name(o.arch), "'s tasks, got '", o.task, "'"));
   validate_use(o);
   if (new_model) validate_model(o);
 }

@@ -1,4 +1,5 @@
 #include "transformer/train/run_directory.h"
+
 #include <filesystem>
 
 #include "nn/safetensors.h"
@@ -84,6 +85,5 @@ void prepare_run_directory(const std::string& out_dir, const std::string& resume
   fs::create_directories(out_dir, error);
   if (error) throw DataError(message("train: output directory ", out_dir, ": cannot create: ", error.message()));
 }
-
 
 }  // namespace gradformer

@@ -30,5 +30,4 @@ std::vector<std::string> remove_run_outputs(const std::string& out_dir);
 /// creates the folder. A DataError naming the folder if it cannot be created.
 void prepare_run_directory(const std::string& out_dir, const std::string& resume_path);
 
-
 }  // namespace gradformer

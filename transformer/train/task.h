@@ -34,9 +34,9 @@ struct TrainReport {
   double train_seconds = 0;           // the steps alone, without evaluation and saving
   int64_t scored_tokens = 0;          // the tokens (sentences, for a classifier) the loss counted
   double tokens_per_second = 0;       // of those
-  double padding = 0;          // of the token slots computed (encoder-decoder: both sides), the fraction that was padding
-  std::vector<double> losses;  // each step's training loss (label-smoothed if smoothing is on)
-  double valid_loss = 0;       // per scored token, without label smoothing (0: no validation data)
+  double padding = 0;  // of the token slots computed (encoder-decoder: both sides), the fraction that was padding
+  std::vector<double> losses;           // each step's training loss (label-smoothed if smoothing is on)
+  double valid_loss = 0;                // per scored token, without label smoothing (0: no validation data)
   std::optional<double> entropy_floor;  // decoder-only toy-lm: the grammar's entropy on the validation sentences
   int64_t copy_exact_match = -1;        // of 100 fresh sequences (copy task)
   std::optional<TranslationReport> valid_translation, test_translation;
@@ -101,7 +101,6 @@ TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batc
 /// The causal language-modelling loss: mean cross-entropy of the scored targets (label smoothing
 /// optional), the model run under the causal mask AND the padding mask of the inputs.
 Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing = 0);
-
 
 /// What every task of one model type answers the same way: the model, its dropout generator and
 /// sizes, and (for a task that sets them) the batches in an epoch and where its data stream stands.

@@ -10,11 +10,11 @@
 #include "nn/schedule.h"
 #include "tensor/parallel.h"
 #include "tensor/saved_state.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/train/average.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/step_profile.h"
-#include "transformer/inspect/svg.h"
 
 namespace gradformer {
 

@@ -22,7 +22,6 @@ struct NonFiniteError : Error {
   using Error::Error;
 };
 
-
 /// One optimisation step (the paper's section 5; clipping is not in the paper): zero the
 /// gradients; for each piece of the batch, its loss (forward) weighted by its share of the scored
 /// tokens, and backward, so the gradients add up to the whole batch's; clip to a global norm of

@@ -18,6 +18,7 @@
 #include <thread>
 
 #define GRADFORMER_LADDER_NO_MAIN
+#include "tensor/memory.h"
 #include "tutorials/02-matmul.cpp"
 
 using namespace gradformer;
@@ -87,6 +88,7 @@ void BM_Ladder(benchmark::State& state, const ladder::Step* step) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as bench_main.cpp does for the other benchmarks (tensor/memory.h)
   std::string shapes = kBuiltinShapes;
   if (const char* path = std::getenv("MATMUL_SHAPES")) {
     std::ifstream in(path);

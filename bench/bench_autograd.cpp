@@ -86,5 +86,3 @@ void BM_ChainTensor(benchmark::State& state) {
 BENCHMARK(BM_ChainTensor)->ArgNames({"mul", "ops"})->Args({0, 100})->Args({1, 100})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -43,5 +43,3 @@ void BM_GreedyDecode(benchmark::State& state) {
 BENCHMARK(BM_GreedyDecode)->ArgName("cache")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -7,18 +7,18 @@
 // and passed as a transposed view (TB likewise for B: stored [N, K]). T: threads of gradformer's pool. The shapes come
 // from the file named by $MATMUL_SHAPES, else from the built-in copy below.
 //
-// Also the ladder of tutorial chapter 2 (tutorials/02-matmul.cpp) at n = 512 and 1024:
-//   BM_Ladder/<step>/n:<n>    naive, loop_order, micro_kernel, blocked, packed, threaded, widest
+// Also the definition, the library's triple loop (matmul_reference), where tutorial chapter 2's
+// ladder starts; the ladder ends at BM_Matmul's rows of the same square shapes:
+//   BM_Reference/n:<n>   n = 512 and 1024, one thread
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 
-#define GRADFORMER_LADDER_NO_MAIN
-#include "tutorials/02-matmul.cpp"
+#include "tensor/all.h"
 
 using namespace gradformer;
 
@@ -68,16 +68,13 @@ void BM_Matmul(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 
-void BM_Ladder(benchmark::State& state, const ladder::Step* step) {
+void BM_Reference(benchmark::State& state) {
   const int64_t n = state.range(0);
-  set_num_threads(step->uses_all_threads ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1);
   Generator gen(0);
-  const std::vector<float> a = uniform({n, n}, -1, 1, gen).to_vector<float>(),
-                           b = uniform({n, n}, -1, 1, gen).to_vector<float>();
-  std::vector<float> c(static_cast<size_t>(n * n));
+  const Tensor a = uniform({n, n}, -1, 1, gen), b = uniform({n, n}, -1, 1, gen);  // [n, n] each
   for (auto _ : state) {
-    step->run(a.data(), b.data(), c.data(), n);
-    benchmark::DoNotOptimize(c.data());
+    Tensor c = matmul_reference(a, b);
+    benchmark::DoNotOptimize(c.data<float>());
   }
   state.counters["GFLOPS"] =
       benchmark::Counter(2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e9,
@@ -87,6 +84,7 @@ void BM_Ladder(benchmark::State& state, const ladder::Step* step) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as bench_main.cpp does for the other benchmarks (tensor/memory.h)
   std::string shapes = kBuiltinShapes;
   if (const char* path = std::getenv("MATMUL_SHAPES")) {
     std::ifstream in(path);
@@ -107,13 +105,12 @@ int main(int argc, char** argv) {
     int64_t m, n, k, ta, tb, t;
     if (s >> m >> n >> k >> ta >> tb >> t) bm->Args({m, n, k, ta, tb, t});
   }
-  for (const ladder::Step& step : ladder::kSteps)
-    benchmark::RegisterBenchmark((std::string("BM_Ladder/") + step.name).c_str(), BM_Ladder, &step)
-        ->ArgName("n")
-        ->Arg(512)
-        ->Arg(1024)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Reference", BM_Reference)
+      ->ArgName("n")
+      ->Arg(512)
+      ->Arg(1024)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   return 0;

@@ -176,5 +176,3 @@ void BM_Clone(benchmark::State& state) {  // contiguous -> contiguous copy: memc
 BENCHMARK(BM_Clone)->ArgName("T")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -53,5 +53,3 @@ void BM_TrainingStep(benchmark::State& state) {
 BENCHMARK(BM_TrainingStep)->ArgName("d_model")->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -7,6 +7,8 @@
 #include "tensor/index.h"
 #include "tensor/map.h"
 #include "tensor/matmul.h"
+#include "tensor/matmul_reference.h"
+#include "tensor/memory.h"
 #include "tensor/parallel.h"
 #include "tensor/print.h"
 #include "tensor/profiler.h"

@@ -8,9 +8,6 @@
 
 #include "tensor/map.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>  // ASAN_POISON_MEMORY_REGION: the unused bytes of a block
 #elif defined(__has_feature)
@@ -26,28 +23,6 @@
 namespace gradformer {
 
 // ---- storage --------------------------------------------------------------------------------
-
-// Keeping freed memory for the next step. A training step frees and allocates the same tensors,
-// of the same sizes, every step. glibc's malloc, by default, serves blocks above a threshold (128 KiB
-// at first, then the largest block freed so far) with fresh pages from the kernel, and gives the
-// free memory at the top of its heap back to the kernel once it passes twice that threshold. Each
-// step then starts on fresh pages, and the first write to each page is a page fault that zero-fills
-// it: on the copy task at d_model 128, 7,400 faults a step and 15% of a one-thread run's time in
-// the kernel (gradformer train --task copy --threads 1: 3.5 s of system time in 20 s). Raising both
-// thresholds keeps that memory in the heap for the next step: 24,000 faults in the whole run, and
-// the same peak resident memory (the freed memory is reused, not added to). glibc only (other C
-// libraries decide for themselves); a user who tunes malloc with MALLOC_*_ or GLIBC_TUNABLES keeps
-// their own settings.
-#if defined(__GLIBC__)
-static bool keep_freed_memory() {
-  for (const char* variable : {"GLIBC_TUNABLES", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_"})
-    if (std::getenv(variable) != nullptr) return false;
-  const bool heap = mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1;  // blocks up to 32 MiB (glibc's most) from the heap
-  const bool kept = mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;   // give back free heap beyond 1 GiB only
-  return heap && kept;
-}
-[[maybe_unused]] static const bool freed_memory_kept = keep_freed_memory();
-#endif
 
 // One allocation per tensor. std::allocate_shared puts the shared_ptr's counts and the Storage in
 // one block; the allocator below makes that block longer by the tensor's bytes, which start at the

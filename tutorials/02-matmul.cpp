@@ -4,8 +4,9 @@
 //   02-matmul            the chapter's measurements: n = 512 and 1024
 //   02-matmul --quick    a quick check that every step runs and agrees (what the test suite runs)
 //
-// bench/bench_matmul.cpp includes this file (with GRADFORMER_LADDER_NO_MAIN defined) to benchmark
-// the same ladder steps, so the chapter, the program and the benchmark share one copy of the code.
+// Every step is checked against the definition: the library's matmul_reference
+// (tensor/matmul_reference.h). Chapter 16's program includes this file, with
+// GRADFORMER_LADDER_NO_MAIN defined, for the FMA loops that measure the peak.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "tensor/all.h"
 #include "tensor/gemm.h"
 #include "tensor/matmul.h"
+#include "tensor/matmul_reference.h"
 #include "tensor/parallel.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -246,8 +248,9 @@ double seconds(bool wall_clock, F&& fn) {
   return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
 }
 
-// Every step must compute the same product as the library's matmul, to rounding:
-// |difference| <= n * eps * sum|a*b| <= n * eps * n for values in [-1, 1) (with a factor 2 to spare).
+// Every step must compute the same product as the definition (the library's matmul_reference, summed
+// in float64), to rounding: |difference| <= n * eps * sum|a*b| <= n * eps * n for values in [-1, 1)
+// (with a factor 2 to spare).
 bool agrees(const std::vector<float>& c, const std::vector<float>& want, int64_t n) {
   double worst = 0;
   for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(c[i] - want[i])));
@@ -305,11 +308,11 @@ int main(int argc, char** argv) {
 
   int failures = 0;
   for (const int64_t n : quick ? std::vector<int64_t>{200} : std::vector<int64_t>{512, 1024}) {
-    // A, B: [n, n] with values in [-1, 1); the reference is the library's matmul.
+    // A, B: [n, n] with values in [-1, 1); what every step must compute is the definition.
     gradformer::Generator gen(42);
     const gradformer::Tensor ta = gradformer::uniform({n, n}, -1, 1, gen), tb = gradformer::uniform({n, n}, -1, 1, gen);
     const std::vector<float> a = ta.to_vector<float>(), b = tb.to_vector<float>();
-    const std::vector<float> want = gradformer::matmul(ta, tb).to_vector<float>();
+    const std::vector<float> want = gradformer::matmul_reference(ta, tb).to_vector<float>();
     std::vector<float> c(static_cast<size_t>(n * n));
     std::printf("\nn = %lld          GFLOP/s   %% of peak\n", static_cast<long long>(n));
     for (const ladder::Step& step : ladder::kSteps) {
@@ -332,7 +335,7 @@ int main(int argc, char** argv) {
     gradformer::Generator gen(7);
     const gradformer::Tensor ta = gradformer::uniform({n, n}, -1, 1, gen), tb = gradformer::uniform({n, n}, -1, 1, gen);
     const std::vector<float> a = ta.to_vector<float>(), b = tb.to_vector<float>();
-    const std::vector<float> want = gradformer::matmul(ta, tb).to_vector<float>();
+    const std::vector<float> want = gradformer::matmul_reference(ta, tb).to_vector<float>();
     std::vector<float> c(static_cast<size_t>(n * n));
     using gradformer::MatmulKernel;
     if (!gradformer::matmul_kernel_available(MatmulKernel::Avx2) &&

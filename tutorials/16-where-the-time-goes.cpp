@@ -26,7 +26,6 @@
 #include "transformer/train/trainer.h"
 
 #if defined(__GLIBC__)
-#include <malloc.h>
 #include <sys/resource.h>
 #endif
 
@@ -206,10 +205,9 @@ int64_t op_events(const profiler::Trace& trace) {
 // ---- 5. fresh pages ---------------------------------------------------------------------------------
 
 // Page faults and time in the kernel per step, from the operating system's count for the process
-// (getrusage: POSIX). With glibc's malloc the library keeps freed memory for the next step
-// (tensor/tensor.cpp). The same steps with malloc as glibc sets it show what that saves: they run in
-// a second copy of this program, started with MALLOC_TOP_PAD_ set to glibc's own default (a user
-// who sets any MALLOC_ variable keeps malloc as they set it, so the library leaves it alone there).
+// (getrusage: POSIX). This program keeps freed memory for the next step, as the gradformer program
+// does: main calls keep_freed_memory (tensor/memory.h) first thing. The same steps with malloc as
+// glibc sets it show what that saves: they run in a second copy of this program, which skips the call.
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CHAPTER_16_FRESH_PAGES
 struct KernelCost {
@@ -236,7 +234,7 @@ KernelCost kernel_cost(int steps) {
 
 // kernel_cost(steps) in a copy of this program whose malloc is glibc's as it comes.
 KernelCost kernel_cost_with_glibc_defaults(const char* self, int steps) {
-  const std::string command = "MALLOC_TOP_PAD_=131072 " + std::string(self) + " --kernel-cost " + std::to_string(steps);
+  const std::string command = std::string(self) + " --kernel-cost " + std::to_string(steps);
   KernelCost cost;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     if (std::fscanf(pipe, "%lf %lf %lf", &cost.faults, &cost.system_ms, &cost.step_ms) != 3) cost = KernelCost{};
@@ -278,11 +276,14 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
 #if defined(CHAPTER_16_FRESH_PAGES)
   if (argc > 2 && std::strcmp(argv[1], "--kernel-cost") == 0) {  // the second copy, for "fresh pages"
-    const KernelCost cost = kernel_cost(std::atoi(argv[2]));
+    const KernelCost cost = kernel_cost(std::atoi(argv[2]));     // malloc as glibc sets it
     std::printf("%f %f %f\n", cost.faults, cost.system_ms, cost.step_ms);
     return 0;
   }
 #endif
+  // What a training program does: keep a step's freed memory for the next step (a no-op without
+  // glibc, or when the environment tunes malloc). Every measurement below is made with it.
+  keep_freed_memory();
   const int runs = quick ? 2 : 10;
 
   section("the machine");

@@ -1,4 +1,4 @@
-// matmul against a naive float64 reference written here, on every path: both kernels (AVX2 and
+// matmul against the library's naive reference (matmul_reference) in float64, on every path: both kernels (AVX2 and
 // portable), the small (unpacked) and the packed algorithm, 1 and 2 threads, all transpositions,
 // strided and offset views, batches with broadcasting, float32 and float64, and every error.
 //
@@ -45,20 +45,20 @@ struct Reference {
   std::vector<double> value, magnitude;  // sum a*b and sum |a*b| for each element of C
 };
 
-// The naive triple loop in float64, reading both operands element by element (row-major order of
-// the view, so independent of strides). a: [M, K], b: [K, N].
+// |t|, element by element, as a row-major copy.
+Tensor absolute(const Tensor& t) {
+  std::vector<double> v = t.to_vector<double>();
+  for (double& x : v) x = std::abs(x);
+  return from_vector(v, t.shape());
+}
+
+// The product by the library's triple loop on both operands in float64 (exact enough to judge a
+// float64 product by the bound at the top), and sum |a*b| for each element: the product of |a| and
+// |b|. a: [M, K], b: [K, N].
 Reference reference(const Tensor& a, const Tensor& b) {
-  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  const std::vector<double> av = a.to_vector<double>(), bv = b.to_vector<double>();
-  Reference r{std::vector<double>(static_cast<size_t>(M * N)), std::vector<double>(static_cast<size_t>(M * N))};
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j)
-      for (int64_t k = 0; k < K; ++k) {
-        const double p = av[static_cast<size_t>(i * K + k)] * bv[static_cast<size_t>(k * N + j)];
-        r.value[static_cast<size_t>(i * N + j)] += p;
-        r.magnitude[static_cast<size_t>(i * N + j)] += std::abs(p);
-      }
-  return r;
+  const Tensor a64 = a.to(DType::Float64), b64 = b.to(DType::Float64);
+  return {matmul_reference(a64, b64).to_vector<double>(),
+          matmul_reference(absolute(a64), absolute(b64)).to_vector<double>()};
 }
 
 double epsilon(DType dtype) {
@@ -155,6 +155,33 @@ TEST_CASE("a small exact product") {
     CHECK(matmul(a, b).to_vector<float>() == std::vector<float>{58, 64, 139, 154});
     CHECK(matmul(b.transpose(0, 1), a.transpose(0, 1)).to_vector<float>() == std::vector<float>{58, 139, 64, 154});
   }
+}
+
+TEST_CASE("matmul_reference: the definition, on any strides, summed in float64 and rounded once") {
+  const Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3}), b = tensor({7, 8, 9, 10, 11, 12}, {3, 2});
+  CHECK(matmul_reference(a, b).to_vector<float>() == std::vector<float>{58, 64, 139, 154});
+  CHECK(matmul_reference(b.transpose(0, 1), a.transpose(0, 1)).to_vector<float>() ==
+        std::vector<float>{58, 139, 64, 154});
+  CHECK(matmul_reference(a.to(DType::Float64), b.to(DType::Float64)).to_vector<double>() ==
+        std::vector<double>{58, 64, 139, 154});
+  // 1 + 2^-24 + 2^-24: a float32 sum rounds each 2^-24 away (ties to even), a float64 sum keeps both
+  const Tensor row = from_vector(std::vector<float>{1, 0x1p-24f, 0x1p-24f}, {1, 3}), ones = full({3, 1}, 1.0);
+  CHECK(matmul_reference(row, ones).item() == 1 + 0x1p-23);
+  CHECK(matmul_reference(zeros({3, 0}), zeros({0, 4})).to_vector<float>() == std::vector<float>(12, 0.0f));
+  CHECK(matmul_reference(zeros({0, 5}), zeros({5, 4})).shape() == Shape{0, 4});
+}
+
+TEST_CASE("matmul_reference errors name the operation and the values") {
+  CHECK_THROWS_MSG(matmul_reference(zeros({4, 3}), zeros({5, 2})), ShapeError,
+                   "matmul_reference: inner dimensions differ: a is [4, 3], b is [5, 2]");
+  CHECK_THROWS_MSG(matmul_reference(zeros({2, 4, 3}), zeros({3, 2})), ShapeError,
+                   "matmul_reference: both operands must be matrices (2 dimensions), a is [2, 4, 3], b is [3, 2]");
+  CHECK_THROWS_MSG(matmul_reference(zeros({2, 3}), zeros({3})), ShapeError, "a is [2, 3], b is [3]");
+  CHECK_THROWS_MSG(matmul_reference(zeros({2, 3}), zeros({3, 2}, DType::Float64)), DTypeError,
+                   "matmul_reference: dtypes differ: float32 and float64");
+  CHECK_THROWS_MSG(matmul_reference(zeros({2, 3}, DType::Int64), zeros({5, 2}, DType::Int64)), DTypeError,
+                   "matmul_reference: expected a floating dtype (float32 or float64), got int64");
+  CHECK_THROWS_MSG(matmul_reference(Tensor(), zeros({3, 2})), ValueError, "matmul_reference: undefined tensor");
 }
 
 TEST_CASE("both algorithms (small and packed) agree with the reference on every size") {

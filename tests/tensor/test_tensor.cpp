@@ -91,24 +91,3 @@ TEST_CASE("creation and element access errors are typed and say what is wrong") 
   CHECK_THROWS_MSG(zeros({2}).add_(zeros({2, 2})), ShapeError,
                    "cannot broadcast [2, 2] into the destination's shape [2]");
 }
-
-// Storage keeps freed memory in glibc's heap for the next tensor (tensor.cpp says why). The
-// sanitizers bring allocators of their own, which hold freed memory back on purpose (to catch a
-// use after free), so this case runs in the normal build with glibc only.
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#include <sys/resource.h>
-
-TEST_CASE("a large tensor made again after its first one died reuses the memory: no fresh pages") {
-  const auto page_faults = [] {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_minflt;
-  };
-  constexpr int64_t n = int64_t{4} << 20;    // 16 MiB of float32: 4096 pages of 4 KiB
-  { const Tensor first = full({n}, 1.0f); }  // its pages are fresh: about 4096 faults
-  const long before = page_faults();
-  const Tensor second = full({n}, 2.0f);
-  CHECK(second.data<float>()[n - 1] == 2.0f);
-  CHECK(page_faults() - before < 100);  // with malloc's defaults: about 4096 again
-}
-#endif

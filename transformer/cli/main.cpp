@@ -19,6 +19,7 @@
 #include <iostream>
 #include <string>
 
+#include "tensor/memory.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/data_error.h"
@@ -61,6 +62,9 @@ std::string one_line(const std::string& text) {
 
 int main(int argc, char** argv) {
   using namespace gradformer;
+  // Training frees and allocates the same tensors every step: keep that memory for the next step
+  // instead of faulting in fresh pages each time (tensor/memory.h; the environment may say no).
+  keep_freed_memory();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::cout << kUsage << std::flush;
     if (!std::cout) {

@@ -11,16 +11,9 @@
 #include "transformer/data/lm_batch.h"
 #include "transformer/data/text_files.h"
 #include "transformer/data/toy_corpus.h"
-#include "transformer/model/masks.h"
 #include "transformer/train/task.h"
 
 namespace gradformer {
-
-// L_1 = -sum_i log P(u_i | u_<i), averaged over the scored tokens
-Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing) {
-  const Variable logits = model.forward(batch.inputs, target_mask(batch.inputs, Vocab::pad));  // [B, L-1, V]
-  return cross_entropy(logits, batch.targets, {.ignore_index = Vocab::pad, .label_smoothing = label_smoothing});
-}
 
 namespace {
 

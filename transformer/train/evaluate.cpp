@@ -9,7 +9,7 @@
 #include "transformer/data/data_error.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/task.h"
+#include "transformer/train/forward.h"
 
 namespace gradformer {
 

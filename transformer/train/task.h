@@ -12,15 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "autograd/fused.h"
 #include "autograd/variable.h"
 #include "nn/module.h"
 #include "tensor/random.h"
-#include "transformer/data/batch.h"
 #include "transformer/data/batch_stream.h"
-#include "transformer/data/lm_batch.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
+#include "transformer/train/forward.h"
 #include "transformer/train/options.h"
 
 namespace gradformer {
@@ -45,19 +43,6 @@ struct TrainReport {
   /// The lines the run prints once trained (where it saved, the validation loss, BLEU and exact
   /// match, ...), kept also when quiet: what a front end shows when it hides the progress.
   std::vector<std::string> summary;
-};
-
-/// One padded rectangle of a batch: its forward pass, and the tokens its loss counts.
-struct Piece {
-  std::function<Variable()> loss;  // the mean loss per scored token (label smoothing as the task was asked)
-  int64_t scored = 0;              // tokens scored (for a classifier: sentences)
-};
-
-/// One optimisation step's data: one piece, or several length-sorted ones whose gradients add up
-/// to the whole batch's (trainer.h, train_step).
-struct TrainBatch {
-  std::vector<Piece> pieces;
-  int64_t slots = 0, real = 0;  // the token slots computed, and how many of them held real tokens
 };
 
 class TrainingTask {
@@ -86,21 +71,6 @@ class TrainingTask {
   virtual void save(const std::string& path, const StateDict& optimizer_state,
                     const std::map<std::string, std::string>& state) = 0;
 };
-
-// ---- each architecture's training forward pass ---------------------------------------------------
-
-/// The batch through the encoder-decoder, teacher-forced: logits [B, T, V_tgt] for tgt_out, with
-/// the source masked where it is padding (Vocab::pad) and the target also where it is the future:
-///   model.forward(src, tgt_in, padding_mask(src), target_mask(tgt_in))
-Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch);
-/// An encoder-decoder batch, padded as `pieces`, for train_step: each piece's loss the
-/// cross-entropy of its target tokens (padding ignored, label smoothing as `loss` says, section
-/// 5.4), its token slots counted on both sides.
-TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batch>& pieces,
-                             const CrossEntropyOptions& loss);
-/// The causal language-modelling loss: mean cross-entropy of the scored targets (label smoothing
-/// optional), the model run under the causal mask AND the padding mask of the inputs.
-Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing = 0);
 
 /// What every task of one model type answers the same way: the model, its dropout generator and
 /// sizes, and (for a task that sets them) the batches in an epoch and where its data stream stands.

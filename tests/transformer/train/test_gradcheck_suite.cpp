@@ -6,6 +6,7 @@
 
 #include "catch.h"
 #include "transformer/inspect/gradcheck_suite.h"
+#include "transformer/model/op_checks.h"
 
 using namespace gradformer;
 
@@ -38,6 +39,10 @@ TEST_CASE("gradient_checks: every name is distinct and the layers and whole mode
         "encoder-decoder + label-smoothed loss (post-LN)", "encoder-decoder + label-smoothed loss (pre-LN)"}) {
     INFO(expected);
     CHECK(std::find(names.begin(), names.end(), expected) != names.end());
+  }
+  for (const OpCheck& op : model_op_checks()) {  // the model's own ops (attention) too
+    INFO(op.name);
+    CHECK(std::find(names.begin(), names.end(), op.name) != names.end());
   }
 }
 

@@ -29,11 +29,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     if (saved) {
       model_ = std::move(saved->model);
     } else {
-      TransformerConfig c = decoder_only_config(vocab_.size());
-      c.d_model = o.d_model, c.d_ff = o.d_ff, c.heads = o.heads, c.layers = o.layers, c.dropout = o.dropout;
-      c.norm = o.norm, c.max_len = o.max_len, c.tie_embeddings = o.tie_embeddings, c.activation = o.activation;
-      c.positions = o.positions;
-      model_ = std::make_unique<DecoderOnly>(c, o.seed);
+      model_ = std::make_unique<DecoderOnly>(with_model_options(decoder_only_config(vocab_.size()), o), o.seed);
     }
   }
 

@@ -46,18 +46,8 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
       model_ = std::make_unique<EncoderDecoder>(saved->info.config, 0, skip_init);
       load_parameters(*model_, saved->parameters, resumed->path);
     } else {
-      TransformerConfig c{.src_vocab = source_vocab_.size(),
-                          .tgt_vocab = target_vocab_.size(),
-                          .d_model = o.d_model,
-                          .d_ff = o.d_ff,
-                          .heads = o.heads,
-                          .layers = o.layers,
-                          .dropout = o.dropout,
-                          .norm = o.norm,
-                          .max_len = o.max_len,
-                          .tie_embeddings = o.tie_embeddings,
-                          .activation = o.activation,
-                          .positions = o.positions};
+      const TransformerConfig c = with_model_options(
+          TransformerConfig{.src_vocab = source_vocab_.size(), .tgt_vocab = target_vocab_.size()}, o);
       c.validate();
       model_ = std::make_unique<EncoderDecoder>(c, o.seed);
     }

@@ -54,18 +54,8 @@ class EncoderOnlyTask : public ModelTask<EncoderOnly> {
       load_parameters(*model_, parameters, from->path);
     } else {
       vocab_ = encoder_only_vocab(train_sentences_);
-      EncoderOnlyConfig c{.vocab = vocab_.size(),
-                          .d_model = o.d_model,
-                          .d_ff = o.d_ff,
-                          .heads = o.heads,
-                          .layers = o.layers,
-                          .dropout = o.dropout,
-                          .norm = o.norm,
-                          .max_len = o.max_len,
-                          .positions = o.positions,
-                          .activation = o.activation,
-                          .tie_embeddings = o.tie_embeddings,
-                          .classes = static_cast<int64_t>(labels_.size())};
+      const EncoderOnlyConfig c = with_model_options(
+          EncoderOnlyConfig{.vocab = vocab_.size(), .classes = static_cast<int64_t>(labels_.size())}, o);
       model_ = std::make_unique<EncoderOnly>(c, o.seed);
     }
     check_encoder_only_vocab(vocab_, "train");

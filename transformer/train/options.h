@@ -84,6 +84,16 @@ class TrainOptionError : public ValueError {
   std::string field_, requirement_;
 };
 
+/// `config`, of any architecture, with the model options of `o`: the sizes, dropout, norm placement,
+/// max_len, activation, positions and tied embeddings.
+template <class Config>
+Config with_model_options(Config c, const TrainOptions& o) {
+  c.d_model = o.d_model, c.d_ff = o.d_ff, c.heads = o.heads, c.layers = o.layers, c.dropout = o.dropout;
+  c.norm = o.norm, c.max_len = o.max_len, c.tie_embeddings = o.tie_embeddings, c.activation = o.activation;
+  c.positions = o.positions;
+  return c;
+}
+
 /// The tasks of an architecture, its default first: encoder-decoder {copy, toy-translation, corpus},
 /// decoder-only {toy-lm, toy-translation, lm, corpus}, encoder-only {mlm, classify}.
 std::vector<std::string> architecture_tasks(Architecture arch);

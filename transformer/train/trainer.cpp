@@ -98,6 +98,11 @@ std::unique_ptr<TrainingTask> make_task(const TrainOptions& o, const CheckpointF
 
 // ---- what the run says as it goes ------------------------------------------------------------------
 
+// Of the token slots computed, the share that held padding (0 when none were counted).
+double padding_fraction(int64_t real, int64_t slots) {
+  return slots > 0 ? 1.0 - static_cast<double>(real) / static_cast<double>(slots) : 0;
+}
+
 // Every log_every steps the mean training loss per scored token since the last report (a progress
 // line, a metrics line, a point of the curve); validation losses on a second curve.
 class TrainingLog {
@@ -118,8 +123,7 @@ class TrainingLog {
     const double mean = window_loss_ / static_cast<double>(window_scored_);
     train_curve_.x.push_back(static_cast<double>(step)), train_curve_.y.push_back(mean);
     // The batching in every line of a planned corpus, so each line of a metrics file says how its run was batched.
-    const double padding =
-        window_slots_ > 0 ? 1.0 - static_cast<double>(window_real_) / static_cast<double>(window_slots_) : 0;
+    const double padding = padding_fraction(window_real_, window_slots_);
     progress_.report(
         step, {{"loss", mean}, {"lr", lr}, {"tokens/s", static_cast<double>(window_scored_) / seconds}},
         planned_ ? std::vector<std::pair<std::string, std::string>>{{"padding", exact_text(padding)},
@@ -285,7 +289,7 @@ TrainReport Run::run() {
 // The end of the run: the checkpoint, the summary, the validation loss, the loss curve and the task's own measures.
 void Run::finish(TrainingLog& log) {
   report_.steps = step_ - report_.first_step + 1;
-  report_.padding = run_slots_ > 0 ? 1.0 - static_cast<double>(run_real_) / static_cast<double>(run_slots_) : 0;
+  report_.padding = padding_fraction(run_real_, run_slots_);
   report_.tokens_per_second =
       report_.train_seconds > 0 ? static_cast<double>(report_.scored_tokens) / report_.train_seconds : 0;
   save();

@@ -1,11 +1,17 @@
 #include "nn/adam.h"
 
 #include <cmath>
+#include <limits>
 
 #include "tensor/parallel.h"
 #include "tensor/profiler.h"
 
 namespace gradformer {
+
+double max_adam_gradient_norm(DType dtype) {
+  return dispatch_floating(dtype, "max_adam_gradient_norm",
+                           [&]<class T>() { return std::sqrt(static_cast<double>(std::numeric_limits<T>::max())) / 2; });
+}
 
 Adam::Adam(std::vector<Variable> params, const AdamOptions& options)
     : Optimizer(std::move(params), options.lr, "adam"), options_(options) {

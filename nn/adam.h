@@ -20,6 +20,13 @@ struct AdamOptions {
 /// m and v start at 0, so early on they underestimate the moments by the factors 1 - beta^t;
 /// dividing by them (the bias correction) makes the first step about lr * sign(g).
 /// t counts a parameter's own updates: one skipped for lack of a gradient does not advance it.
+/// The largest global gradient norm whose squares the second moment v holds in `dtype`: every
+/// g_k^2 <= norm^2, and v, a running mean of them, never exceeds their largest, so below this
+/// bound (half of sqrt(the dtype's largest value), a margin for rounding) v stays finite. Above
+/// it g_k^2 can overflow to inf, which the update then hides (m / sqrt(inf) = 0, a finite step)
+/// while v holds inf for good. About 9.2e18 in float32, 6.7e153 in float64.
+double max_adam_gradient_norm(DType dtype);
+
 class Adam : public Optimizer {
  public:
   /// ValueError unless 0 <= beta1, beta2 < 1, eps >= 0 and lr >= 0 (all finite).

@@ -276,3 +276,8 @@ TEST_CASE("CrossEntropyLoss is autograd's cross_entropy with its options kept") 
   CHECK_THROWS_MSG(CrossEntropyLoss({.label_smoothing = 1.5}), ValueError,
                    "CrossEntropyLoss: label_smoothing must be in [0, 1], got 1.5");
 }
+
+TEST_CASE("max_adam_gradient_norm: half the square root of the dtype's largest value") {
+  CHECK(max_adam_gradient_norm(DType::Float32) == std::sqrt(3.4028234663852886e38) / 2);
+  CHECK(max_adam_gradient_norm(DType::Float64) == std::sqrt(1.7976931348623157e308) / 2);
+}

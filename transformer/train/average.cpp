@@ -81,9 +81,21 @@ std::vector<std::string> kept_checkpoints(const std::string& run_dir) {
 void keep_checkpoint(const std::string& checkpoint, const std::string& out_dir, int64_t step, int64_t keep_last) {
   if (keep_last <= 0) return;
   const std::string kept = kept_checkpoint_path(out_dir, step);
+  // Written as the checkpoint is, under a temporary name then renamed, so that a full disk leaves
+  // no truncated copy for average to trip on. A hard link costs neither the copy nor the space (the
+  // next save renames a new file over the checkpoint, so the link keeps this one's bytes); a copy
+  // where the file system has no links.
+  const std::string temporary = kept + ".tmp";
   std::error_code error;
-  fs::copy_file(checkpoint, kept, fs::copy_options::overwrite_existing, error);
-  if (error) throw CheckpointError(message(kept, ": cannot keep a copy of ", checkpoint, ": ", error.message()));
+  fs::remove(temporary, error);
+  fs::create_hard_link(checkpoint, temporary, error);
+  if (error) fs::copy_file(checkpoint, temporary, fs::copy_options::overwrite_existing, error);
+  if (!error) fs::rename(temporary, kept, error);
+  if (error) {
+    const std::string reason = error.message();
+    fs::remove(temporary, error);
+    throw CheckpointError(message(kept, ": cannot keep a copy of ", checkpoint, ": ", reason));
+  }
   // An old copy that cannot be deleted stays, and the run goes on.
   const std::vector<std::string> all = kept_checkpoints(out_dir);
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) fs::remove(all[i], error);

@@ -140,6 +140,9 @@ static void write_checkpoint(const std::string& path, const Module& model, const
   StateDict tensors = model.state_dict();
   if (const std::string bad = non_finite_parameter(tensors); !bad.empty())
     throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
+  // Nor a state that would resume into one: Adam's moments are the next steps' arithmetic.
+  if (const std::string bad = non_finite_parameter(optimizer_state); !bad.empty())
+    throw CheckpointError(message(path, ": not saving a non-finite optimizer state (", kOptimizerPrefix, bad, ")"));
   for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
   metadata["format"] = kFormat;
   for (const auto& [key, value] : state) metadata["state." + key] = value;

@@ -1,5 +1,12 @@
 #include "transformer/train/run_directory.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "nn/safetensors.h"
@@ -53,37 +60,89 @@ fs::path metrics_written_inside(const fs::path& out_dir) {
 
 }  // namespace
 
-std::vector<std::string> remove_run_outputs(const std::string& out_dir) {
+std::vector<std::string> run_outputs(const std::string& out_dir) {
   const fs::path dir(out_dir);
-  std::vector<fs::path> doomed;
-  if (const fs::path metrics = metrics_written_inside(dir); !metrics.empty()) doomed.push_back(metrics);
-  doomed.push_back(dir / "model.safetensors");
-  doomed.push_back(dir / "loss.svg");
+  std::vector<fs::path> candidates;
+  if (const fs::path metrics = metrics_written_inside(dir); !metrics.empty()) candidates.push_back(metrics);
+  candidates.push_back(dir / "model.safetensors");
+  candidates.push_back(dir / "loss.svg");
   std::error_code error;
   if (fs::is_directory(dir, error))
-    for (const std::string& kept : kept_checkpoints(out_dir)) doomed.push_back(kept);  // train --keep-last's
+    for (const std::string& kept : kept_checkpoints(out_dir)) candidates.push_back(kept);  // train --keep-last's
   const fs::path attention = dir / "attention";
   if (fs::is_directory(attention, error))
     for (const fs::directory_entry& entry : fs::directory_iterator(attention, error))
       if (entry.is_regular_file(error) && is_attention_map_name(entry.path().filename().string()))
-        doomed.push_back(entry.path());
-  std::vector<std::string> removed;
-  for (const fs::path& path : doomed) {
-    if (!fs::is_regular_file(path, error)) continue;
-    if (!fs::remove(path, error) || error)
-      throw DataError(message("train: cannot remove ", path.string(), " of the run it replaces: ", error.message()));
-    removed.push_back(path.string());
-  }
-  if (fs::is_directory(attention, error) && fs::is_empty(attention, error)) fs::remove(attention, error);
-  return removed;
+        candidates.push_back(entry.path());
+  std::vector<std::string> outputs;
+  for (const fs::path& path : candidates)
+    if (fs::is_regular_file(path, error)) outputs.push_back(path.string());
+  return outputs;
 }
 
-void prepare_run_directory(const std::string& out_dir, const std::string& resume_path) {
+namespace {
+
+// Removes `files` of the run in out_dir, and its attention folder if that leaves it empty.
+void remove_outputs(const std::string& out_dir, const std::vector<std::string>& files) {
   std::error_code error;
-  const bool continues_here = !resume_path.empty() && fs::equivalent(resume_path, run_checkpoint_path(out_dir), error);
-  if (!continues_here) remove_run_outputs(out_dir);
+  for (const std::string& path : files)
+    if (fs::exists(path, error) && (!fs::remove(path, error) || error))
+      throw DataError(message("train: cannot remove ", path, " of the run it replaces: ", error.message()));
+  const fs::path attention = fs::path(out_dir) / "attention";
+  if (fs::is_directory(attention, error) && fs::is_empty(attention, error)) fs::remove(attention, error);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  return fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error) && !error;
+}
+
+// The folder, open and locked for this process alone: its descriptor, or -1 where the file system
+// has no locks. RunFolderBusy if another holder has it.
+int lock_folder(const std::string& out_dir) {
+  const int fd = ::open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw DataError(message("train: output directory ", out_dir, ": cannot open: ", std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  const int reason = errno;
+  ::close(fd);
+  if (reason == EWOULDBLOCK)
+    throw RunFolderBusy(message("train: ", out_dir,
+                                " is in use: another gradformer train is writing there (until it ends, no other "
+                                "run may); wait for it, or give --out for another folder"));
+  if (reason == ENOLCK || reason == EOPNOTSUPP || reason == EINVAL) return -1;  // no locks here: nothing enforced
+  throw DataError(message("train: output directory ", out_dir, ": cannot lock: ", std::strerror(reason)));
+}
+
+}  // namespace
+
+std::vector<std::string> remove_run_outputs(const std::string& out_dir) {
+  std::vector<std::string> outputs = run_outputs(out_dir);
+  remove_outputs(out_dir, outputs);
+  return outputs;
+}
+
+RunFolder::RunFolder(const std::string& out_dir, const std::string& resume_path) : out_dir_(out_dir) {
+  std::error_code error;
   fs::create_directories(out_dir, error);
   if (error) throw DataError(message("train: output directory ", out_dir, ": cannot create: ", error.message()));
+  lock_ = lock_folder(out_dir);
+  const bool continues_here = !resume_path.empty() && same_file(resume_path, run_checkpoint_path(out_dir));
+  if (!continues_here) replaced_ = run_outputs(out_dir);
+}
+
+RunFolder::~RunFolder() {
+  if (lock_ >= 0) ::close(lock_);  // closing the last descriptor releases the lock
+}
+
+void RunFolder::checkpoint_written(const std::vector<std::string>& own) {
+  std::vector<std::string> doomed;
+  for (const std::string& path : replaced_) {
+    const bool keep = same_file(path, run_checkpoint_path(out_dir_)) ||
+                      std::any_of(own.begin(), own.end(), [&](const std::string& o) { return same_file(path, o); });
+    if (!keep) doomed.push_back(path);
+  }
+  replaced_.clear();
+  remove_outputs(out_dir_, doomed);
 }
 
 }  // namespace gradformer

@@ -1,11 +1,14 @@
 // Where a run writes and what it leaves there. A run is named after its data (runs/news for
-// news.tsv), and a run that replaces another in the same folder first removes the files the other
-// wrote (its checkpoint, loss curve, attention maps and metrics) and nothing else, so no stale
-// attention map of a bigger model stays beside the new ones.
+// news.tsv); one run at a time writes a folder; and a run that replaces another in the same folder
+// removes the files the other wrote (its checkpoint, loss curve, attention maps and metrics) and
+// nothing else, so no stale attention map of a bigger model stays beside the new ones — once it has
+// a checkpoint of its own to put in their place.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "tensor/error.h"
 
 namespace gradformer {
 
@@ -18,16 +21,46 @@ std::string run_directory_for_data(const std::string& data_path);
 /// The file a run saves its model to: out_dir/model.safetensors.
 std::string run_checkpoint_path(const std::string& out_dir);
 
-/// Removes from out_dir what a gradformer run writes there and nothing else: model.safetensors,
-/// the checkpoints it kept (model-step-N.safetensors, average.h), loss.svg, the attention maps in attention/ (named as
-/// write_attention_maps names them; the folder too if that leaves it empty), and the metrics file the checkpoint's
-/// options.metrics_path names if it lies inside out_dir. Returns the paths removed. A missing out_dir removes nothing;
-/// a DataError naming the path for a file that cannot be removed.
+/// What a gradformer run wrote in out_dir and is there now: model.safetensors, the checkpoints it
+/// kept (model-step-N.safetensors, average.h), loss.svg, the attention maps in attention/ (named as
+/// write_attention_maps names them), and the metrics file the checkpoint's options.metrics_path
+/// names if it lies inside out_dir. Nothing else, whatever its name. A missing out_dir: none.
+std::vector<std::string> run_outputs(const std::string& out_dir);
+
+/// Removes run_outputs(out_dir) (and attention/ if that leaves it empty), and returns them. A
+/// DataError naming the path for a file that cannot be removed.
 std::vector<std::string> remove_run_outputs(const std::string& out_dir);
 
-/// Makes out_dir ready for a run: removes the earlier run's outputs there (remove_run_outputs),
-/// unless this run continues that very checkpoint (resume_path is out_dir/model.safetensors), and
-/// creates the folder. A DataError naming the folder if it cannot be created.
-void prepare_run_directory(const std::string& out_dir, const std::string& resume_path);
+/// Another run holds the folder: two runs writing one folder would each overwrite the other's files.
+struct RunFolderBusy : Error {
+  using Error::Error;
+};
+
+/// A run's hold on its output folder, from its start to its end.
+///  - One run per folder: constructing a second RunFolder on the same folder while the first lives,
+///    in this process or another, is a RunFolderBusy. The lock is the operating system's (flock on the
+///    folder itself), so it leaves no file behind and goes with its process however that ends, kill -9
+///    included. (On a file system without locks, nothing is enforced.)
+///  - Nothing lost: the run it replaces (one already in the folder, that this one does not continue
+///    from resume_path) stays whole until this run has a checkpoint to put in its place. Then, once
+///    checkpoint_written() says so, its other outputs go (run_outputs, listed when the run began), all
+///    but `own`, files this run writes too (its metrics file). A run that fails earlier leaves it as
+///    it was.
+class RunFolder {
+ public:
+  /// Creates out_dir. DataError naming it if it cannot be created.
+  RunFolder(const std::string& out_dir, const std::string& resume_path);
+  ~RunFolder();
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  /// This run's checkpoint is in place: the outputs of the run it replaced go (once).
+  void checkpoint_written(const std::vector<std::string>& own);
+
+ private:
+  std::string out_dir_;
+  std::vector<std::string> replaced_;  // the replaced run's outputs, until checkpoint_written
+  int lock_ = -1;                      // the folder, open and locked
+};
 
 }  // namespace gradformer

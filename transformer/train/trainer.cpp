@@ -44,11 +44,19 @@ double train_step(Adam& adam, const TrainBatch& batch, double lr, double clip) {
   const Scope region("optimizer", Phase::Optimizer, Kind::Region);
   // The global norm is needed anyway to clip; without clipping, a bound no finite norm exceeds
   // measures it (one pass over the gradients, small beside the backward pass) and changes nothing.
+  double norm = 0;
   try {
-    clip_grad_norm(adam.parameters(), clip > 0 ? clip : std::numeric_limits<double>::max());
+    norm = clip_grad_norm(adam.parameters(), clip > 0 ? clip : std::numeric_limits<double>::max());
   } catch (const ValueError& e) {  // clip_grad_norm's only error here: a non-finite norm, naming the parameter
     throw NonFiniteError(message("the gradient norm is not finite (", e.what(), ")"));
   }
+  // A finite norm whose squares overflow would leave inf in Adam's second moment for good, and in
+  // every checkpoint after: the run has diverged as surely as with a NaN.
+  const double applied = clip > 0 ? std::min(norm, clip) : norm;
+  for (const Variable& p : adam.parameters())
+    if (const double bound = max_adam_gradient_norm(p.dtype()); applied > bound)
+      throw NonFiniteError(message("the gradient norm ", applied, " is past ", bound, ", where its squares overflow ",
+                                   name(p.dtype()), " in Adam's second moment"));
   adam.step();
   return value;
 }
@@ -182,7 +190,7 @@ class Run {
                                      " batches per epoch), got ", steps ? o_.steps : o_.epochs));
     }
     last_step_ = o_.stop_after > 0 ? std::min(o_.stop_after, total_steps_) : total_steps_;
-    prepare_run_directory(o_.out_dir, resume_path);
+    folder_.emplace(o_.out_dir, resume_path);  // one run per folder; the one it replaces stays until it has a checkpoint
     report_.arch = o_.arch, report_.task = o_.task, report_.own_data = !o_.data_path.empty();
     report_.first_step = step_ + 1;
     report_.checkpoint_path = run_checkpoint_path(o_.out_dir);
@@ -203,12 +211,27 @@ class Run {
   }
 
   void save() {
+    refuse_non_finite_state();
     std::map<std::string, std::string> state = options_to_state(o_);
     state.merge(task_->data_state());
     state["train.step"] = std::to_string(step_);
     state["train.dropout_generator"] = generator_state_text(task_->dropout_generator());
     task_->save(report_.checkpoint_path, adam_->state(), state);
+    folder_->checkpoint_written({o_.metrics_path});
     keep_checkpoint(report_.checkpoint_path, o_.out_dir, step_, o_.keep_last);
+  }
+
+  // Every step's loss and gradient norm were finite, yet an update can still overflow a parameter
+  // (a huge learning rate): the step that did it diverged, and its state is not saved.
+  void refuse_non_finite_state() const {
+    StateDict tensors = task_->model().state_dict();
+    for (auto& [name, t] : adam_->state()) tensors.emplace("optimizer." + name, t);
+    for (const auto& [name, t] : tensors) {
+      double value = 0;
+      if (is_floating(t.dtype()) && first_non_finite(t, &value))
+        throw NonFiniteError(message("train: step ", step_, " diverged: its update left ", name, " holding ", value,
+                                     ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
+    }
   }
 
   void print(const std::string& line) const {
@@ -224,6 +247,7 @@ class Run {
   void finish(TrainingLog& log);
 
   std::optional<CheckpointFile> resumed_;
+  std::optional<RunFolder> folder_;
   TrainOptions o_;
   std::unique_ptr<TrainingTask> task_;
   std::unique_ptr<Adam> adam_;

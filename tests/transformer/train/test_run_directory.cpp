@@ -1,7 +1,12 @@
 // Where a run writes (transformer/train/run_directory.h): the folder named after the data, and a
 // replaced run's own files removed, never anything else; the settings a run used, in its checkpoint
 // and its metrics file.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "training_helpers.h"
@@ -120,19 +125,95 @@ TEST_CASE("train: retraining a smaller model into the same folder leaves only it
                                  "model.safetensors", "notes.txt"});
 }
 
-TEST_CASE("train: resuming in the run's own folder keeps what the run wrote there") {
+TEST_CASE("RunFolder: resuming in the run's own folder keeps what the run wrote there") {
   TempDir dir("resume-here");
   const std::string out = dir / "run";
   TrainOptions o = tiny_run(out, 1);
   o.stop_after = 1;
   (void)train(o);
   test::write_text(dir / "run/attention/encoder-layer0-head0.svg", "from before");
-  prepare_run_directory(out, out + "/model.safetensors");
+  RunFolder(out, out + "/model.safetensors").checkpoint_written({});
   CHECK(fs::exists(dir / "run/attention/encoder-layer0-head0.svg"));
   CHECK(fs::exists(dir / "run/model.safetensors"));
-  prepare_run_directory(out, "");  // a fresh run replaces it
-  CHECK_FALSE(fs::exists(dir / "run/attention/encoder-layer0-head0.svg"));
+}
+
+TEST_CASE("RunFolder: the run it replaces stays whole until the new one has a checkpoint") {
+  TempDir dir("replace-later");
+  const std::string out = dir / "run";
+  TrainOptions o = tiny_run(out, 1);
+  o.keep_last = 1, o.save_every = 1;
+  o.metrics_path = dir / "run/metrics.jsonl";
+  (void)train(o);
+  const std::vector<std::string> before = files_under(out);
+  REQUIRE(before == std::vector<std::string>{"attention/decoder-cross-layer0-head0.svg",
+                                             "attention/decoder-cross-layer0-head1.svg",
+                                             "attention/decoder-self-layer0-head0.svg",
+                                             "attention/decoder-self-layer0-head1.svg",
+                                             "attention/encoder-layer0-head0.svg",
+                                             "attention/encoder-layer0-head1.svg",
+                                             "loss.svg",
+                                             "metrics.jsonl",
+                                             "model-step-2.safetensors",
+                                             "model.safetensors"});
+  RunFolder replacing(out, "");
+  CHECK(files_under(out) == before);  // nothing goes at the start
+  // The new run's checkpoint is in place (here the old one stands in for it) and it writes its
+  // metrics to the same file: everything else of the old run goes.
+  replacing.checkpoint_written({dir / "run/metrics.jsonl"});
+  CHECK(files_under(out) == std::vector<std::string>{"metrics.jsonl", "model.safetensors"});
+  CHECK_FALSE(fs::exists(dir / "run/attention"));
+}
+
+TEST_CASE("train: a replacing run that fails before its first checkpoint leaves the old run as it was") {
+  TempDir dir("replace-fails");
+  const std::string out = dir / "run";
+  (void)train(tiny_run(out, 1));
+  const std::vector<std::string> before = files_under(out);
+  const std::string checkpoint = test::read_bytes(dir / "run/model.safetensors");
+  TrainOptions diverging = tiny_run(out, 2);
+  diverging.lr = 1e30, diverging.clip = 0, diverging.warmup = 1;
+  CHECK_THROWS_AS(train(diverging), NonFiniteError);
+  CHECK(files_under(out) == before);
+  CHECK(test::read_bytes(dir / "run/model.safetensors") == checkpoint);
+}
+
+TEST_CASE("RunFolder: one run per folder, until the holder ends") {
+  TempDir dir("lock");
+  const std::string out = dir / "run";
+  std::optional<RunFolder> first(std::in_place, out, "");
+  CHECK(test::error_message<RunFolderBusy>([&] { RunFolder(out, ""); }) ==
+        "train: " + out +
+            " is in use: another gradformer train is writing there (until it ends, no other run may); wait for it, "
+            "or give --out for another folder");
+  // train() takes the same lock: a second run, or a resume of the running one, stops before training.
+  CHECK_THROWS_AS(train(tiny_run(out, 1)), RunFolderBusy);
   CHECK_FALSE(fs::exists(dir / "run/model.safetensors"));
+  RunFolder(dir / "other", "");  // another folder is free
+  first.reset();
+  CHECK_NOTHROW(RunFolder(out, ""));
+}
+
+TEST_CASE("RunFolder: a holder killed with SIGKILL leaves no lock behind") {
+  TempDir dir("lock-kill");
+  const std::string out = dir / "run";
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // holds the folder, says so, and waits to be killed
+    RunFolder held(out, "");
+    (void)!::write(ready[1], "1", 1);
+    for (;;) ::pause();
+  }
+  char byte = 0;
+  REQUIRE(::read(ready[0], &byte, 1) == 1);
+  CHECK_THROWS_AS(RunFolder(out, ""), RunFolderBusy);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK_NOTHROW(RunFolder(out, ""));
+  ::close(ready[0]), ::close(ready[1]);
 }
 
 TEST_CASE("train: the checkpoint and the metrics file hold every setting the run used") {

@@ -108,3 +108,24 @@ TEST_CASE("train_step: a batch in pieces takes the whole batch's step (losses we
     for (size_t k = 0; k < g.size(); ++k) CHECK(g[k] == Approx(h[k]).margin(1e-6));
   }
 }
+
+TEST_CASE("train_step: a finite gradient whose squares overflow Adam's second moment is a divergence") {
+  // loss = sum(p) * s: every gradient element is s, the global norm s * sqrt(2). Squared in float32,
+  // 1e20 overflows (3.4e38 is the largest float32), so Adam's v would hold inf for good.
+  Variable p(zeros({2}), /*requires_grad=*/true);
+  Adam adam({p});
+  const auto batch_with_slope = [&](double s) { return TrainBatch{{Piece{[=] { return sum(p) * s; }, 1}}}; };
+  const std::string error =
+      test::error_message<NonFiniteError>([&] { train_step(adam, batch_with_slope(1e20), 1e-3, /*clip=*/0); });
+  CHECK(error.find("the gradient norm 1.41421e+20 is past 9.22337e+18, where its squares overflow float32 in Adam's "
+                   "second moment") == 0);
+  CHECK(p.value().to_vector<double>() == std::vector<double>{0, 0});  // no update was taken
+  CHECK(adam.second_moment(0).to_vector<double>() == std::vector<double>{0, 0});
+  // Clipped to a norm of 1 first, the same gradient is a step like any other.
+  CHECK(std::isfinite(train_step(adam, batch_with_slope(1e20), 1e-3, /*clip=*/1)));
+  for (double v : adam.second_moment(0).to_vector<double>()) CHECK(v == Approx(0.02 * 0.5).epsilon(1e-6));
+  // Just inside the bound, v is large but finite: (1 - beta2) * g^2 with g = 6e18.
+  Adam fresh({p});
+  CHECK(std::isfinite(train_step(fresh, batch_with_slope(6e18), 1e-3, /*clip=*/0)));
+  for (double v : fresh.second_moment(0).to_vector<double>()) CHECK(v == Approx(0.02 * 3.6e37).epsilon(1e-6));
+}

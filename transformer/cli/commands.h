@@ -10,7 +10,7 @@ class Flags;
 
 /// The --threads flag every command takes: 0 leaves the default, a positive count up to
 /// max_threads() sets the pool's size, anything else is a UsageError naming the command.
-void apply_threads(const Flags& f, const char* command);
+void apply_threads(const Flags& f);
 
 /// train's --profile [X], the same for every architecture: declared, and read as the trace's path
 /// ("" when not given, OUT/profile.json when given without a file).

@@ -20,7 +20,7 @@ int classify_command(int argc, char** argv) {
     return 0;
   }
   f.require("--checkpoint");
-  apply_threads(f, "classify");
+  apply_threads(f);
   const std::string path = f.text("--checkpoint");
   LoadedEncoderOnly ckpt = load_encoder_only_checkpoint(path, "classify");
   const auto task = ckpt.info.state.find("options.task");

@@ -156,6 +156,14 @@ int64_t Flags::integer(const std::string& name) const {
   return out;
 }
 
+int64_t Flags::integer_in(const std::string& name, int64_t min, int64_t max, const std::string& why) const {
+  const int64_t value = integer(name);
+  if (value >= min && value <= max) return value;
+  if (max == std::numeric_limits<int64_t>::max())
+    throw UsageError(message(command_, ": ", name, " must be at least ", min, why, ", got ", value));
+  throw UsageError(message(command_, ": ", name, " must be from ", min, " to ", max, why, ", got ", value));
+}
+
 double Flags::number(const std::string& name) const {
   const std::string& v = find(name).value;
   char* end = nullptr;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +56,12 @@ class Flags {
   std::vector<std::string> given_names() const;  // the flags given on the command line, in declaration order
   std::string text(const std::string& name) const;
   int64_t integer(const std::string& name) const;  // UsageError if not an integer
+  /// integer(name), and a UsageError unless min <= it <= max: "COMMAND: NAME must be from MIN to
+  /// MAX<why>, got V" ("at least MIN<why>" without a max). Every bounded integer flag of every
+  /// command goes through here, so each is refused alike; `why` says where a bound comes from
+  /// (" (the target vocabulary's size)").
+  int64_t integer_in(const std::string& name, int64_t min, int64_t max = std::numeric_limits<int64_t>::max(),
+                     const std::string& why = "") const;
   double number(const std::string& name) const;    // UsageError if not a number
   bool on(const std::string& name) const;          // a switch
   /// One of `choices`, or a UsageError listing them.

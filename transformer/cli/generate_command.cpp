@@ -28,20 +28,16 @@ int generate_command(int argc, char** argv) {
     return 0;
   }
   f.require("--checkpoint");
-  SamplingOptions o{.max_tokens = f.integer("--max-tokens"),
+  SamplingOptions o{.max_tokens = f.integer_in("--max-tokens", 1),
                     .temperature = f.number("--temperature"),
-                    .top_k = f.integer("--top-k"),
+                    .top_k = f.integer_in("--top-k", 0, std::numeric_limits<int64_t>::max(), " (0: all tokens)"),
                     .top_p = f.number("--top-p")};
-  if (o.max_tokens < 1)
-    throw UsageError(message("generate: --max-tokens must be at least 1, got ", f.text("--max-tokens")));
   if (!(o.temperature >= 0))
     throw UsageError(message("generate: --temperature must be at least 0, got ", f.text("--temperature")));
-  if (o.top_k < 0)
-    throw UsageError(message("generate: --top-k must be at least 0 (0: all tokens), got ", f.text("--top-k")));
   if (!(o.top_p > 0 && o.top_p <= 1))
     throw UsageError(message("generate: --top-p must be in (0, 1], got ", f.text("--top-p")));
-  if (f.integer("--seed") < 0) throw UsageError(message("generate: --seed must be at least 0, got ", f.text("--seed")));
-  apply_threads(f, "generate");
+  (void)f.integer_in("--seed", 0);
+  apply_threads(f);
   const std::string path = f.text("--checkpoint");
   const CheckpointContents peek = read_checkpoint(path);
   if (peek.info.config.arch != Architecture::DecoderOnly)

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "tensor/memory.h"
+#include "tensor/parallel.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/data_error.h"
@@ -75,6 +76,9 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    // The environment, checked once for every command before any work: GRADFORMER_THREADS=abc is
+    // refused by each alike, not by those that happen to start the thread pool.
+    (void)num_threads();
     int status = 2;
     if (command == "train")
       status = train_command(argc, argv);

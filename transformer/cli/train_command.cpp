@@ -156,7 +156,7 @@ std::string task_defaults(Architecture arch) {
 void read_flag(const Flags& f, const std::string& flag, std::string& value) { value = f.text(flag); }
 void read_flag(const Flags& f, const std::string& flag, int64_t& value) { value = f.integer(flag); }
 void read_flag(const Flags& f, const std::string& flag, uint64_t& value) {
-  value = static_cast<uint64_t>(f.integer(flag));
+  value = static_cast<uint64_t>(f.integer_in(flag, 0));  // -1 must not become 2^64 - 1
 }
 void read_flag(const Flags& f, const std::string& flag, double& value) { value = f.number(flag); }
 void read_flag(const Flags& f, const std::string& flag, bool& value) {
@@ -214,6 +214,7 @@ TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string
   if (!resume.empty()) {
     if (f.given("--epochs")) o.resume_epochs = o.epochs;
     if (f.given("--steps")) o.resume_steps = o.steps;
+    if (f.given("--keep-last")) o.resume_keep_last = o.keep_last;
     for (const auto& [flag, value] : {std::pair{"--epochs", o.resume_epochs}, {"--steps", o.resume_steps}})
       if (f.given(flag) && value < 1) throw UsageError(message("train: ", flag, " must be at least 1, got ", value));
   }
@@ -245,7 +246,7 @@ int train_command(int argc, char** argv) {
   if (!resume.empty()) check_resume_flags(f);
   TrainOptions o = options_of(f, d, resume);
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
-  apply_threads(f, "train");
+  apply_threads(f);
   TrainReport report;
   try {
     report = train(o, resume);

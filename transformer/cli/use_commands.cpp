@@ -14,12 +14,9 @@
 
 namespace gradformer {
 
-void apply_threads(const Flags& f, const char* command) {
+void apply_threads(const Flags& f) {
   // Compared as the 64-bit integer typed, before any narrowing: 4294967297 must not become 1.
-  const int64_t threads = f.integer("--threads");
-  if (threads < 0 || threads > max_threads())
-    throw UsageError(message(command, ": --threads must be from 0 to ", max_threads(), " (0: all cores), got ",
-                             f.text("--threads")));
+  const int64_t threads = f.integer_in("--threads", 0, max_threads(), " (0: all cores)");
   if (threads > 0) set_num_threads(static_cast<int>(threads));
 }
 
@@ -41,7 +38,7 @@ int translate_command(int argc, char** argv) {
           "gradformer trains (the checkpoint's data.source_eos; a model brought in by gradformer import with\n"
           "--source-eos no gets its words only).");
   f.add("--checkpoint", "", "a model saved by gradformer train (required)");
-  f.add("--beam", "1", "beam size (1: greedy decoding)");
+  f.add("--beam", "1", "beam size (1: greedy decoding; at most the target vocabulary's size)");
   f.add("--alpha", "0.6", "length penalty of beam search, ((5 + length) / 6)^alpha");
   f.add("--threads", "0", "threads (0: all cores)");
   if (!f.parse(argc, argv)) {
@@ -49,9 +46,12 @@ int translate_command(int argc, char** argv) {
     return 0;
   }
   f.require("--checkpoint");
-  if (f.integer("--beam") < 1) throw UsageError("translate: --beam must be at least 1");
-  apply_threads(f, "translate");
+  apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
+  // A bound for the command line, not for beam_search: more beams than target tokens keep no more
+  // hypotheses at the first step and cost a batch row each after it (an exhaustive search, the
+  // tests' use of a huge beam, is no user's), and 10^11 beams would only fail to allocate.
+  (void)f.integer_in("--beam", 1, ckpt.info.target_vocab.size(), " (the target vocabulary's size)");
   // One output line per input line, always: a line that cannot be translated (not UTF-8, longer than
   // the model takes) gives an empty output line and a message, and the others go on, so the output
   // stays aligned with the input; the exit status says something went wrong.
@@ -103,8 +103,8 @@ int score_command(int argc, char** argv) {
     return 0;
   }
   if (!f.has("--checkpoint") || !f.has("--data")) throw UsageError("score: --checkpoint and --data are required");
-  if (f.integer("--batch-size") < 1) throw UsageError("score: --batch-size must be at least 1");
-  apply_threads(f, "score");
+  (void)f.integer_in("--batch-size", 1);
+  apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   const auto pairs = read_tsv(f.text("--data"), ckpt.info.config.max_len - 1);
   std::vector<EncodedPair> encoded;
@@ -211,10 +211,11 @@ int trace_command(int argc, char** argv) {
     throw UsageError(
         "trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange "
         ".\"");
-  if (f.integer("--beam") < 1) throw UsageError(message("trace: --beam must be at least 1, got ", f.text("--beam")));
-  if (f.integer("--top") < 1) throw UsageError(message("trace: --top must be at least 1, got ", f.text("--top")));
-  apply_threads(f, "trace");
+  apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
+  const int64_t vocab = ckpt.info.target_vocab.size();
+  (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
+  (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
   const SentenceTrace t =
       trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, split_words(f.text("\"SENTENCE\"")),
                      {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});

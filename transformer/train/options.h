@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,10 @@ struct TrainOptions {
   // Profile a few steps after warm-up (step_profile.h), print the profiler's table and write the
   // Chrome trace here ("": no profiling).
   std::string profile_path;
-  // Resuming: train to this many epochs or steps instead of the checkpoint's (0: its own).
+  // Resuming: train to this many epochs or steps instead of the checkpoint's (0: its own), and keep
+  // this many saves instead of the checkpoint's keep_last (none: its own; a resume goes on keeping).
   int64_t resume_epochs = 0, resume_steps = 0;
+  std::optional<int64_t> resume_keep_last;
 };
 
 /// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.

@@ -86,7 +86,7 @@ TrainOptions run_options(const TrainOptions& requested, const CheckpointFile* re
   TrainOptions o = options_from_state(resumed->state, resumed->path, resumed->arch, resumed->metadata);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
   o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.profile_path = requested.profile_path;
-  o.keep_last = requested.keep_last;
+  if (requested.resume_keep_last) o.keep_last = *requested.resume_keep_last;
   if (requested.resume_epochs > 0) o.epochs = requested.resume_epochs, o.steps = 0;
   if (requested.resume_steps > 0) o.steps = requested.resume_steps;
   return o;

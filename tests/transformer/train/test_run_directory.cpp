@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "training_helpers.h"
+#include "transformer/train/average.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
@@ -294,4 +295,24 @@ TEST_CASE("train: an output folder whose name is not UTF-8 is refused before tra
   e.out_dir = o.out_dir;
   CHECK_THROWS_AS(train(e), TrainOptionError);
   CHECK_FALSE(fs::exists(o.out_dir));
+}
+
+TEST_CASE("train: a resume goes on keeping the checkpoints the run kept, unless told another number") {
+  TempDir dir("keep-resume");
+  const std::string out = dir / "run";
+  TrainOptions o = tiny_run(out, 1);
+  o.epochs = 3, o.save_every = 1, o.keep_last = 2, o.stop_after = 3;  // 6 steps, stopped after 3
+  (void)train(o);
+  REQUIRE(kept_checkpoints(out) == std::vector<std::string>{out + "/model-step-2.safetensors",
+                                                            out + "/model-step-3.safetensors"});
+  TrainOptions resume = tiny_run(out, 1);  // what the caller asks: keep_last 0, its default
+  resume.stop_after = 5;
+  (void)train(resume, out + "/model.safetensors");
+  CHECK(kept_checkpoints(out) == std::vector<std::string>{out + "/model-step-4.safetensors",
+                                                          out + "/model-step-5.safetensors"});
+  resume.stop_after = 0, resume.resume_keep_last = 3;
+  (void)train(resume, out + "/model.safetensors");
+  CHECK(kept_checkpoints(out) == std::vector<std::string>{out + "/model-step-4.safetensors",
+                                                          out + "/model-step-5.safetensors",
+                                                          out + "/model-step-6.safetensors"});
 }

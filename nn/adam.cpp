@@ -9,8 +9,9 @@
 namespace gradformer {
 
 double max_adam_gradient_norm(DType dtype) {
-  return dispatch_floating(dtype, "max_adam_gradient_norm",
-                           [&]<class T>() { return std::sqrt(static_cast<double>(std::numeric_limits<T>::max())) / 2; });
+  return dispatch_floating(dtype, "max_adam_gradient_norm", [&]<class T>() {
+    return std::sqrt(static_cast<double>(std::numeric_limits<T>::max())) / 2;
+  });
 }
 
 Adam::Adam(std::vector<Variable> params, const AdamOptions& options)

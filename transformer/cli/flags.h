@@ -62,8 +62,8 @@ class Flags {
   /// (" (the target vocabulary's size)").
   int64_t integer_in(const std::string& name, int64_t min, int64_t max = std::numeric_limits<int64_t>::max(),
                      const std::string& why = "") const;
-  double number(const std::string& name) const;    // UsageError if not a number
-  bool on(const std::string& name) const;          // a switch
+  double number(const std::string& name) const;  // UsageError if not a number
+  bool on(const std::string& name) const;        // a switch
   /// One of `choices`, or a UsageError listing them.
   std::string choice(const std::string& name, const std::vector<std::string>& choices) const;
 

@@ -44,8 +44,8 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
     read_data(saved ? &saved->info : nullptr);
     // Checked before training, not at the evaluation after it: beam search's bound (decoding.h).
     if (o.beam > target_vocab_.size())
-      throw TrainOptionError("beam", message("must be from 1 to ", target_vocab_.size(),
-                                             " (the target vocabulary's size), got ", o.beam));
+      throw TrainOptionError(
+          "beam", message("must be from 1 to ", target_vocab_.size(), " (the target vocabulary's size), got ", o.beam));
     if (saved) {
       model_ = std::make_unique<EncoderDecoder>(saved->info.config, 0, skip_init);
       load_parameters(*model_, saved->parameters, resumed->path);

@@ -190,7 +190,8 @@ class Run {
                                      " batches per epoch), got ", steps ? o_.steps : o_.epochs));
     }
     last_step_ = o_.stop_after > 0 ? std::min(o_.stop_after, total_steps_) : total_steps_;
-    folder_.emplace(o_.out_dir, resume_path);  // one run per folder; the one it replaces stays until it has a checkpoint
+    folder_.emplace(o_.out_dir,
+                    resume_path);  // one run per folder; the one it replaces stays until it has a checkpoint
     report_.arch = o_.arch, report_.task = o_.task, report_.own_data = !o_.data_path.empty();
     report_.first_step = step_ + 1;
     report_.checkpoint_path = run_checkpoint_path(o_.out_dir);

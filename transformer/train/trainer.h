@@ -36,9 +36,9 @@ double train_step(Adam& adam, const TrainBatch& batch, double lr, double clip);
 /// but the output ones (out_dir, metrics_path, log_every, quiet, stop_after, profile_path), so
 /// the losses that follow equal those the uninterrupted run would have had; resume_epochs or
 /// resume_steps, if not 0, move the end of the run (a TrainOptionError if the checkpoint is already
-/// past it), and resume_keep_last, if set, how many saves it keeps. A TrainOptionError for an option out of range or not used by
-/// the task, or a model too small for the task's data, and a DataError for a malformed data file,
-/// before any training. NonFiniteError naming the step and the first op when training diverges.
+/// past it), and resume_keep_last, if set, how many saves it keeps. A TrainOptionError for an option out of range or
+/// not used by the task, or a model too small for the task's data, and a DataError for a malformed data file, before
+/// any training. NonFiniteError naming the step and the first op when training diverges.
 TrainReport train(const TrainOptions& options, const std::string& resume_path = "");
 
 }  // namespace gradformer

@@ -1,7 +1,7 @@
 # cmake -DPROGRAM=... -DARGS="a|b|c" [-DSTDIN=file] [-DEXIT=0] [-DSTDOUT=regex] [-DSTDERR=regex]
 #       [-DSTDOUT_ABSENT=regex] [-DSTDERR_ABSENT=regex] [-DSTDERR_LINES=n] [-DFILES="path|path|glob"] [-DCLEAN=dir] [-DWRITE=file] [-DWRITE_TEXT=text]
 #       [-DSTDOUT_FILE=path] [-DNO_FILES="path|path"] [-DGONE="path|path"] [-DWORKDIR=dir]
-#       [-DSAVE_STDOUT=path] [-DSAME_STDOUT_AS=path]
+#       [-DSAVE_STDOUT=path] [-DSAME_STDOUT_AS=path] [-DENV="NAME=value|NAME=value"]
 #       -P run_cli.cmake
 # Runs the gradformer program as a user would and checks what they see: the exit status, what it
 # prints on stdout and stderr (regular expressions; the _ABSENT ones must not match), the number of
@@ -14,6 +14,7 @@
 # first: files an earlier test made, that this run must remove). WORKDIR: the directory the program
 # runs in (default: the test's). SAVE_STDOUT also writes stdout to a file, so that a later test
 # can require, with SAME_STDOUT_AS, exactly the same output (two checkpoints that must agree).
+# ENV: environment variables the program runs with.
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_cli.cmake: PROGRAM is required")
 endif()
@@ -21,6 +22,16 @@ if(NOT DEFINED EXIT)
   set(EXIT 0)
 endif()
 string(REPLACE "|" ";" arguments "${ARGS}")
+if(ENV)
+  string(REPLACE "|" ";" assignments "${ENV}")
+  foreach(assignment IN LISTS assignments)
+    string(FIND "${assignment}" "=" equals)
+    string(SUBSTRING "${assignment}" 0 ${equals} variable)
+    math(EXPR after "${equals} + 1")
+    string(SUBSTRING "${assignment}" ${after} -1 value)
+    set(ENV{${variable}} "${value}")
+  endforeach()
+endif()
 if(CLEAN)
   file(REMOVE_RECURSE "${CLEAN}")
 endif()

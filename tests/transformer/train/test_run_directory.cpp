@@ -146,16 +146,11 @@ TEST_CASE("RunFolder: the run it replaces stays whole until the new one has a ch
   o.metrics_path = dir / "run/metrics.jsonl";
   (void)train(o);
   const std::vector<std::string> before = files_under(out);
-  REQUIRE(before == std::vector<std::string>{"attention/decoder-cross-layer0-head0.svg",
-                                             "attention/decoder-cross-layer0-head1.svg",
-                                             "attention/decoder-self-layer0-head0.svg",
-                                             "attention/decoder-self-layer0-head1.svg",
-                                             "attention/encoder-layer0-head0.svg",
-                                             "attention/encoder-layer0-head1.svg",
-                                             "loss.svg",
-                                             "metrics.jsonl",
-                                             "model-step-2.safetensors",
-                                             "model.safetensors"});
+  REQUIRE(before == std::vector<std::string>{
+                        "attention/decoder-cross-layer0-head0.svg", "attention/decoder-cross-layer0-head1.svg",
+                        "attention/decoder-self-layer0-head0.svg", "attention/decoder-self-layer0-head1.svg",
+                        "attention/encoder-layer0-head0.svg", "attention/encoder-layer0-head1.svg", "loss.svg",
+                        "metrics.jsonl", "model-step-2.safetensors", "model.safetensors"});
   RunFolder replacing(out, "");
   CHECK(files_under(out) == before);  // nothing goes at the start
   // The new run's checkpoint is in place (here the old one stands in for it) and it writes its
@@ -303,13 +298,13 @@ TEST_CASE("train: a resume goes on keeping the checkpoints the run kept, unless 
   TrainOptions o = tiny_run(out, 1);
   o.epochs = 3, o.save_every = 1, o.keep_last = 2, o.stop_after = 3;  // 6 steps, stopped after 3
   (void)train(o);
-  REQUIRE(kept_checkpoints(out) == std::vector<std::string>{out + "/model-step-2.safetensors",
-                                                            out + "/model-step-3.safetensors"});
+  REQUIRE(kept_checkpoints(out) ==
+          std::vector<std::string>{out + "/model-step-2.safetensors", out + "/model-step-3.safetensors"});
   TrainOptions resume = tiny_run(out, 1);  // what the caller asks: keep_last 0, its default
   resume.stop_after = 5;
   (void)train(resume, out + "/model.safetensors");
-  CHECK(kept_checkpoints(out) == std::vector<std::string>{out + "/model-step-4.safetensors",
-                                                          out + "/model-step-5.safetensors"});
+  CHECK(kept_checkpoints(out) ==
+        std::vector<std::string>{out + "/model-step-4.safetensors", out + "/model-step-5.safetensors"});
   resume.stop_after = 0, resume.resume_keep_last = 3;
   (void)train(resume, out + "/model.safetensors");
   CHECK(kept_checkpoints(out) == std::vector<std::string>{out + "/model-step-4.safetensors",

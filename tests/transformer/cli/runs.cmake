@@ -1,0 +1,69 @@
+# Issue "nothing lost": a run's folder and its results guarded, in every architecture. Included by
+# tests/transformer/CMakeLists.txt (GRADFORMER_CLI_OWN, tiny_own, one_error_line come from there).
+set(GRADFORMER_CLI_RUNS ${CMAKE_CURRENT_BINARY_DIR}/cli-runs)
+set(busy "^gradformer train: error: train: [^\n]* is in use: another gradformer train is writing there")
+function(gradformer_cli_twice name)
+  add_test(NAME "gradformer program: ${name}"
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gradformer> ${ARGN}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_twice.cmake)
+endfunction()
+
+foreach(arch "encoder-decoder|copy|3000" "decoder-only|toy-lm|2000" "encoder-only|mlm|3000")
+  string(REPLACE "|" ";" parts "${arch}")
+  list(GET parts 0 name)
+  list(GET parts 1 task)
+  list(GET parts 2 long)  # steps enough for a run of about a second: the other starts while it runs
+  set(dir ${GRADFORMER_CLI_RUNS}/${name})
+  set(tiny train|--arch|${name}|--task|${task}|${tiny_own}|--quiet)
+
+  # One run per folder: of two started at once, one trains, the other stops before training.
+  gradformer_cli_twice("train --arch ${name}: of two runs started on one --out, one trains and the other stops, status 1"
+    "-DARGS=${tiny}|--steps|${long}|--out|${dir}/twice" -DCLEAN=${dir}/twice "-DBUSY=${busy}"
+    "-DFILES=${dir}/twice/model.safetensors")
+  # Nor two resumes of one run, nor a resume of a run still training (both take the folder's lock).
+  gradformer_cli_test("train --arch ${name}: a run to resume" "-DARGS=${tiny}|--steps|2|--out|${dir}/resume"
+    -DCLEAN=${dir}/resume "-DFILES=${dir}/resume/model.safetensors" FIXTURE gradformer_cli_runs_${name}_resume)
+  gradformer_cli_twice("train --arch ${name}: of two resumes of one run started at once, one trains, the other stops"
+    "-DARGS=train|--resume|${dir}/resume/model.safetensors|--steps|${long}|--quiet" "-DBUSY=${busy}"
+    "-DFILES=${dir}/resume/model.safetensors")
+  set_tests_properties("gradformer program: train --arch ${name}: of two resumes of one run started at once, one trains, the other stops"
+    PROPERTIES FIXTURES_REQUIRED gradformer_cli_runs_${name}_resume)
+
+  # --force replaces a run only with a checkpoint: a replacement that diverges first leaves it whole.
+  gradformer_cli_test("train --arch ${name}: a run to replace" "-DARGS=${tiny}|--steps|2|--out|${dir}/force"
+    -DCLEAN=${dir}/force FIXTURE gradformer_cli_runs_${name}_force)
+  gradformer_cli_test("train --arch ${name}: --force with a run that diverges before its first checkpoint, status 1"
+    "-DARGS=train|--arch|${name}|--task|${task}|--d-model|32|--heads|2|--layers|1|--lr|1e30|--clip|0|--force|--out|${dir}/force"
+    -DEXIT=1 ${one_error_line} "-DSTDERR=diverged: .*No checkpoint written for it" "-DFILES=${dir}/force/model.safetensors"
+    REQUIRES gradformer_cli_runs_${name}_force FIXTURE gradformer_cli_runs_${name}_forced)
+  gradformer_cli_test("train --arch ${name}: the run --force failed to replace is still there and resumes"
+    "-DARGS=train|--resume|${dir}/force/model.safetensors|--steps|3|--log-every|1"
+    "-DSTDOUT=^training ${name} ${task}: [0-9]+ parameters \\(d_model 16, 1 layer, 2 heads\\).*\nstep 3/3 "
+    REQUIRES gradformer_cli_runs_${name}_forced)
+
+  # Seeds are from 0: -1 must not become 2^64 - 1.
+  gradformer_cli_test("train --arch ${name}: --seed -1 is status 2" "-DARGS=${tiny}|--seed|-1|--out|${dir}/seed"
+    -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer train: --seed must be at least 0, got -1\n$" "-DSTDOUT_ABSENT=.")
+endforeach()
+
+# Flags bounded by what the model can use, refused alike by every command (status 2, one line).
+gradformer_cli_test("translate --beam beyond the target vocabulary is status 2"
+  "-DARGS=translate|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors|--beam|99999999999" -DSTDIN=${CMAKE_CURRENT_LIST_FILE}
+  -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer translate: --beam must be from 1 to [0-9]+ \\(the target vocabulary's size\\), got 99999999999\n$"
+  REQUIRES gradformer_cli_model)
+gradformer_cli_test("trace --top 0 is status 2"
+  "-DARGS=trace|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors|--top|0|1 2 3" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer trace: --top must be from 1 to [0-9]+ \\(the target vocabulary's size\\), got 0\n$"
+  REQUIRES gradformer_cli_model)
+gradformer_cli_test("train --beam beyond the target vocabulary is status 2 before training"
+  "-DARGS=train|--task|toy-translation|--beam|100000|--out|${GRADFORMER_CLI_RUNS}/beam" -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer train: --beam must be from 1 to [0-9]+ \\(the target vocabulary's size\\), got 100000\n$")
+# The environment, checked by every command before any work, even one that starts no threads.
+foreach(command "params" "gradcheck|--filter|relu" "translate|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors")
+  string(REPLACE "|" ";" words "${command}")
+  list(GET words 0 first)
+  gradformer_cli_test("GRADFORMER_THREADS=abc is refused by ${first}, status 1" "-DARGS=${command}" -DENV=GRADFORMER_THREADS=abc
+    -DSTDIN=${CMAKE_CURRENT_LIST_FILE} -DEXIT=1 ${one_error_line} "-DSTDOUT_ABSENT=."
+    "-DSTDERR=^gradformer ${first}: error: GRADFORMER_THREADS: expected a thread count from 0 \\(all cores\\) to [0-9]+, got 'abc'\n$")
+endforeach()

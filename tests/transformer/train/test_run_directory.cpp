@@ -311,3 +311,29 @@ TEST_CASE("train: a resume goes on keeping the checkpoints the run kept, unless 
                                                           out + "/model-step-5.safetensors",
                                                           out + "/model-step-6.safetensors"});
 }
+
+TEST_CASE("keep_checkpoint: the kept copy appears whole or not at all, and keeps its step's bytes") {
+  TempDir dir("keep");
+  const std::string out = dir / "run";
+  TrainOptions o = tiny_run(out, 1);
+  o.stop_after = 1;
+  (void)train(o);
+  const std::string checkpoint = out + "/model.safetensors", step1 = test::read_bytes(checkpoint);
+  keep_checkpoint(checkpoint, out, 1, 2);
+  CHECK(test::read_bytes(out + "/model-step-1.safetensors") == step1);
+  // The next save renames a new file over the checkpoint: the kept copy still holds step 1.
+  TrainOptions resume = tiny_run(out, 1);
+  resume.stop_after = 2;
+  (void)train(resume, checkpoint);
+  REQUIRE(test::read_bytes(checkpoint) != step1);
+  CHECK(test::read_bytes(out + "/model-step-1.safetensors") == step1);
+  // A copy that cannot be put in place (here a folder holds its name) is an error naming it, and
+  // leaves no partial file, under its name or a temporary one.
+  fs::create_directories(out + "/model-step-2.safetensors");
+  test::write_text(out + "/model-step-2.safetensors/x", "the user's");
+  CHECK(test::error_message<CheckpointError>([&] { keep_checkpoint(checkpoint, out, 2, 2); })
+            .find(out + "/model-step-2.safetensors: cannot keep a copy of " + checkpoint) == 0);
+  CHECK(files_under(out + "/model-step-2.safetensors") == std::vector<std::string>{"x"});
+  for (const auto& entry : fs::directory_iterator(out))
+    CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+}

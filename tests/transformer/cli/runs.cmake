@@ -41,6 +41,12 @@ foreach(arch "encoder-decoder|copy|3000" "decoder-only|toy-lm|2000" "encoder-onl
     "-DSTDOUT=^training ${name} ${task}: [0-9]+ parameters \\(d_model 16, 1 layer, 2 heads\\).*\nstep 3/3 "
     REQUIRES gradformer_cli_runs_${name}_forced)
 
+  # With clipping on too, a divergence names its step (the clipped norm once hid it).
+  gradformer_cli_test("train --arch ${name}: a run diverging with clipping on stops naming the step, status 1"
+    "-DARGS=${tiny}|--lr|1e30|--clip|1|--stop-after|20|--out|${dir}/diverge-clipped" -DCLEAN=${dir}/diverge-clipped
+    -DEXIT=1 ${one_error_line} "-DNO_FILES=${dir}/diverge-clipped/model.safetensors"
+    "-DSTDERR=^gradformer train: error: train: step [0-9]+ diverged: .*No checkpoint written for it")
+
   # Seeds are from 0: -1 must not become 2^64 - 1.
   gradformer_cli_test("train --arch ${name}: --seed -1 is status 2" "-DARGS=${tiny}|--seed|-1|--out|${dir}/seed"
     -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer train: --seed must be at least 0, got -1\n$" "-DSTDOUT_ABSENT=.")

@@ -2,6 +2,7 @@
 // transformer/train/encoder_only_task.cpp) and its checkpoints: an interrupted MLM or classification
 // run resumed from its checkpoint continues bit for bit, a fine-tuning run starts from the
 // pre-trained body, and a checkpoint of the wrong kind is refused.
+#include <cmath>
 #include <filesystem>
 
 #include "catch.h"
@@ -87,6 +88,20 @@ TEST_CASE("checkpoints: each loader refuses the other architecture by name") {
   CHECK_THROWS_MSG(
       load_encoder_only_checkpoint(ed.checkpoint_path, "classify"), CheckpointError,
       "model.safetensors: an encoder-decoder checkpoint (config.arch), but classify needs an encoder-only one");
+}
+
+TEST_CASE("checkpoints: an encoder-only checkpoint with a NaN parameter is refused, as the others are") {
+  TempDir dir("nan-encoder-only");
+  TrainOptions o = tiny("classify", dir, "cls");
+  o.steps = 1;
+  const TrainReport cls = train(o);
+  SafetensorsFile file = load_safetensors(cls.checkpoint_path);
+  Tensor& weight = file.tensors.at("classifier.weight");
+  weight = full(weight.shape(), std::nan(""));
+  const std::string bad = dir / "nan.safetensors";
+  save_safetensors(bad, file.tensors, file.metadata);
+  CHECK_THROWS_MSG(load_encoder_only_checkpoint(bad, "classify"), CheckpointError,
+                   bad + ": a non-finite parameter (classifier.weight holds nan): the model is unusable");
 }
 
 TEST_CASE("train: encoder-only options out of range or not used by the task are TrainOptionErrors naming the field") {

@@ -645,6 +645,12 @@ TEST_CASE("checkpoint: a model with a NaN or infinite parameter is neither saved
   CHECK_THROWS_MSG(save_checkpoint(bad, *tiny.model, {}, tiny.info()), CheckpointError,
                    bad + ": not saving a model with a non-finite parameter (" + name + " holds nan)");
   CHECK(!std::filesystem::exists(bad));
+  // Nor an optimizer state that would resume into one (Adam's second moment overflowed to inf).
+  bias.copy_(zeros(bias.shape()));
+  const StateDict overflowed{{"adam.v.0", full({2}, INFINITY)}};
+  CHECK_THROWS_MSG(save_checkpoint(bad, *tiny.model, overflowed, tiny.info()), CheckpointError,
+                   bad + ": not saving a non-finite optimizer state (optimizer.adam.v.0 holds inf)");
+  CHECK(!std::filesystem::exists(bad));
   // Written by another program: refused on loading.
   SafetensorsFile file = load_safetensors(good);
   file.tensors["generator.bias"] = full(file.tensors.at("generator.bias").shape(), -INFINITY);

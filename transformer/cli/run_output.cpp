@@ -13,9 +13,10 @@ void refuse_to_replace_run(const std::string& out_dir, const std::string& resume
   std::error_code error;
   if (force || !std::filesystem::exists(checkpoint, error)) return;
   if (!resume.empty() && std::filesystem::equivalent(resume, checkpoint, error)) return;
-  throw UsageError(message("train: ", checkpoint, " already holds a trained model; give --force to replace that run ",
-                           "(its checkpoint, loss.svg, attention maps and metrics file go; nothing else in ", out_dir,
-                           "), or --resume ", shell_word(checkpoint), " to continue it (or --out for another folder)"));
+  throw UsageError(message(
+      "train: ", checkpoint, " already holds a trained model; give --force to replace that run ",
+      "(its checkpoint, loss.svg, attention maps and metrics file go when the new run has saved; nothing else in ",
+      out_dir, "), or --resume ", shell_word(checkpoint), " to continue it (or --out for another folder)"));
 }
 
 std::string shell_word(const std::string& text) {

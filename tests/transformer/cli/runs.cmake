@@ -39,7 +39,12 @@ foreach(arch "encoder-decoder|copy|3000" "decoder-only|toy-lm|2000" "encoder-onl
   gradformer_cli_test("train --arch ${name}: the run --force failed to replace is still there and resumes"
     "-DARGS=train|--resume|${dir}/force/model.safetensors|--steps|3|--log-every|1"
     "-DSTDOUT=^training ${name} ${task}: [0-9]+ parameters \\(d_model 16, 1 layer, 2 heads\\).*\nstep 3/3 "
-    REQUIRES gradformer_cli_runs_${name}_forced)
+    REQUIRES gradformer_cli_runs_${name}_forced FIXTURE gradformer_cli_runs_${name}_resumed)
+  # A resume writes next to its checkpoint, so it can be resumed again, from the same place.
+  gradformer_cli_test("train --arch ${name}: a resumed run resumes again, in its own folder"
+    "-DARGS=train|--resume|${dir}/force/model.safetensors|--steps|4|--log-every|1|--quiet" -DWORKDIR=${dir}/elsewhere
+    "-DSTDOUT=^trained 1 steps in [^\n]*. saved ${dir}/force/model.safetensors\n" "-DNO_FILES=${dir}/elsewhere/runs"
+    REQUIRES gradformer_cli_runs_${name}_resumed)
 
   # With clipping on too, a divergence names its step (the clipped norm once hid it).
   gradformer_cli_test("train --arch ${name}: a run diverging with clipping on stops naming the step, status 1"

@@ -52,6 +52,10 @@ foreach(arch "encoder-decoder|copy|3000" "decoder-only|toy-lm|2000" "encoder-onl
     -DEXIT=1 ${one_error_line} "-DNO_FILES=${dir}/diverge-clipped/model.safetensors"
     "-DSTDERR=^gradformer train: error: train: step [0-9]+ diverged: .*No checkpoint written for it")
 
+  # A run's length is bounded before anything is read or built.
+  gradformer_cli_test("train --arch ${name}: --steps 99999999999 is status 2 naming the bound" "-DARGS=${tiny}|--steps|99999999999|--out|${dir}/long"
+    -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer train: --steps must be at most [0-9]+, got 99999999999\n$" "-DSTDOUT_ABSENT=.")
+
   # Seeds are from 0: -1 must not become 2^64 - 1.
   gradformer_cli_test("train --arch ${name}: --seed -1 is status 2" "-DARGS=${tiny}|--seed|-1|--out|${dir}/seed"
     -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer train: --seed must be at least 0, got -1\n$" "-DSTDOUT_ABSENT=.")

@@ -92,9 +92,13 @@ void remove_outputs(const std::string& out_dir, const std::vector<std::string>& 
   if (fs::is_directory(attention, error) && fs::is_empty(attention, error)) fs::remove(attention, error);
 }
 
+// The same path once `..`, `.` and links are resolved (the files need not exist).
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code error;
-  return fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error) && !error;
+  const fs::path first = fs::weakly_canonical(a, error);
+  if (error) return false;
+  const fs::path second = fs::weakly_canonical(b, error);
+  return !error && first == second;
 }
 
 // The folder, open and locked for this process alone: its descriptor, or -1 where the file system

@@ -2,7 +2,10 @@
 // the process exit status; errors propagate as gradformer::Error and main() prints them.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace gradformer {
 
@@ -16,6 +19,18 @@ void apply_threads(const Flags& f);
 /// ("" when not given, OUT/profile.json when given without a file).
 void declare_profile_flag(Flags& f);
 std::string profile_path(const Flags& f, const std::string& out_dir);
+
+/// What translate and classify share: each line of standard input (read by LineReader,
+/// transformer/data/line_reader.h) split into words and answered on one line of standard output, so
+/// output line N is always input line N's: a blank line gives an empty line, and so does a line the
+/// answer refuses with a DataError (not UTF-8, longer than the model takes), after one line on stderr
+/// naming it ("gradformer COMMAND: line N not VERB (an empty line is printed): ..."). A line over the
+/// reader's limit or a failed read (ReadError) stops the command. Returns the lines not answered.
+using LineAnswer = std::function<std::string(const std::vector<std::string>& words)>;
+int64_t answer_each_line(const char* command, const char* verb, const LineAnswer& answer);
+/// After answer_each_line: "gradformer COMMAND: N lines could not be VERB" and status 1 when some
+/// were not, status 0 otherwise.
+int unanswered_status(const char* command, const char* verb, int64_t unanswered);
 
 int train_command(int argc, char** argv);
 int translate_command(int argc, char** argv);

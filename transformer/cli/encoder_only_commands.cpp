@@ -12,7 +12,11 @@ namespace gradformer {
 int classify_command(int argc, char** argv) {
   Flags f("classify",
           "Classify each line of standard input (whitespace-separated tokens) with an encoder-only checkpoint\n"
-          "fine-tuned by gradformer train --arch encoder-only --task classify; print one label per line.");
+          "fine-tuned by gradformer train --arch encoder-only --task classify; print one label per line.\n"
+          "\n"
+          "Output line N is input line N's label: a line that cannot be classified (not UTF-8, longer than the\n"
+          "model takes) gives an empty line, a message, and exit status 1 at the end. A line over 1 MiB or an\n"
+          "input that cannot be read stops the command (status 1).");
   f.add("--checkpoint", "", "an encoder-only classifier checkpoint (required)");
   f.add("--threads", "0", "threads (0: all cores)");
   if (!f.parse(argc, argv)) {
@@ -27,20 +31,15 @@ int classify_command(int argc, char** argv) {
   if (task != ckpt.info.state.end() && task->second != "classify")
     throw CheckpointError(message(path, " was trained with --task ", task->second,
                                   ", so its classifier is untrained: fine-tune it with --task classify --init ", path));
-  for (std::string line; std::getline(std::cin, line);) {
-    const std::vector<std::string> words = split_words(line);
-    if (words.empty()) {
-      std::cout << "\n";
-      continue;
-    }
-    if (static_cast<int64_t>(words.size()) + 2 > ckpt.info.config.max_len)
-      throw ValueError(message("classify: a sentence of ", words.size(), " words (", words.size() + 2,
-                               " tokens with <s> and </s>) is longer than the model's max_len ",
-                               ckpt.info.config.max_len));
+  const int64_t most_words = ckpt.info.config.max_len - 2;  // with <s> and </s>
+  const int64_t unclassified = answer_each_line("classify", "classified", [&](const std::vector<std::string>& words) {
+    if (static_cast<int64_t>(words.size()) > most_words)
+      throw DataError(message("classify: the sentence has ", words.size(), " words; this model takes at most ",
+                              most_words, " (its max_len ", ckpt.info.config.max_len, " less <s> and </s>)"));
     const int64_t label = classify(*ckpt.model, ckpt.info.vocab, {words}).front();
-    std::cout << ckpt.info.labels[static_cast<size_t>(label)] << "\n" << std::flush;
-  }
-  return 0;
+    return ckpt.info.labels[static_cast<size_t>(label)];
+  });
+  return unanswered_status("classify", "classified", unclassified);
 }
 
 int bert_base_params() {

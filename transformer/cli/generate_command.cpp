@@ -37,6 +37,8 @@ int generate_command(int argc, char** argv) {
   if (!(o.top_p > 0 && o.top_p <= 1))
     throw UsageError(message("generate: --top-p must be in (0, 1], got ", f.text("--top-p")));
   (void)f.integer_in("--seed", 0);
+  // User text, checked as LineReader checks every line of a file.
+  if (const auto problem = utf8_problem(f.text("--prompt"))) throw UsageError("generate: --prompt is " + *problem);
   apply_threads(f);
   const std::string path = f.text("--checkpoint");
   const CheckpointContents peek = read_checkpoint(path);

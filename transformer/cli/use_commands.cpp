@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <numeric>
+#include <optional>
 
 #include "tensor/parallel.h"
 #include "transformer/cli/commands.h"
@@ -36,7 +38,11 @@ int translate_command(int argc, char** argv) {
           "Translate each line of standard input (whitespace-separated tokens) and print one translation per line.\n"
           "Words the model never saw become <unk>. Each sentence is fed to the model as its words then </s>, as\n"
           "gradformer trains (the checkpoint's data.source_eos; a model brought in by gradformer import with\n"
-          "--source-eos no gets its words only).");
+          "--source-eos no gets its words only).\n"
+          "\n"
+          "Output line N is input line N's translation: a line that cannot be translated (not UTF-8, longer than\n"
+          "the model takes) gives an empty line, a message, and exit status 1 at the end. A line over 1 MiB or an\n"
+          "input that cannot be read stops the command (status 1).");
   f.add("--checkpoint", "", "a model saved by gradformer train (required)");
   f.add("--beam", "1", "beam size (1: greedy decoding; at most the target vocabulary's size)");
   f.add("--alpha", "0.6", "length penalty of beam search, ((5 + length) / 6)^alpha");
@@ -52,40 +58,54 @@ int translate_command(int argc, char** argv) {
   // hypotheses at the first step and cost a batch row each after it (an exhaustive search, the
   // tests' use of a huge beam, is no user's), and 10^11 beams would only fail to allocate.
   (void)f.integer_in("--beam", 1, ckpt.info.target_vocab.size(), " (the target vocabulary's size)");
-  // One output line per input line, always: a line that cannot be translated (not UTF-8, longer than
-  // the model takes) gives an empty output line and a message, and the others go on, so the output
-  // stays aligned with the input; the exit status says something went wrong.
-  LineReader lines(std::cin, "standard input");
-  int64_t failed = 0, unknown = 0, unknown_lines = 0;
-  for (std::string line;;) {
-    try {
-      if (!lines.next(line)) break;
-      const std::vector<std::string> words = split_words(line);
-      if (!words.empty()) {
-        const auto unk = std::count_if(words.begin(), words.end(),
-                                       [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
-        unknown += unk, unknown_lines += unk > 0;
-        std::cout << join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab,
-                                          f.integer("--beam"), f.number("--alpha"), ckpt.info.source_eos));
-      }
-    } catch (const DataError& e) {
-      ++failed;
-      std::cerr << "gradformer translate: line " << lines.line_number()
-                << " not translated (an empty line is printed): " << e.what() << "\n";
-    }
-    std::cout << "\n" << std::flush;
-  }
+  int64_t unknown = 0, unknown_lines = 0;
+  const int64_t untranslated = answer_each_line("translate", "translated", [&](const std::vector<std::string>& words) {
+    const auto unk = std::count_if(words.begin(), words.end(),
+                                   [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
+    const std::string translation =
+        join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab, f.integer("--beam"),
+                             f.number("--alpha"), ckpt.info.source_eos));
+    unknown += unk, unknown_lines += unk > 0;  // counted once translated: a refused line says so itself
+    return translation;
+  });
   if (unknown > 0)
     std::cerr << "gradformer translate: " << unknown << (unknown == 1 ? " word" : " words") << " in " << unknown_lines
               << (unknown_lines == 1 ? " line was" : " lines were")
               << " not in the model's vocabulary and became <unk>\n";
-  if (failed > 0) {
-    std::cerr << "gradformer translate: " << failed << (failed == 1 ? " line" : " lines")
-              << " could not be translated\n";
-    return 1;
-  }
-  return 0;
+  return unanswered_status("translate", "translated", untranslated);
 }
+
+namespace {
+
+// Scores the pairs of `lines` (a TSV file's lines, nothing for a blank one) `batch_size` at a time,
+// and prints one line per line of the file: the pair's log-probability and its target's token count
+// with </s>, or an empty line for a blank one, so output line N is always input line N's.
+void print_scores(const LoadedCheckpoint& ckpt, const std::vector<std::optional<SentencePair>>& lines,
+                  size_t batch_size) {
+  for (size_t printed = 0; printed < lines.size();) {
+    std::vector<EncodedPair> batch;
+    size_t end = printed;
+    for (; end < lines.size() && batch.size() < batch_size; ++end)
+      if (const auto& pair = lines[end])
+        batch.push_back({ckpt.info.source_vocab.encode(pair->source), ckpt.info.target_vocab.encode(pair->target)});
+    std::vector<double> scores;
+    if (!batch.empty()) {
+      std::vector<int64_t> indices(batch.size());
+      std::iota(indices.begin(), indices.end(), int64_t{0});
+      scores = sentence_log_probs(*ckpt.model, collate(batch, indices, ckpt.info.source_eos));
+    }
+    for (size_t k = 0; printed < end; ++printed) {
+      if (!lines[printed]) {
+        std::printf("\n");
+        continue;
+      }
+      std::printf("%.6f\t%zu\n", scores[k], batch[k].target.size() + 1);
+      ++k;
+    }
+  }
+}
+
+}  // namespace
 
 int score_command(int argc, char** argv) {
   Flags f("score",
@@ -93,7 +113,10 @@ int score_command(int argc, char** argv) {
           "the target's tokens and its </s>), then a tab and that token count: teacher-forced, as marian-scorer\n"
           "and fairseq score. The model reads each source as its words then </s>, as gradformer trains (the\n"
           "checkpoint's data.source_eos; a model brought in by gradformer import with --source-eos no reads its\n"
-          "words only): to score the same pairs elsewhere, e.g. in PyTorch, append </s> (id 2) to each source.");
+          "words only): to score the same pairs elsewhere, e.g. in PyTorch, append </s> (id 2) to each source.\n"
+          "\n"
+          "A blank line (only spaces and tabs) gives an empty output line, so output line N is input line N's score;\n"
+          "any other line that is not a pair stops the command, naming the file and line, as does a line over 1 MiB.");
   f.add("--checkpoint", "", "a model saved by gradformer train (required)");
   f.add("--data", "", "pairs to score, source<TAB>target per line (required)");
   f.add("--batch-size", "64", "sentences scored at once");
@@ -106,18 +129,8 @@ int score_command(int argc, char** argv) {
   (void)f.integer_in("--batch-size", 1);
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
-  const auto pairs = read_tsv(f.text("--data"), ckpt.info.config.max_len - 1);
-  std::vector<EncodedPair> encoded;
-  for (const auto& p : pairs)
-    encoded.push_back({ckpt.info.source_vocab.encode(p.source), ckpt.info.target_vocab.encode(p.target)});
-  for (size_t start = 0; start < encoded.size(); start += static_cast<size_t>(f.integer("--batch-size"))) {
-    std::vector<int64_t> indices;
-    for (size_t i = start; i < std::min(encoded.size(), start + static_cast<size_t>(f.integer("--batch-size"))); ++i)
-      indices.push_back(static_cast<int64_t>(i));
-    const std::vector<double> scores = sentence_log_probs(*ckpt.model, collate(encoded, indices, ckpt.info.source_eos));
-    for (size_t k = 0; k < indices.size(); ++k)
-      std::printf("%.6f\t%zu\n", scores[k], encoded[static_cast<size_t>(indices[k])].target.size() + 1);
-  }
+  print_scores(ckpt, read_tsv_lines(f.text("--data"), ckpt.info.config.max_len - 1),
+               static_cast<size_t>(f.integer("--batch-size")));
   return 0;
 }
 
@@ -211,6 +224,8 @@ int trace_command(int argc, char** argv) {
     throw UsageError(
         "trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange "
         ".\"");
+  // User text, checked as LineReader checks every line of a file.
+  if (const auto problem = utf8_problem(f.text("\"SENTENCE\""))) throw UsageError("trace: the sentence is " + *problem);
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   const int64_t vocab = ckpt.info.target_vocab.size();

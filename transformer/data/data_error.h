@@ -15,6 +15,14 @@ struct DataError : Error {
   using Error::Error;
 };
 
+/// Input that cannot be read on: a read that failed (a directory, a closed standard input, a failing
+/// disk) or a line longer than a reader takes (an endless line: a file with no line ends, /dev/zero).
+/// Unlike a bad line, which a caller may report and read past, it ends the reading: a command that
+/// answers each line goes on after a DataError but stops at a ReadError.
+struct ReadError : DataError {
+  using DataError::DataError;
+};
+
 /// "train.tsv:12: " + what — the prefix of every DataError about one line of a file.
 inline std::string at_line(const std::string& file, int64_t line, const std::string& what) {
   return message(file, ":", line, ": ", what);

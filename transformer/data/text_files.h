@@ -1,9 +1,10 @@
 // Two more text files a user gives: sentences, one a line (what a language model or a masked-language
 // model learns from), and labelled sentences, "label<TAB>sentence" a line (what a classifier learns
-// from). Read as tsv.h reads a parallel corpus: by LineReader (Windows line ends and a UTF-8
-// byte-order mark are fine, a line that is not UTF-8 is an error), blank lines (only spaces and
-// tabs) skipped, a sentence split into tokens by split_words, and every error a DataError
-// "path:line: what is wrong", or "path: what is wrong" about the file as a whole.
+// from). Read as tsv.h reads a parallel corpus: by LineReader (line_reader.h: Windows line ends and
+// a UTF-8 byte-order mark are fine, a line that is not UTF-8 is an error, a line over 1 MiB or a
+// failed read a ReadError), blank lines (only spaces and tabs) skipped, a sentence split into tokens
+// by split_words, and every error a DataError "path:line: what is wrong", or "path: what is wrong"
+// about the file as a whole.
 #pragma once
 
 #include <cstdint>

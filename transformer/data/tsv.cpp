@@ -5,8 +5,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tensor/utf8.h"
-
 namespace gradformer {
 
 std::vector<std::string> split_words(std::string_view sentence) {
@@ -34,8 +32,6 @@ std::string join_words(const std::vector<std::string>& words) {
 
 namespace {
 
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";  // UTF-8's, which some editors put first
-
 std::vector<std::string> read_side(std::string_view text, const char* side, int64_t max_tokens, const std::string& name,
                                    int64_t line) {
   std::vector<std::string> words = split_words(text);
@@ -46,34 +42,31 @@ std::vector<std::string> read_side(std::string_view text, const char* side, int6
   return words;
 }
 
-}  // namespace
-
-bool LineReader::next(std::string& line) {
-  if (!std::getline(in_, line)) {
-    if (in_.bad() || (!in_.eof() && in_.fail()))
-      throw DataError(message(name_, ": read failed after line ", line_, ": ", std::strerror(errno)));
-    return false;
-  }
-  ++line_;
-  if (!line.empty() && line.back() == '\r') line.pop_back();  // Windows line end
-  if (line_ == 1 && line.rfind(kByteOrderMark, 0) == 0) line.erase(0, 3);
-  if (const auto bad = invalid_utf8_at(line))
-    throw DataError(at_line(name_, line_,
-                            message("not valid UTF-8 (byte 0x", std::hex, std::uppercase,
-                                    static_cast<int>(static_cast<unsigned char>(line[*bad])), std::dec, " at column ",
-                                    *bad + 1, "); save the file as UTF-8")));
-  return true;
+// `path` opened for reading, or a DataError naming it.
+std::ifstream open_tsv(const std::string& path) {
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) throw DataError(message(path, ": is a directory, not a TSV file"));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
+  return in;
 }
 
-std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, int64_t max_tokens) {
+}  // namespace
+
+std::vector<std::optional<SentencePair>> parse_tsv_lines(std::istream& in, const std::string& name,
+                                                         int64_t max_tokens) {
   if (max_tokens < 0)
     throw ValueError(message("read_tsv: max_tokens must be 0 (no limit) or positive, got ", max_tokens));
-  std::vector<SentencePair> pairs;
+  std::vector<std::optional<SentencePair>> lines_read;
+  bool any_pair = false;
   std::string text;
   LineReader lines(in, name);
   while (lines.next(text)) {
     const int64_t line = lines.line_number();
-    if (text.find_first_not_of(" \t") == std::string::npos) continue;  // a blank line
+    if (text.find_first_not_of(" \t") == std::string::npos) {  // a blank line
+      lines_read.emplace_back();
+      continue;
+    }
     const size_t tab = text.find('\t');
     if (tab == std::string::npos) throw DataError(at_line(name, line, "no tab: expected source<TAB>target"));
     if (text.find('\t', tab + 1) != std::string::npos)
@@ -82,17 +75,27 @@ std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, i
     SentencePair pair;
     pair.source = read_side(view.substr(0, tab), "source", max_tokens, name, line);
     pair.target = read_side(view.substr(tab + 1), "target", max_tokens, name, line);
-    pairs.push_back(std::move(pair));
+    lines_read.emplace_back(std::move(pair));
+    any_pair = true;
   }
-  if (pairs.empty()) throw DataError(message(name, ": no sentence pairs"));
+  if (!any_pair) throw DataError(message(name, ": no sentence pairs"));
+  return lines_read;
+}
+
+std::vector<SentencePair> parse_tsv(std::istream& in, const std::string& name, int64_t max_tokens) {
+  std::vector<SentencePair> pairs;
+  for (std::optional<SentencePair>& line : parse_tsv_lines(in, name, max_tokens))
+    if (line) pairs.push_back(std::move(*line));
   return pairs;
 }
 
+std::vector<std::optional<SentencePair>> read_tsv_lines(const std::string& path, int64_t max_tokens) {
+  std::ifstream in = open_tsv(path);
+  return parse_tsv_lines(in, path, max_tokens);
+}
+
 std::vector<SentencePair> read_tsv(const std::string& path, int64_t max_tokens) {
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) throw DataError(message(path, ": is a directory, not a TSV file"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
+  std::ifstream in = open_tsv(path);
   return parse_tsv(in, path, max_tokens);
 }
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <map>
 
-#include "transformer/data/tsv.h"
+#include "transformer/data/line_reader.h"
 
 namespace gradformer {
 namespace {

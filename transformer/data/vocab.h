@@ -51,9 +51,10 @@ class Vocab {
   /// with whitespace, a duplicate token, or a first four lines that are not the specials in order.
   static Vocab from_text(std::string_view text, const std::string& source = "vocabulary");
   /// A vocabulary file: the to_text format, one token per line, line N holding the token of id
-  /// N - 1, <pad> <s> </s> <unk> on lines 1 to 4. Read by LineReader (tsv.h), so Windows line ends
-  /// and a byte-order mark are fine. DataError "path: ..." for a file that cannot be read, and
-  /// from_text's "path:line: ..." for a bad line.
+  /// N - 1, <pad> <s> </s> <unk> on lines 1 to 4. Read by LineReader (line_reader.h), so Windows line
+  /// ends and a byte-order mark are fine. DataError "path: ..." for a file that cannot be opened,
+  /// ReadError "path:line: ..." for a read that fails or a line over 1 MiB, and from_text's
+  /// "path:line: ..." for a bad line.
   static Vocab read_file(const std::string& path);
 
   friend bool operator==(const Vocab& a, const Vocab& b) { return a.tokens_ == b.tokens_; }

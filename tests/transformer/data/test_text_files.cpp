@@ -79,6 +79,17 @@ TEST_CASE("sentences: a line that is not UTF-8 is an error naming the line and t
                    "sentences.txt:2: not valid UTF-8 (byte 0xE9 at column 4)");
 }
 
+TEST_CASE("sentences and labelled sentences: a line over 1 MiB is a ReadError naming the file and line") {
+  const std::string endless(kMaxLineBytes + 1, 'x');  // a file with no line ends, say
+  CHECK_THROWS_MSG(sentences("one\n" + endless), ReadError, "sentences.txt:2: line longer than 1048576 bytes");
+  CHECK_THROWS_MSG(labelled("pos\tgood\n" + endless), ReadError, "labelled.tsv:2: line longer than 1048576 bytes");
+  const std::string path = temp_path("sentences_long_line.txt");
+  write_file(path, endless);
+  CHECK_THROWS_MSG(read_sentences(path), ReadError, path + ":1: line longer than 1048576 bytes");
+  CHECK_THROWS_MSG(read_labelled(path), ReadError, path + ":1: line longer than 1048576 bytes");
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("sentences: a file without a sentence is an error") {
   CHECK_THAT(sentences_error(""), Matches("sentences\\.txt: holds no sentence at all .*"));
   CHECK_THROWS_MSG(sentences("\n  \r\n\t\n"), DataError, "sentences.txt: holds no sentence at all");

@@ -67,17 +67,30 @@ TEST_CASE("tsv refuses text that is not UTF-8 where it is read, naming the line 
                    "corpus.tsv:1: not valid UTF-8 (byte 0xC0 at column 4)");  // overlong
 }
 
-TEST_CASE("LineReader reads every command's input alike and lets a caller go on after a bad line") {
-  std::istringstream in("\xEF\xBB\xBFone\r\ntw\xFFo\r\nthree");
-  LineReader lines(in, "stdin");
-  std::string line;
-  REQUIRE(lines.next(line));
-  CHECK(line == "one");
-  CHECK_THROWS_MSG(lines.next(line), DataError, "stdin:2: not valid UTF-8 (byte 0xFF at column 3)");
-  REQUIRE(lines.next(line));  // the bad line was consumed; the next one reads
-  CHECK(line == "three");
-  CHECK(lines.line_number() == 3);
-  CHECK_FALSE(lines.next(line));
+TEST_CASE("tsv lines: one entry per line of the file, nothing for a blank or tab-only one") {
+  std::istringstream in("a\tb\n\n \t \nc d\te\r\n\t\n");
+  const std::vector<std::optional<SentencePair>> lines = parse_tsv_lines(in, "five.tsv");
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0] == SentencePair{{"a"}, {"b"}});
+  CHECK_FALSE(lines[1].has_value());
+  CHECK_FALSE(lines[2].has_value());
+  CHECK(lines[3] == SentencePair{{"c", "d"}, {"e"}});
+  CHECK_FALSE(lines[4].has_value());
+  std::istringstream blank("\n\t\n");
+  CHECK_THROWS_MSG(parse_tsv_lines(blank, "blank.tsv"), DataError, "blank.tsv: no sentence pairs");
+  std::istringstream bad("a\tb\n\nno tab\n");
+  CHECK_THROWS_MSG(parse_tsv_lines(bad, "bad.tsv"), DataError, "bad.tsv:3: no tab");
+}
+
+TEST_CASE("tsv: a line over 1 MiB is a ReadError naming the file and line") {
+  CHECK_THROWS_MSG(parse("a\tb\n" + std::string(kMaxLineBytes + 1, 'x')), ReadError,
+                   "corpus.tsv:2: line longer than 1048576 bytes");
+  CHECK(parse("a\t" + std::string(kMaxLineBytes - 2, 'x') + "\n")[0].target[0].size() == kMaxLineBytes - 2);
+  const std::string path = temp_path("tsv_long_line.tsv");
+  std::ofstream(path, std::ios::binary) << "a\tb\n" << std::string(kMaxLineBytes + 1, 'x');
+  CHECK_THROWS_MSG(read_tsv_lines(path), ReadError, path + ":2: line longer than 1048576 bytes");
+  CHECK_THROWS_MSG(read_tsv(path), ReadError, path + ":2: line longer than 1048576 bytes");
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("tsv reading a directory says so") {

@@ -2,6 +2,7 @@
 #include <fstream>
 
 #include "catch.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/data/vocab.h"
 
 using namespace gradformer;
@@ -100,6 +101,8 @@ TEST_CASE("vocab files: one token a line, line N the token of id N - 1, read as 
   CHECK_THROWS_MSG(Vocab::read_file(path), DataError, path + ":6: empty token");
   write("<s>\n<pad>\n</s>\n<unk>\n");
   CHECK_THROWS_MSG(Vocab::read_file(path), DataError, path + ":1: expected the special <pad>, found '<s>'");
+  write("<pad>\n<s>\n</s>\n<unk>\n" + std::string(kMaxLineBytes + 1, 'x'));  // an endless line: gradformer import's
+  CHECK_THROWS_MSG(Vocab::read_file(path), ReadError, path + ":5: line longer than 1048576 bytes");
   std::filesystem::remove(path);
   CHECK_THROWS_MSG(Vocab::read_file(path), DataError, path + ": cannot open for reading: No such file");
   const std::string dir = std::filesystem::temp_directory_path().string();

@@ -13,6 +13,8 @@
 //   gradformer average --run runs/toy-translation --last 5 --out average.safetensors
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -61,8 +63,18 @@ std::string one_line(const std::string& text) {
 
 }  // namespace
 
+// A standard stream the caller closed (`<&-`) would be taken by the next file the program opens,
+// which would then be read as the input or written as the output. Each closed one is held by
+// /dev/null opened the wrong way round, so using it fails as a closed stream does (EBADF). In
+// order: open() takes the lowest free descriptor, the one just found closed.
+static void hold_closed_standard_streams() {
+  for (const int fd : {0, 1, 2})
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) (void)::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+}
+
 int main(int argc, char** argv) {
   using namespace gradformer;
+  hold_closed_standard_streams();
   // Training frees and allocates the same tensors every step: keep that memory for the next step
   // instead of faulting in fresh pages each time (tensor/memory.h; the environment may say no).
   keep_freed_memory();

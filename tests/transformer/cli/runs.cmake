@@ -82,3 +82,10 @@ foreach(command "params" "gradcheck|--filter|relu" "translate|--checkpoint|${GRA
     -DSTDIN=${CMAKE_CURRENT_LIST_FILE} -DEXIT=1 ${one_error_line} "-DSTDOUT_ABSENT=."
     "-DSTDERR=^gradformer ${first}: error: GRADFORMER_THREADS: expected a thread count from 0 \\(all cores\\) to [0-9]+, got 'abc'\n$")
 endforeach()
+# A closed standard output is a failure to write it, not a file the program opens next.
+find_program(GRADFORMER_SH sh)
+if(UNIX AND GRADFORMER_SH)
+  gradformer_cli_test("params with standard output closed says it cannot write it, status 1"
+    -DPROGRAM=${GRADFORMER_SH} "-DARGS=-c|exec \"$0\" \"$@\" >&-|$<TARGET_FILE:gradformer>|params"
+    -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer params: error: writing standard output failed: Bad file descriptor\n$")
+endif()

@@ -1,5 +1,6 @@
 #include "nn/module.h"
 
+#include <set>
 #include <sstream>
 
 namespace gradformer {
@@ -59,8 +60,14 @@ StateDict Module::state_dict() const {
   return state;
 }
 
-void Module::load_state_dict(const StateDict& state) {
-  const auto params = named_parameters();
+std::vector<ParameterSpec> Module::parameter_specs() const {
+  std::vector<ParameterSpec> specs;
+  for (const auto& [name, p] : named_parameters()) specs.push_back({name, p.shape(), p.dtype()});
+  return specs;
+}
+
+std::string state_mismatches(const std::vector<ParameterSpec>& expected, const StateDict& state,
+                             const std::string& expected_where, const std::string& state_where) {
   // The first few problems are enough to see what went wrong; a model of thousands of layers
   // against the wrong state would otherwise make a message of megabytes.
   constexpr int64_t kShown = 10;
@@ -69,22 +76,27 @@ void Module::load_state_dict(const StateDict& state) {
   auto problem = [&](auto&&... parts) {
     if (count++ < kShown) ((problems << "\n  ") << ... << parts);
   };
-  std::map<std::string, bool> expected;
-  for (const auto& [name, p] : params) {
-    expected[name] = true;
-    const auto it = state.find(name);
+  std::set<std::string> known;
+  for (const ParameterSpec& p : expected) {
+    known.insert(p.name);
+    const auto it = state.find(p.name);
     if (it == state.end()) {
-      problem("missing: ", name, " ", p.shape());
-    } else if (it->second.shape() != p.shape() || it->second.dtype() != p.dtype()) {
-      problem("mismatched: ", name, " is ", p.shape(), " ", p.dtype(), " in the model, ", it->second.shape(), " ",
-              it->second.dtype(), " in the state");
+      problem("missing: ", p.name, " ", p.shape);
+    } else if (it->second.shape() != p.shape || it->second.dtype() != p.dtype) {
+      problem("mismatched: ", p.name, " is ", p.shape, " ", p.dtype, " ", expected_where, ", ", it->second.shape(), " ",
+              it->second.dtype(), " ", state_where);
     }
   }
   for (const auto& [name, t] : state)
-    if (!expected.count(name)) problem("unexpected: ", name, " ", t.shape());
+    if (!known.count(name)) problem("unexpected: ", name, " ", t.shape());
   if (count > kShown) problems << "\n  ... and " << count - kShown << " more";
-  if (count > 0) throw ShapeError(message("load_state_dict: the state does not fit the model:", problems.str()));
-  for (const auto& [name, p] : params) {
+  return problems.str();
+}
+
+void Module::load_state_dict(const StateDict& state) {
+  const std::string problems = state_mismatches(parameter_specs(), state, "in the model", "in the state");
+  if (!problems.empty()) throw ShapeError(message("load_state_dict: the state does not fit the model:", problems));
+  for (const auto& [name, p] : named_parameters()) {
     Tensor value = p.value();  // a handle to the parameter's storage
     value.copy_(state.at(name));
   }

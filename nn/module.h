@@ -20,6 +20,23 @@ namespace gradformer {
 /// Tensors by dotted name: what state_dict() returns and load_state_dict() takes.
 using StateDict = std::map<std::string, Tensor>;
 
+/// What one parameter must be, without its values: enough to check a file of tensors against a
+/// model before the model is built (a configuration gives these without allocating anything).
+struct ParameterSpec {
+  std::string name;  // dotted, as named_parameters() gives it
+  Shape shape;
+  DType dtype = DType::Float32;
+};
+
+/// How `state` fails to fit the parameters `expected`: one line per problem, each starting "\n  ",
+///   missing: NAME [shape]
+///   mismatched: NAME is [shape] dtype <expected_where>, [shape] dtype <state_where>
+///   unexpected: NAME [shape]
+/// the first 10 in `expected`'s order (then the unexpected ones), then "... and N more"; "" when
+/// every name, shape and dtype agrees. load_state_dict's message, and a checkpoint reader's.
+std::string state_mismatches(const std::vector<ParameterSpec>& expected, const StateDict& state,
+                             const std::string& expected_where, const std::string& state_where);
+
 class Module {
  public:
   virtual ~Module() = default;
@@ -32,6 +49,8 @@ class Module {
   std::vector<Variable> parameters() const;
   /// Total number of scalars in all parameters.
   int64_t parameter_count() const;
+  /// Every parameter's name, shape and dtype, in named_parameters() order.
+  std::vector<ParameterSpec> parameter_specs() const;
 
   /// Training mode (dropout active) or evaluation mode, for this module and every sub-module.
   void train(bool on = true);

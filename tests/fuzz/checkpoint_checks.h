@@ -1,11 +1,13 @@
-// The property both checkpoint harnesses check on a checkpoint that loaded: it saves and loads
-// again to the same configuration, vocabularies, state, parameters and optimizer state. A file
-// load_checkpoint accepts is one train --resume and translate will use, so it must be one the
-// library itself could have written.
+// The property both checkpoint harnesses check on a checkpoint that loaded, of any architecture:
+// it saves and loads again to the same configuration, vocabularies, state, parameters and
+// optimizer state. A file a loader accepts is one train --resume, translate, generate or classify
+// will use, so it must be one the library itself could have written.
 #pragma once
 
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "fuzz/fuzz.h"
 #include "transformer/train/checkpoint.h"
@@ -32,18 +34,18 @@ inline bool same_tensors(const StateDict& a, const StateDict& b) {
   return true;
 }
 
-inline void check_round_trip(const LoadedCheckpoint& loaded, const std::string& scratch) {
+// Saves `loaded` beside the scratch file, reads it back with `load`, and requires the same
+// settings (`settings`: the configuration's metadata, the vocabularies, the state, as text),
+// parameters and optimizer state.
+template <class Loaded, class Save, class Load, class Settings>
+void check_round_trip_with(const Loaded& loaded, const std::string& scratch, Save save, Load load, Settings settings) {
   try {
-    if (!loaded.model) fail("load_checkpoint returned no model");
+    if (!loaded.model) fail("a loader returned no model");
     const std::string again = scratch + ".again";
-    save_checkpoint(again, *loaded.model, loaded.optimizer_state, loaded.info);
-    const LoadedCheckpoint reread = load_checkpoint(again);
-    if (config_to_metadata(reread.info.config) != config_to_metadata(loaded.info.config))
-      fail("the configuration changed in a save/load round trip");
-    if (!(reread.info.source_vocab == loaded.info.source_vocab) ||
-        !(reread.info.target_vocab == loaded.info.target_vocab))
-      fail("a vocabulary changed in a save/load round trip");
-    if (reread.info.state != loaded.info.state) fail("the training state changed in a save/load round trip");
+    save(again, loaded);
+    const Loaded reread = load(again);
+    if (settings(reread) != settings(loaded))
+      fail("the configuration, a vocabulary or the state changed in a save/load round trip");
     if (!same_tensors(reread.model->state_dict(), loaded.model->state_dict()))
       fail("the parameters changed in a save/load round trip");
     if (!same_tensors(reread.optimizer_state, loaded.optimizer_state))
@@ -51,6 +53,54 @@ inline void check_round_trip(const LoadedCheckpoint& loaded, const std::string& 
   } catch (const std::exception& e) {
     fail(std::string("a checkpoint that loaded did not survive a save/load round trip: ") + e.what());
   }
+}
+
+using Settings = std::vector<std::map<std::string, std::string>>;
+
+inline void check_round_trip(const LoadedCheckpoint& loaded, const std::string& scratch) {
+  check_round_trip_with(
+      loaded, scratch,
+      [](const std::string& path, const LoadedCheckpoint& l) {
+        save_checkpoint(path, *l.model, l.optimizer_state, l.info);
+      },
+      [](const std::string& path) { return load_checkpoint(path); },
+      [](const LoadedCheckpoint& l) {
+        return Settings{config_to_metadata(l.info.config),
+                        {{"source", l.info.source_vocab.to_text()},
+                         {"target", l.info.target_vocab.to_text()},
+                         {"source_eos", l.info.source_eos ? "true" : "false"}},
+                        l.info.state};
+      });
+}
+
+inline void check_round_trip(const LoadedDecoderOnly& loaded, const std::string& scratch) {
+  check_round_trip_with(
+      loaded, scratch,
+      [](const std::string& path, const LoadedDecoderOnly& l) {
+        save_checkpoint(path, *l.model, l.model->config(), l.optimizer_state, l.info);
+      },
+      [](const std::string& path) { return load_decoder_only_checkpoint(path); },
+      [](const LoadedDecoderOnly& l) {
+        return Settings{config_to_metadata(l.info.config),
+                        {{"source", l.info.source_vocab.to_text()}, {"target", l.info.target_vocab.to_text()}},
+                        l.info.state};
+      });
+}
+
+inline void check_round_trip(const LoadedEncoderOnly& loaded, const std::string& scratch) {
+  check_round_trip_with(
+      loaded, scratch,
+      [](const std::string& path, const LoadedEncoderOnly& l) {
+        save_encoder_only_checkpoint(path, *l.model, l.optimizer_state, l.info);
+      },
+      [](const std::string& path) { return load_encoder_only_checkpoint(path); },
+      [](const LoadedEncoderOnly& l) {
+        std::string labels;
+        for (const std::string& label : l.info.labels) labels += label + "\n";
+        return Settings{encoder_only_config_to_metadata(l.info.config),
+                        {{"vocab", l.info.vocab.to_text()}, {"labels", labels}},
+                        l.info.state};
+      });
 }
 
 }  // namespace gradformer::fuzz

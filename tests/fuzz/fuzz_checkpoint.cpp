@@ -1,10 +1,13 @@
-// Fuzzes load_checkpoint (transformer/train/checkpoint.h) on arbitrary files: the bytes go to a
-// scratch file, which must load or be a gradformer::Error. Seeded with small valid checkpoints,
-// so mutations reach past the safetensors layer into the metadata, the vocabularies and the
-// model's tensors. A checkpoint that loads must survive a save/load round trip. The same bytes
+// Fuzzes the checkpoint loaders (transformer/train/checkpoint.h) on arbitrary files: the bytes go
+// to a scratch file, which read_checkpoint_file reads and the loader of the architecture it names
+// loads (load_checkpoint, load_decoder_only_checkpoint, load_encoder_only_checkpoint), or a
+// gradformer::Error. Seeded with small valid checkpoints of the three architectures, so mutations
+// reach past the safetensors layer into the metadata, the vocabularies and the model's tensors. A
+// checkpoint that loads must survive a save/load round trip. The same bytes
 // also go through gradformer import (transformer/train/import_weights.h) as a PyTorch state dict:
 // the shapes read, then the tensors loaded into the model they describe, or a gradformer::Error.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "fuzz/checkpoint_checks.h"
@@ -45,13 +48,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return p;
   }();
   fuzz::write_file(path, std::string_view(reinterpret_cast<const char*>(data), size));
-  LoadedCheckpoint loaded;
-  bool ok = false;
+  // Whichever architecture the file says it holds, through that architecture's loader.
+  std::optional<LoadedCheckpoint> encoder_decoder;
+  std::optional<LoadedDecoderOnly> decoder_only;
+  std::optional<LoadedEncoderOnly> encoder_only;
   fuzz::guarded([&] {
-    loaded = load_checkpoint(path);
-    ok = true;
+    const CheckpointFile file = read_checkpoint_file(path);
+    if (file.arch == Architecture::EncoderDecoder)
+      encoder_decoder = load_checkpoint(file);
+    else if (file.arch == Architecture::DecoderOnly)
+      decoder_only = load_decoder_only_checkpoint(file);
+    else
+      encoder_only = load_encoder_only_checkpoint(file);
   });
-  if (ok) fuzz::check_round_trip(loaded, path);
+  if (encoder_decoder) fuzz::check_round_trip(*encoder_decoder, path);
+  if (decoder_only) fuzz::check_round_trip(*decoder_only, path);
+  if (encoder_only) fuzz::check_round_trip(*encoder_only, path);
   fuzz::guarded([&] { import_as_state_dict(path); });
   return 0;
 }

@@ -39,6 +39,10 @@ int average_command(int argc, char** argv) {
     throw UsageError("average: --last is for --run");
   }
   if (paths.empty()) throw UsageError("average: give the checkpoints to average, or --run DIR");
+  if (const std::string input = input_written_over(paths, f.text("--out")); !input.empty())
+    throw UsageError(message("average: --out ", f.text("--out"), " is ", input,
+                             ", one of the checkpoints to average: the average (no optimizer or training state) "
+                             "would replace it; write it elsewhere"));
   average_checkpoints(paths, f.text("--out"));
   std::cout << "averaged " << counted(static_cast<long long>(paths.size()), "checkpoint") << " into " << f.text("--out")
             << "\n";

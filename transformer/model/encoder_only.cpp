@@ -4,6 +4,7 @@
 
 #include "autograd/all.h"
 #include "nn/functional.h"
+#include "transformer/model/encoder_decoder.h"
 #include "transformer/model/masks.h"
 
 namespace gradformer {
@@ -25,6 +26,29 @@ void EncoderOnlyConfig::validate() const {
   positive("vocab", vocab), positive("d_model", d_model), positive("d_ff", d_ff), positive("heads", heads);
   positive("layers", layers), positive("max_len", max_len), positive("classes", classes);
   if (types < 0) throw ValueError(message("EncoderOnlyConfig: types must be at least 0, got ", types));
+  // The encoder-decoder's bounds (TransformerConfig::validate says why): a typo or a hostile
+  // checkpoint fails here, by name, rather than in an allocation of terabytes, and the products
+  // below stay far from overflowing int64.
+  using Bounds = TransformerConfig;
+  auto at_most = [](const char* name, int64_t v, int64_t bound) {
+    if (v > bound) throw ValueError(message("EncoderOnlyConfig: ", name, " must be at most ", bound, ", got ", v));
+  };
+  at_most("vocab", vocab, Bounds::max_vocab), at_most("d_model", d_model, Bounds::max_d_model);
+  at_most("d_ff", d_ff, Bounds::max_d_ff), at_most("heads", heads, Bounds::max_heads);
+  at_most("layers", layers, Bounds::max_layers), at_most("max_len", max_len, Bounds::max_max_len);
+  at_most("types", types, Bounds::max_vocab), at_most("classes", classes, Bounds::max_vocab);
+  // parameter_count's formula (it calls validate(), so it cannot be called here), with the
+  // positional table, learned or computed.
+  const int64_t d = d_model, norms = 2 * d;
+  const int64_t parameters = vocab * d + types * d + (embed_norm ? norms : 0) +
+                             layers * (4 * d * d + 4 * d + 2 * d * d_ff + d_ff + d + 2 * norms) +
+                             (norm == NormPlacement::Pre ? norms : 0) + 2 * (d * d + d) + norms + vocab +
+                             (tie_embeddings ? 0 : vocab * d) + classes * d + classes;
+  if (parameters + max_len * d > Bounds::max_numbers)
+    throw ValueError(message("EncoderOnlyConfig: the model would hold ", parameters, " parameters and a ", max_len,
+                             " x ", d, " positional table, more than the ", Bounds::max_numbers,
+                             " numbers allowed (d_model ", d, ", d_ff ", d_ff, ", layers ", layers, ", vocabulary ",
+                             vocab, ", max_len ", max_len, ")"));
   if (d_model % heads != 0)
     throw ValueError(message("EncoderOnlyConfig: d_model ", d_model, " is not divisible by heads ", heads));
   if (positions == Positions::Sinusoidal && d_model % 2 != 0)

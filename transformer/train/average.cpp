@@ -7,18 +7,15 @@
 #include <utility>
 
 #include "autograd/anomaly.h"
-#include "nn/safetensors.h"
 #include "tensor/elementwise.h"
 #include "transformer/data/data_error.h"
+#include "transformer/train/checkpoint.h"
 
 namespace gradformer {
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kFormat = "gradformer-checkpoint-1";
-
-bool is_optimizer_state(const std::string& name) { return name.rfind("optimizer.", 0) == 0; }
 // state.*: the step, the options, the generators: each checkpoint's own, not something to agree on.
 bool is_training_state(const std::string& key) { return key.rfind("state.", 0) == 0; }
 
@@ -31,8 +28,7 @@ std::string shown(const std::map<std::string, std::string>& metadata, const std:
 }
 
 // The first setting (configuration, vocabulary, format) on which two checkpoints disagree.
-void require_same_settings(const SafetensorsFile& first, const std::string& first_path, const SafetensorsFile& other,
-                           const std::string& other_path) {
+void require_same_settings(const CheckpointFile& first, const CheckpointFile& other) {
   std::map<std::string, std::string> keys;  // every key either has (the values do not matter here)
   for (const auto* file : {&first, &other})
     for (const auto& entry : file->metadata) keys.insert(entry);
@@ -41,19 +37,34 @@ void require_same_settings(const SafetensorsFile& first, const std::string& firs
     const auto a = first.metadata.find(key), b = other.metadata.find(key);
     if (a != first.metadata.end() && b != other.metadata.end() && a->second == b->second) continue;
     const std::string a_shown = shown(first.metadata, key), b_shown = shown(other.metadata, key);
-    throw CheckpointError(message("average: ", other_path, " differs from ", first_path, " in ", key, " (",
+    throw CheckpointError(message("average: ", other.path, " differs from ", first.path, " in ", key, " (",
                                   a_shown == b_shown ? "as many lines, other entries" : b_shown + ", not " + a_shown,
                                   "): only checkpoints of one run average"));
   }
 }
 
-SafetensorsFile read_gradformer_checkpoint(const std::string& path) {
-  SafetensorsFile file = load_safetensors(path);
-  const auto format = file.metadata.find("format");
-  if (format == file.metadata.end() || format->second != kFormat)
-    throw CheckpointError(
-        message("average: ", path, ": not a gradformer checkpoint (no metadata format=", kFormat, ")"));
-  return file;
+// An input read as every command reads a checkpoint, so that average accepts exactly what
+// translate, generate and classify accept: the configuration, the vocabularies, every tensor
+// against the configuration, no non-finite parameter.
+CheckpointFile read_input(const std::string& path) {
+  try {
+    return read_checkpoint_file(path);
+  } catch (const CheckpointError& e) {
+    throw CheckpointError(message("average: ", e.what()));
+  }
+}
+
+// Whether two paths name one file: ./a and a, a link and its target. Paths that do not exist
+// (yet) are compared as their absolute, normalised forms.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  const bool a_exists = fs::exists(a, error), b_exists = fs::exists(b, error);
+  if (a_exists != b_exists) return false;
+  if (a_exists) return fs::equivalent(a, b, error);  // false when it cannot tell
+  const fs::path canonical_a = fs::weakly_canonical(a, error);
+  if (error) return false;
+  const fs::path canonical_b = fs::weakly_canonical(b, error);
+  return !error && canonical_a == canonical_b;
 }
 
 }  // namespace
@@ -101,43 +112,34 @@ void keep_checkpoint(const std::string& checkpoint, const std::string& out_dir, 
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) fs::remove(all[i], error);
 }
 
+std::string input_written_over(const std::vector<std::string>& paths, const std::string& out_path) {
+  for (const std::string& path : paths)
+    if (same_file(path, out_path)) return path;
+  return "";
+}
+
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out_path) {
   if (paths.empty()) throw ValueError("average: no checkpoints to average");
-  SafetensorsFile first = read_gradformer_checkpoint(paths.front());
+  if (const std::string input = input_written_over(paths, out_path); !input.empty())
+    throw ValueError(message("average: the output ", out_path, " is the checkpoint ", input,
+                             " being averaged; writing the average there would replace it"));
+  const CheckpointFile first = read_input(paths.front());
   // sum_k theta_k, per parameter, in float64: [any shape]
   StateDict sums;
-  for (const auto& [name, t] : first.tensors) {
-    if (is_optimizer_state(name)) continue;
-    if (!is_floating(t.dtype()))
-      throw CheckpointError(message("average: ", paths.front(), ": tensor ", name, " is ", gradformer::name(t.dtype()),
-                                    "; only floating-point parameters average"));
-    sums.emplace(name, t.to(DType::Float64));
-  }
+  for (const auto& [name, t] : first.parameters) sums.emplace(name, t.to(DType::Float64));
   for (size_t k = 1; k < paths.size(); ++k) {
-    const SafetensorsFile other = read_gradformer_checkpoint(paths[k]);
-    require_same_settings(first, paths.front(), other, paths[k]);
-    for (const auto& [name, t] : other.tensors)
-      if (!is_optimizer_state(name) && !sums.count(name))
-        throw CheckpointError(
-            message("average: ", paths[k], " has a parameter ", name, " that ", paths.front(), " lacks"));
-    for (auto& [name, sum] : sums) {
-      const auto it = other.tensors.find(name);
-      if (it == other.tensors.end())
-        throw CheckpointError(
-            message("average: ", paths[k], " lacks the parameter ", name, " that ", paths.front(), " has"));
-      if (it->second.shape() != sum.shape() || it->second.dtype() != first.tensors.at(name).dtype())
-        throw CheckpointError(message("average: ", paths[k], ": parameter ", name, " is ", it->second.shape(), " ",
-                                      gradformer::name(it->second.dtype()), ", not ", sum.shape(), " ",
-                                      gradformer::name(first.tensors.at(name).dtype())));
-      sum = sum + it->second.to(DType::Float64);
-    }
+    const CheckpointFile other = read_input(paths[k]);
+    // One configuration: the reader checked both files' tensors against it, so they have the same
+    // names, shapes and dtypes.
+    require_same_settings(first, other);
+    for (auto& [name, sum] : sums) sum = sum + other.parameters.at(name).to(DType::Float64);
   }
 
   // theta_avg = (1/K) sum_k theta_k, back in each parameter's dtype
   const double count = static_cast<double>(paths.size());
   StateDict averaged;
   for (const auto& [name, sum] : sums) {
-    averaged.emplace(name, (sum / count).to(first.tensors.at(name).dtype()));
+    averaged.emplace(name, (sum / count).to(first.parameters.at(name).dtype()));
     double value = 0;
     if (first_non_finite(averaged.at(name), &value))
       throw CheckpointError(message("average: the mean of ", name, " holds ", value, ": not saving it"));
@@ -147,8 +149,7 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
     if (!is_training_state(key)) metadata.emplace(key, value);
   std::string sources;
   for (const std::string& path : paths) sources += fs::path(path).filename().string() + "\n";
-  metadata["state.averaged"] = sources;
-  save_safetensors(out_path, averaged, metadata);
+  save_checkpoint_parameters(out_path, averaged, /*optimizer_state=*/{}, std::move(metadata), {{"averaged", sources}});
 }
 
 }  // namespace gradformer

@@ -26,14 +26,22 @@ std::vector<std::string> kept_checkpoints(const std::string& run_dir);
 /// the kept checkpoints older than the newest `keep_last` (0: keeps nothing, deletes nothing).
 void keep_checkpoint(const std::string& checkpoint, const std::string& out_dir, int64_t step, int64_t keep_last);
 
+/// The one of `paths` that names the same file as `out_path` (./a and a, a link and its target), or
+/// "" when none does.
+std::string input_written_over(const std::vector<std::string>& paths, const std::string& out_path);
+
 /// Writes to `out_path` a checkpoint whose every parameter is the elementwise mean of that
-/// parameter in `paths` (computed in float64, stored in the parameter's own dtype). The output
-/// holds the parameters, the configuration and the vocabularies, and "state.averaged" (the files'
-/// names, one a line); no optimizer state and no training state, so it translates and scores but
-/// cannot be resumed. Checkpoints of any architecture average, but all must agree: CheckpointError
-/// "average: B differs from A in config.d_model (256, not 128)" for a differing configuration,
-/// vocabulary or architecture, or a parameter one has and another lacks or shapes differently.
-/// ValueError for an empty list.
+/// parameter in `paths` (computed in float64, stored in the parameter's own dtype), as the
+/// checkpoint writer writes (save_checkpoint_parameters: a temporary file renamed into place). The
+/// output holds the parameters, the configuration and the vocabularies, and "state.averaged" (the
+/// files' names, one a line); no optimizer state and no training state, so it translates and
+/// scores but cannot be resumed. Each input is read and checked as every loader reads one
+/// (read_checkpoint_file: the configuration, the vocabularies, every tensor against the
+/// configuration, no non-finite parameter), its CheckpointError prefixed "average: ". Checkpoints
+/// of any architecture average, but all must agree: CheckpointError "average: B differs from A in
+/// config.d_model (256, not 128)" for a differing configuration, vocabulary or architecture.
+/// ValueError for an empty list, and for an `out_path` that is one of `paths` (the average, which
+/// has no training state, would replace a resumable checkpoint).
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out_path);
 
 }  // namespace gradformer

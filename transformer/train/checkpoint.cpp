@@ -4,6 +4,7 @@
 
 #include "autograd/anomaly.h"
 #include "tensor/saved_state.h"
+#include "transformer/model/parameter_specs.h"
 
 namespace gradformer {
 namespace {
@@ -22,105 +23,66 @@ std::string import_hint(const std::string& path) {
       "import --help)");
 }
 
-const std::string& require(const std::map<std::string, std::string>& metadata, const std::string& key,
-                           const std::string& source) {
-  const auto it = metadata.find(key);
-  if (it == metadata.end())
-    throw CheckpointError(message(source, ": not a gradformer checkpoint: no metadata '", key, "'"));
-  return it->second;
+// The vocabulary stored as `key`, one token a line.
+Vocab vocab_entry(const CheckpointFile& file, const std::string& key) {
+  const auto entry = file.metadata.find(key);
+  if (entry == file.metadata.end())
+    throw CheckpointError(message(file.path, ": not a gradformer checkpoint: no metadata '", key, "'"));
+  try {
+    return Vocab::from_text(entry->second, file.path + " (" + key + ")");
+  } catch (const DataError& e) {
+    throw CheckpointError(e.what());
+  }
 }
 
-int64_t to_int(const std::string& text, const std::string& key, const std::string& source) {
-  return parse_integer(text, message(source, ": metadata '", key, "'"));
+// An encoder-decoder's or decoder-only model's checkpoint, all but its tensors: the configuration,
+// the vocabularies (their sizes the configuration's), data.source_eos.
+CheckpointInfo transformer_info(const CheckpointFile& file) {
+  const std::string& path = file.path;
+  CheckpointInfo info;
+  info.config = config_from_metadata(file.metadata, path);
+  info.source_vocab = vocab_entry(file, "vocab.source");
+  info.target_vocab = vocab_entry(file, "vocab.target");
+  if (info.source_vocab.size() != info.config.src_vocab || info.target_vocab.size() != info.config.tgt_vocab)
+    throw CheckpointError(message(path, ": vocabularies of ", info.source_vocab.size(), " and ",
+                                  info.target_vocab.size(), " tokens do not match the model's ", info.config.src_vocab,
+                                  " and ", info.config.tgt_vocab));
+  // Checkpoints from before the entry: gradformer has always ended every source in </s>.
+  const auto entry = file.metadata.find(kSourceEos);
+  const std::string source_eos = entry == file.metadata.end() ? "true" : entry->second;
+  if (source_eos != "true" && source_eos != "false")
+    throw CheckpointError(message(path, ": ", kSourceEos, " must be true or false, got '", source_eos, "'"));
+  info.source_eos = source_eos == "true";
+  info.state = file.state;
+  return info;
 }
 
-double to_double(const std::string& text, const std::string& key, const std::string& source) {
-  return parse_number(text, message(source, ": metadata '", key, "'"));
+// An encoder-only checkpoint, all but its tensors: the configuration, the vocabulary (its size the
+// configuration's), the class names (config.classes of them).
+EncoderOnlyCheckpointInfo encoder_only_info(const CheckpointFile& file) {
+  const std::string& path = file.path;
+  EncoderOnlyCheckpointInfo info{encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state};
+  info.vocab = vocab_entry(file, "vocab.source");
+  if (info.vocab.size() != info.config.vocab)
+    throw CheckpointError(message(path, ": a vocabulary of ", info.vocab.size(), " tokens does not match config.vocab ",
+                                  info.config.vocab));
+  std::istringstream labels(SavedState(file.metadata, path).text("labels"));
+  for (std::string line; std::getline(labels, line);) info.labels.push_back(line);
+  if (static_cast<int64_t>(info.labels.size()) != info.config.classes)
+    throw CheckpointError(message(path, ": ", info.labels.size(), " labels for config.classes ", info.config.classes));
+  return info;
+}
+
+// Every tensor's name, shape and dtype against the parameters the configuration implies, before any
+// model is built: metadata asking for a model far larger than the file's tensors (config.d_model
+// 8192 over tensors of width 4) is refused here at the cost of the header, not of building it.
+void require_tensors_fit(const CheckpointFile& file, const std::vector<ParameterSpec>& expected) {
+  const std::string problems = state_mismatches(expected, file.parameters, "by the configuration", "in the file");
+  if (!problems.empty())
+    throw CheckpointError(message(file.path, ": the tensors do not fit the stored configuration:", problems));
 }
 
 }  // namespace
-
-// The entries every architecture's configuration has, meaning the same in each.
-template <class Config>
-static std::map<std::string, std::string> shared_config_metadata(const Config& c) {
-  return {{"config.d_model", std::to_string(c.d_model)},
-          {"config.d_ff", std::to_string(c.d_ff)},
-          {"config.heads", std::to_string(c.heads)},
-          {"config.layers", std::to_string(c.layers)},
-          {"config.dropout", exact_text(c.dropout)},
-          {"config.norm", c.norm == NormPlacement::Pre ? "pre" : "post"},
-          {"config.max_len", std::to_string(c.max_len)},
-          {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
-          {"config.dtype", std::string(name(c.dtype))},
-          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
-          {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"}};
-}
-
-std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c) {
-  std::map<std::string, std::string> m = shared_config_metadata(c);
-  m["config.src_vocab"] = std::to_string(c.src_vocab), m["config.tgt_vocab"] = std::to_string(c.tgt_vocab);
-  m["config.arch"] = architecture_name(c.arch);
-  return m;
-}
-
-namespace {
-
-// An entry added after the first checkpoints were written: absent means the value those had.
-const std::string& optional_entry(const std::map<std::string, std::string>& m, const std::string& key,
-                                  const std::string& absent) {
-  const auto it = m.find(key);
-  return it == m.end() ? absent : it->second;
-}
-
-}  // namespace
-
-TransformerConfig config_from_metadata(const std::map<std::string, std::string>& m, const std::string& source) {
-  TransformerConfig c;
-  auto integer = [&](const char* key) { return to_int(require(m, key, source), key, source); };
-  c.src_vocab = integer("config.src_vocab");
-  c.tgt_vocab = integer("config.tgt_vocab");
-  c.d_model = integer("config.d_model");
-  c.d_ff = integer("config.d_ff");
-  c.heads = integer("config.heads");
-  c.layers = integer("config.layers");
-  c.max_len = integer("config.max_len");
-  c.dropout = to_double(require(m, "config.dropout", source), "config.dropout", source);
-  const std::string& norm = require(m, "config.norm", source);
-  if (norm != "pre" && norm != "post")
-    throw CheckpointError(message(source, ": config.norm must be pre or post, got '", norm, "'"));
-  c.norm = norm == "pre" ? NormPlacement::Pre : NormPlacement::Post;
-  const std::string& tie = require(m, "config.tie_embeddings", source);
-  if (tie != "true" && tie != "false")
-    throw CheckpointError(message(source, ": config.tie_embeddings must be true or false, got '", tie, "'"));
-  c.tie_embeddings = tie == "true";
-  const std::string& dtype = require(m, "config.dtype", source);
-  if (dtype != "float32" && dtype != "float64")
-    throw CheckpointError(message(source, ": config.dtype must be float32 or float64, got '", dtype, "'"));
-  c.dtype = dtype == "float64" ? DType::Float64 : DType::Float32;
-  // Checkpoints from before the Transformer family: the paper's encoder-decoder, ReLU, sinusoids.
-  static const std::string encoder_decoder = "encoder-decoder", relu = "relu", sinusoidal = "sinusoidal";
-  const std::string& arch = optional_entry(m, "config.arch", encoder_decoder);
-  try {
-    c.arch = parse_architecture(arch);
-  } catch (const ValueError&) {
-    throw CheckpointError(
-        message(source, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
-  }
-  const std::string& activation = optional_entry(m, "config.activation", relu);
-  if (activation != "relu" && activation != "gelu")
-    throw CheckpointError(message(source, ": config.activation must be relu or gelu, got '", activation, "'"));
-  c.activation = activation == "gelu" ? Activation::GELU : Activation::ReLU;
-  const std::string& positions = optional_entry(m, "config.positions", sinusoidal);
-  if (positions != "sinusoidal" && positions != "learned")
-    throw CheckpointError(message(source, ": config.positions must be sinusoidal or learned, got '", positions, "'"));
-  c.positions = positions == "learned" ? Positions::Learned : Positions::Sinusoidal;
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    throw CheckpointError(message(source, ": the stored configuration is invalid: ", e.what()));
-  }
-  return c;
-}
 
 // The first parameter holding a NaN or an infinity, as "name holds value", or "" if none does.
 // A model like that predicts nothing (every translation empty), so it is neither written nor read.
@@ -134,15 +96,15 @@ static std::string non_finite_parameter(const StateDict& parameters) {
 
 // The one writer: the parameters, the optimizer's state as optimizer.*, `metadata` (the
 // configuration and vocabularies), the format and the state as state.*.
-static void write_checkpoint(const std::string& path, const Module& model, const StateDict& optimizer_state,
-                             std::map<std::string, std::string> metadata,
-                             const std::map<std::string, std::string>& state) {
-  StateDict tensors = model.state_dict();
-  if (const std::string bad = non_finite_parameter(tensors); !bad.empty())
+void save_checkpoint_parameters(const std::string& path, const StateDict& parameters, const StateDict& optimizer_state,
+                                std::map<std::string, std::string> metadata,
+                                const std::map<std::string, std::string>& state) {
+  if (const std::string bad = non_finite_parameter(parameters); !bad.empty())
     throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
   // Nor a state that would resume into one: Adam's moments are the next steps' arithmetic.
   if (const std::string bad = non_finite_parameter(optimizer_state); !bad.empty())
     throw CheckpointError(message(path, ": not saving a non-finite optimizer state (", kOptimizerPrefix, bad, ")"));
+  StateDict tensors = parameters;
   for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
   metadata["format"] = kFormat;
   for (const auto& [key, value] : state) metadata["state." + key] = value;
@@ -155,7 +117,7 @@ void save_checkpoint(const std::string& path, const Module& model, const Transfo
   metadata["vocab.source"] = info.source_vocab.to_text();
   metadata["vocab.target"] = info.target_vocab.to_text();
   if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
-  write_checkpoint(path, model, optimizer_state, std::move(metadata), info.state);
+  save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
 }
 
 void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
@@ -170,7 +132,7 @@ void save_encoder_only_checkpoint(const std::string& path, const EncoderOnly& mo
   std::string labels;
   for (const auto& label : info.labels) labels += label + "\n";
   metadata["labels"] = labels;
-  write_checkpoint(path, model, optimizer_state, std::move(metadata), info.state);
+  save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
 }
 
 std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
@@ -179,7 +141,9 @@ std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
 }
 
 // The one reader: the format, the architecture, the tensors split into parameters and optimizer
-// state, the state entries; a non-finite parameter refused.
+// state, the state entries; then everything a loader relies on, so that what this returns builds
+// and loads: the configuration, the vocabularies, every tensor against the configuration (before
+// anything is built), no non-finite parameter.
 CheckpointFile read_checkpoint_file(const std::string& path) {
   SafetensorsFile file = load_safetensors(path);
   CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}};
@@ -204,6 +168,8 @@ CheckpointFile read_checkpoint_file(const std::string& path) {
     else
       out.parameters.emplace(name, t);
   }
+  require_tensors_fit(out, out.arch == Architecture::EncoderOnly ? parameter_specs(encoder_only_info(out).config)
+                                                                 : parameter_specs(transformer_info(out).config));
   if (const std::string bad = non_finite_parameter(out.parameters); !bad.empty())
     throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
   return out;
@@ -212,33 +178,12 @@ CheckpointFile read_checkpoint_file(const std::string& path) {
 CheckpointContents read_checkpoint(const std::string& path) { return read_checkpoint(read_checkpoint_file(path)); }
 
 CheckpointContents read_checkpoint(const CheckpointFile& file) {
-  const std::string& path = file.path;
-  const auto& m = file.metadata;
   // An encoder-only checkpoint's configuration is its own: refused here by name.
   if (file.arch == Architecture::EncoderOnly)
-    throw CheckpointError(message(
-        path, ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
-  CheckpointContents out{{}, file.parameters, file.optimizer_state};
-  out.info.config = config_from_metadata(m, path);
-  try {
-    out.info.source_vocab = Vocab::from_text(require(m, "vocab.source", path), path + " (vocab.source)");
-    out.info.target_vocab = Vocab::from_text(require(m, "vocab.target", path), path + " (vocab.target)");
-  } catch (const DataError& e) {
-    throw CheckpointError(e.what());
-  }
-  if (out.info.source_vocab.size() != out.info.config.src_vocab ||
-      out.info.target_vocab.size() != out.info.config.tgt_vocab)
-    throw CheckpointError(message(path, ": vocabularies of ", out.info.source_vocab.size(), " and ",
-                                  out.info.target_vocab.size(), " tokens do not match the model's ",
-                                  out.info.config.src_vocab, " and ", out.info.config.tgt_vocab));
-  // Checkpoints from before the entry: gradformer has always ended every source in </s>.
-  static const std::string yes = "true";
-  const std::string& source_eos = optional_entry(m, kSourceEos, yes);
-  if (source_eos != "true" && source_eos != "false")
-    throw CheckpointError(message(path, ": ", kSourceEos, " must be true or false, got '", source_eos, "'"));
-  out.info.source_eos = source_eos == "true";
-  out.info.state = file.state;
-  return out;
+    throw CheckpointError(
+        message(file.path,
+                ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
+  return {transformer_info(file), file.parameters, file.optimizer_state};
 }
 
 void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
@@ -255,15 +200,17 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
   }
 }
 
-LoadedCheckpoint load_checkpoint(const std::string& path) {
-  CheckpointContents contents = read_checkpoint(path);
-  require_architecture(contents.info, Architecture::EncoderDecoder, path);
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
+  CheckpointContents contents = read_checkpoint(file);
+  require_architecture(contents.info, Architecture::EncoderDecoder, file.path);
   LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   // Built without initialising: every parameter is about to be overwritten by the stored tensors.
   out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, contents.parameters, path);
+  load_parameters(*out.model, contents.parameters, file.path);
   return out;
 }
+
+LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_file(path)); }
 
 LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
   CheckpointContents contents = read_checkpoint(file);
@@ -278,69 +225,13 @@ LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
   return load_decoder_only_checkpoint(read_checkpoint_file(path));
 }
 
-// ---- the encoder-only model's own configuration ----------------------------------------------------
-
-std::map<std::string, std::string> encoder_only_config_to_metadata(const EncoderOnlyConfig& c) {
-  std::map<std::string, std::string> m = shared_config_metadata(c);
-  m["config.arch"] = kEncoderOnlyArch, m["config.vocab"] = std::to_string(c.vocab);
-  m["config.types"] = std::to_string(c.types), m["config.classes"] = std::to_string(c.classes);
-  m["config.embed_norm"] = c.embed_norm ? "true" : "false";
-  return m;
-}
-
-EncoderOnlyConfig encoder_only_config_from_metadata(const std::map<std::string, std::string>& m,
-                                                    const std::string& source) {
-  const SavedState saved(m, source);
-  auto one_of = [&](const char* key, const char* a, const char* b) {
-    const std::string& v = saved.text(key);
-    if (v != a && v != b)
-      throw CheckpointError(message(source, ": ", key, " must be ", a, " or ", b, ", got '", v, "'"));
-    return v == a;
-  };
-  EncoderOnlyConfig c;
-  c.vocab = saved.integer("config.vocab"), c.d_model = saved.integer("config.d_model"),
-  c.d_ff = saved.integer("config.d_ff");
-  c.heads = saved.integer("config.heads"), c.layers = saved.integer("config.layers"),
-  c.max_len = saved.integer("config.max_len");
-  c.types = saved.integer("config.types"), c.classes = saved.integer("config.classes");
-  c.dropout = saved.number("config.dropout");
-  c.norm = one_of("config.norm", "pre", "post") ? NormPlacement::Pre : NormPlacement::Post;
-  c.positions = one_of("config.positions", "learned", "sinusoidal") ? Positions::Learned : Positions::Sinusoidal;
-  c.activation = one_of("config.activation", "gelu", "relu") ? Activation::GELU : Activation::ReLU;
-  c.embed_norm = one_of("config.embed_norm", "true", "false");
-  c.tie_embeddings = one_of("config.tie_embeddings", "true", "false");
-  c.dtype = one_of("config.dtype", "float64", "float32") ? DType::Float64 : DType::Float32;
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    throw CheckpointError(message(source, ": the stored configuration is invalid: ", e.what()));
-  }
-  return c;
-}
-
 LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
-  const std::string& path = file.path;
   if (file.arch != Architecture::EncoderOnly)
-    throw CheckpointError(message(path, ": an ", architecture_name(file.arch), " checkpoint (config.arch), but ", what,
-                                  " needs an encoder-only one"));
-  const SavedState saved(file.metadata, path);
-  LoadedEncoderOnly out{
-      {encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state}, nullptr, file.optimizer_state};
-  try {
-    out.info.vocab = Vocab::from_text(saved.text("vocab.source"), path + " (vocab.source)");
-  } catch (const DataError& e) {
-    throw CheckpointError(e.what());
-  }
-  if (out.info.vocab.size() != out.info.config.vocab)
-    throw CheckpointError(message(path, ": a vocabulary of ", out.info.vocab.size(),
-                                  " tokens does not match config.vocab ", out.info.config.vocab));
-  std::istringstream labels(saved.text("labels"));
-  for (std::string line; std::getline(labels, line);) out.info.labels.push_back(line);
-  if (static_cast<int64_t>(out.info.labels.size()) != out.info.config.classes)
-    throw CheckpointError(
-        message(path, ": ", out.info.labels.size(), " labels for config.classes ", out.info.config.classes));
+    throw CheckpointError(message(file.path, ": an ", architecture_name(file.arch), " checkpoint (config.arch), but ",
+                                  what, " needs an encoder-only one"));
+  LoadedEncoderOnly out{encoder_only_info(file), nullptr, file.optimizer_state};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, file.parameters, path);
+  load_parameters(*out.model, file.parameters, file.path);
   return out;
 }
 

@@ -26,10 +26,16 @@
 
 namespace gradformer {
 
-/// Any checkpoint as read, before a model is built: CheckpointError naming the path for a file that
-/// is not a gradformer checkpoint (a file of tensors only, such as a PyTorch state dict, is told to
-/// go through `gradformer import`), an unknown config.arch, or a non-finite parameter (a model like
-/// that predicts nothing).
+/// Any checkpoint as read and checked, before a model is built: what every command that reads a
+/// checkpoint (the loaders below, train --resume and --init, average) is given. CheckpointError
+/// naming the path for a file that is not a gradformer checkpoint (a file of tensors only, such as a
+/// PyTorch state dict, is told to go through `gradformer import`), an unknown config.arch, a
+/// configuration that does not validate, vocabularies (or labels) of other sizes than the
+/// configuration's, a tensor whose name, shape or dtype is not what the configuration implies
+/// (checked against the header before anything is built or allocated: "PATH: the tensors do not fit
+/// the stored configuration:\n  mismatched: src_embed.weight is [6, 8192] float32 by the
+/// configuration, [6, 4] float32 in the file", missing and unexpected ones listed alike), or a
+/// non-finite parameter (a model like that predicts nothing). What it returns builds and loads.
 struct CheckpointFile {
   std::string path;
   Architecture arch = Architecture::EncoderDecoder;  // config.arch; absent in the first checkpoints
@@ -59,6 +65,13 @@ void save_checkpoint(const std::string& path, const Module& model, const Transfo
 /// The same for the encoder-decoder, with its own configuration.
 void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
                      const CheckpointInfo& info);
+/// The writer under both: `parameters` (a model's state_dict(), or average's means), the optimizer
+/// state as optimizer.*, `metadata` (the configuration and vocabularies, as config_to_metadata and
+/// the vocab.* entries give them) with the format added, and `state` as state.*; atomically (a
+/// temporary file renamed into place). CheckpointError for a non-finite parameter.
+void save_checkpoint_parameters(const std::string& path, const StateDict& parameters, const StateDict& optimizer_state,
+                                std::map<std::string, std::string> metadata,
+                                const std::map<std::string, std::string>& state);
 
 struct LoadedCheckpoint {
   CheckpointInfo info;
@@ -66,13 +79,11 @@ struct LoadedCheckpoint {
   StateDict optimizer_state;              // names without the "optimizer." prefix
 };
 
-/// Any checkpoint, before a model is built: what it says and its tensors. info.config.arch tells
-/// which model to build (a program dispatches on it). CheckpointError naming the path for a file
-/// that is not one (missing metadata, a configuration that does not validate, a vocabulary whose
-/// size differs from the model's); a file of tensors only, such as a PyTorch state dict, is told
-/// to go through `gradformer import` (import.h). Entries newer than the first checkpoints default to what those
-/// were: config.arch encoder-decoder, config.activation relu, config.positions sinusoidal,
-/// data.source_eos true.
+/// An encoder-decoder or decoder-only checkpoint, before a model is built: what it says and its
+/// tensors, as read_checkpoint_file checked them. info.config.arch tells which model to build (a
+/// program dispatches on it); an encoder-only checkpoint is a CheckpointError naming the path.
+/// Entries newer than the first checkpoints default to what those were: config.arch
+/// encoder-decoder, config.activation relu, config.positions sinusoidal, data.source_eos true.
 struct CheckpointContents {
   CheckpointInfo info;
   StateDict parameters;       // the model's tensors
@@ -90,6 +101,7 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 /// Reads an encoder-decoder checkpoint written by save_checkpoint: read_checkpoint, then
 /// require_architecture(EncoderDecoder), then the model built and its tensors loaded (CheckpointError
 /// for tensors that do not fit the configuration).
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file);
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
 struct LoadedDecoderOnly {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
+
+#include "transformer/model/parameter_specs.h"
 
 namespace gradformer {
 namespace {
@@ -38,14 +41,22 @@ const Tensor& float_matrix(const StateDict& tensors, const std::string& name, co
 }
 
 // How many layers a stack holds: one more than the largest i among the names "<prefix><i>.*".
-int64_t depth(const StateDict& tensors, const std::string& prefix) {
+// An index no model may have (TransformerConfig::max_layers or more, or beyond 64 bits) is a
+// CheckpointError naming the tensor: one more than it would not fit in an int64, or would ask for
+// billions of layers.
+int64_t depth(const StateDict& tensors, const std::string& prefix, const std::string& source) {
   int64_t layers = 0;
   for (const auto& [name, t] : tensors) {
     if (name.rfind(prefix, 0) != 0) continue;
-    int64_t i = 0;
-    const char* begin = name.data() + prefix.size();
-    const auto [end, error] = std::from_chars(begin, name.data() + name.size(), i);
-    if (error == std::errc() && end != begin && *end == '.') layers = std::max(layers, i + 1);
+    uint64_t i = 0;  // unsigned: "-1" is not an index
+    const char *begin = name.data() + prefix.size(), *name_end = name.data() + name.size();
+    const auto [end, error] = std::from_chars(begin, name_end, i);
+    if (end == begin || end == name_end || *end != '.') continue;  // not "<prefix><i>.": load lists it
+    if (error != std::errc() || i >= static_cast<uint64_t>(TransformerConfig::max_layers))
+      throw CheckpointError(message(source, ": tensor ", name, " has layer index ",
+                                    std::string_view(begin, end - begin), ", but a model has at most ",
+                                    TransformerConfig::max_layers, " layers"));
+    layers = std::max(layers, static_cast<int64_t>(i) + 1);
   }
   return layers;
 }
@@ -81,8 +92,8 @@ WeightShapes infer_shapes(const StateDict& tensors, const std::string& source) {
                 : tgt_embed      ? float_matrix(tensors, "tgt_embed.weight", "the target vocabulary", source).size(0)
                                  : float_matrix(tensors, "generator.weight", "the target vocabulary", source).size(0);
 
-  s.layers = depth(tensors, "encoder.layers.");
-  const int64_t decoder_layers = depth(tensors, "decoder.layers.");
+  s.layers = depth(tensors, "encoder.layers.", source);
+  const int64_t decoder_layers = depth(tensors, "decoder.layers.", source);
   if (s.layers == 0 || decoder_layers == 0)
     throw CheckpointError(message(source, ": ", s.layers, " encoder and ", decoder_layers,
                                   " decoder layers (encoder.layers.{i}.*, decoder.layers.{i}.*): an encoder-decoder "
@@ -130,15 +141,17 @@ LoadedCheckpoint import_weights(const StateDict& tensors, const CheckpointInfo& 
   if (c.tie_embeddings && has(state, "src_embed.weight"))
     for (const char* copy : {"tgt_embed.weight", "generator.weight"})
       if (has(state, copy) && same_tensor(state.at(copy), state.at("src_embed.weight"))) state.erase(copy);
-  LoadedCheckpoint out{info, std::make_unique<EncoderDecoder>(c, 0, skip_init), {}};
-  try {
-    out.model->load_state_dict(state);
-  } catch (const ShapeError& e) {
+  // Every tensor against the model the shapes describe, before that model is built: the layers
+  // come from the names alone, so a small file naming encoder.layers.1000 would otherwise build a
+  // thousand layers first.
+  const std::string problems = state_mismatches(parameter_specs(c), state, "by the configuration", "in the file");
+  if (!problems.empty())
     throw CheckpointError(message(source, ": the tensors are not those of an encoder-decoder with d_model ", c.d_model,
                                   ", d_ff ", c.d_ff, ", ", c.layers, " layers, ",
                                   c.norm == NormPlacement::Pre ? "pre-LN" : "post-LN",
-                                  c.tie_embeddings ? ", tied embeddings" : "", ": ", e.what()));
-  }
+                                  c.tie_embeddings ? ", tied embeddings" : "", ":", problems));
+  LoadedCheckpoint out{info, std::make_unique<EncoderDecoder>(c, 0, skip_init), {}};
+  out.model->load_state_dict(state);
   return out;
 }
 

@@ -34,7 +34,9 @@ struct WeightShapes {
 /// The shapes of `tensors` read as above. CheckpointError naming `source` when they are not an
 /// encoder-decoder's: the names of a decoder-only or encoder-only model (said so), names that are
 /// not gradformer's (the first few listed), a tensor that shapes depend on missing or not a float
-/// matrix, or an encoder and decoder of different depths.
+/// matrix, an encoder and decoder of different depths, or a layer index no model may have
+/// ("tensor encoder.layers.9223372036854775807.norm1.weight has layer index 9223372036854775807, but
+/// a model has at most 1024 layers").
 WeightShapes infer_shapes(const StateDict& tensors, const std::string& source);
 
 /// The file at `path`, refused (CheckpointError) when it is already a gradformer checkpoint.
@@ -45,7 +47,8 @@ SafetensorsFile read_weights(const std::string& path);
 /// matrix listed three times is kept once. CheckpointError naming `source` for vocabularies whose
 /// sizes differ from the embeddings' rows (or that differ from each other when tied), a
 /// configuration that does not validate, and tensors that do not fit it: the missing, unexpected
-/// and mis-shaped ones listed together (at most 10, then a count).
+/// and mis-shaped ones listed together (at most 10, then a count), found before the model is built
+/// (parameter_specs), so a few tensors naming a deep stack cost nothing.
 LoadedCheckpoint import_weights(const StateDict& tensors, const CheckpointInfo& info, const std::string& source);
 
 }  // namespace gradformer

@@ -144,3 +144,41 @@ TEST_CASE("EncoderOnly: bad configurations and inputs are errors naming the valu
   CHECK_THROWS_AS(model.encode(kIds.to(DType::Float64)), ShapeError);
   CHECK_THROWS_MSG(model.encode(kIds, test::ids({0, 0}, 1)), ShapeError, "types [1, 2] do not match ids [2, 5]");
 }
+
+TEST_CASE(
+    "EncoderOnlyConfig: sizes far beyond a CPU model are ValueErrors naming the bound, as the encoder-decoder's") {
+  struct Huge {
+    void (*set)(EncoderOnlyConfig&);
+    const char* what;
+  };
+  // Before these bounds, a checkpoint could ask for config.max_len 2^40 (a sinusoid table of 2^43
+  // numbers) or config.layers 2^40, and validate() let it through.
+  const Huge huge[] = {
+      {[](EncoderOnlyConfig& c) { c.vocab = int64_t{1} << 40; },
+       "EncoderOnlyConfig: vocab must be at most 16777216, got 1099511627776"},
+      {[](EncoderOnlyConfig& c) { c.d_model = int64_t{1} << 62; },
+       "EncoderOnlyConfig: d_model must be at most 65536, got 4611686018427387904"},
+      {[](EncoderOnlyConfig& c) { c.d_ff = 262145; }, "EncoderOnlyConfig: d_ff must be at most 262144, got 262145"},
+      {[](EncoderOnlyConfig& c) { c.heads = 2048; }, "EncoderOnlyConfig: heads must be at most 1024, got 2048"},
+      {[](EncoderOnlyConfig& c) { c.layers = int64_t{1} << 40; },
+       "EncoderOnlyConfig: layers must be at most 1024, got 1099511627776"},
+      {[](EncoderOnlyConfig& c) { c.max_len = int64_t{1} << 40; },
+       "EncoderOnlyConfig: max_len must be at most 1048576, got 1099511627776"},
+      {[](EncoderOnlyConfig& c) { c.types = 16777217; }, "EncoderOnlyConfig: types must be at most 16777216"},
+      {[](EncoderOnlyConfig& c) { c.classes = 16777217; }, "EncoderOnlyConfig: classes must be at most 16777216"},
+      // Every size within its bound, the whole too big.
+      {[](EncoderOnlyConfig& c) { c.d_model = 4096, c.d_ff = 16384, c.heads = 8, c.layers = 1024; },
+       "EncoderOnlyConfig: the model would hold "},
+      {[](EncoderOnlyConfig& c) { c.d_model = 2048, c.max_len = 1 << 20; }, "a 1048576 x 2048 positional table"},
+  };
+  for (const Huge& h : huge) {
+    EncoderOnlyConfig c = tiny();
+    h.set(c);
+    INFO(h.what);
+    CHECK_THROWS_MSG(EncoderOnly(c, 0), ValueError, h.what);
+  }
+  CHECK_NOTHROW(EncoderOnlyConfig::bert_base().validate());
+  EncoderOnlyConfig c = tiny();
+  c.layers = 1024, c.max_len = 1 << 20;
+  CHECK_NOTHROW(c.validate());
+}

@@ -1,6 +1,7 @@
 // Checkpoint averaging (transformer/train/average.h): the mean of each parameter over a run's last
 // checkpoints, the refusals of checkpoints that do not belong together, and the kept checkpoints
 // a run leaves for it.
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -172,4 +173,86 @@ TEST_CASE("keep_checkpoint keeps the newest keep_last by step number, and train(
   CHECK(load_checkpoint(dir / "run/model.safetensors").info.state.at("options.keep_last") == "2");
   average_checkpoints(kept_checkpoints(o.out_dir), dir / "run/average.safetensors");
   CHECK(load_checkpoint(dir / "run/average.safetensors").model->config().d_model == 16);
+}
+
+TEST_CASE("average_checkpoints refuses to write over one of its inputs, however the path is spelled") {
+  TempDir dir("average-over");
+  const std::string a = tiny_checkpoint(dir, "a.safetensors", 1, 10), b = tiny_checkpoint(dir, "b.safetensors", 2, 20);
+  const std::string before = test::read_bytes(a);
+  const std::string dotted = (dir.path() / "." / "a.safetensors").string(),
+                    climbed = (dir.path() / "sub" / ".." / "a.safetensors").string();
+  std::filesystem::create_directories(dir.path() / "sub");
+  for (const std::string& out : {a, dotted, climbed}) {
+    INFO(out);
+    CHECK_THROWS_MSG(average_checkpoints({a, b}, out), ValueError,
+                     "average: the output " + out + " is the checkpoint " + a +
+                         " being averaged; writing the average there would replace it");
+  }
+  // A link to an input is that input too.
+  std::filesystem::create_symlink(a, dir / "link.safetensors");
+  CHECK_THROWS_MSG(average_checkpoints({b, a}, dir / "link.safetensors"), ValueError, "is the checkpoint " + a);
+  CHECK(input_written_over({a, b}, dotted) == a);
+  CHECK(input_written_over({a, b}, dir / "c.safetensors").empty());
+  // The resumable checkpoint is as it was: its optimizer and training state are still there.
+  CHECK(test::read_bytes(a) == before);
+}
+
+TEST_CASE("average_checkpoints reads its inputs as the loaders do: what translate refuses, average refuses") {
+  TempDir dir("average-checked");
+  const std::string good = tiny_checkpoint(dir, "good.safetensors", 1, 10);
+  const SafetensorsFile file = load_safetensors(good);
+  auto crafted = [&](const std::string& name, auto change) {
+    SafetensorsFile edited = file;
+    change(edited);
+    save_safetensors(dir / name, edited.tensors, edited.metadata);
+    return dir / name;
+  };
+  // Metadata claiming a model far larger than the tensors: refused from the header, as translate does.
+  const std::string huge =
+      crafted("huge.safetensors", [](SafetensorsFile& f) { f.metadata["config.d_model"] = "8192"; });
+  CHECK_THROWS_MSG(average_checkpoints({huge, huge}, dir / "out.safetensors"), CheckpointError,
+                   "average: " + huge +
+                       ": the tensors do not fit the stored configuration:\n  mismatched: src_embed.weight is [8, "
+                       "8192] float32 by the configuration, [8, 8] float32 in the file");
+  // A non-finite parameter, a vocabulary of another size, a tensor the model does not have.
+  const std::string nan = crafted("nan.safetensors", [](SafetensorsFile& f) {
+    f.tensors.at("generator.bias") = full({kEnglish.size()}, std::nan(""));
+  });
+  CHECK_THROWS_MSG(average_checkpoints({good, nan}, dir / "out.safetensors"), CheckpointError,
+                   "average: " + nan + ": a non-finite parameter (generator.bias holds nan)");
+  const std::string vocab =
+      crafted("vocab.safetensors", [](SafetensorsFile& f) { f.metadata["vocab.target"] = Vocab().to_text(); });
+  CHECK_THROWS_MSG(average_checkpoints({vocab, good}, dir / "out.safetensors"), CheckpointError,
+                   "average: " + vocab + ": vocabularies of 8 and 4 tokens do not match the model's 8 and 8");
+  const std::string extra = crafted("extra.safetensors", [](SafetensorsFile& f) { f.tensors["junk"] = zeros({2}); });
+  CHECK_THROWS_MSG(average_checkpoints({good, extra}, dir / "out.safetensors"), CheckpointError,
+                   "average: " + extra + ": the tensors do not fit the stored configuration:\n  unexpected: junk [2]");
+  CHECK_FALSE(std::filesystem::exists(dir / "out.safetensors"));
+}
+
+TEST_CASE("average_checkpoints averages decoder-only and encoder-only checkpoints, which their loaders load") {
+  TempDir dir("average-family");
+  TransformerConfig lm = tiny_config();
+  lm.arch = Architecture::DecoderOnly, lm.src_vocab = lm.tgt_vocab = kEnglish.size();
+  for (const uint64_t seed : {1, 2})
+    save_checkpoint(dir / message("lm", seed, ".safetensors"), DecoderOnly(lm, seed), lm, {},
+                    {lm, kEnglish, kEnglish, {}});
+  average_checkpoints({dir / "lm1.safetensors", dir / "lm2.safetensors"}, dir / "lm.safetensors");
+  const LoadedDecoderOnly averaged_lm = load_decoder_only_checkpoint(dir / "lm.safetensors");
+  const Tensor lm1 = load_decoder_only_checkpoint(dir / "lm1.safetensors").model->state_dict().at("embed.weight"),
+               lm2 = load_decoder_only_checkpoint(dir / "lm2.safetensors").model->state_dict().at("embed.weight");
+  CHECK(averaged_lm.model->state_dict().at("embed.weight").to_vector<float>() ==
+        ((lm1.to(DType::Float64) + lm2.to(DType::Float64)) / 2.0).to(DType::Float32).to_vector<float>());
+
+  EncoderOnlyConfig eo;
+  eo.vocab = kEnglish.size(), eo.d_model = 8, eo.d_ff = 16, eo.heads = 2, eo.layers = 1, eo.max_len = 16;
+  eo.classes = 2;
+  for (const uint64_t seed : {1, 2})
+    save_encoder_only_checkpoint(dir / message("eo", seed, ".safetensors"), EncoderOnly(eo, seed), {},
+                                 {eo, kEnglish, {"no", "yes"}, {}});
+  average_checkpoints({dir / "eo1.safetensors", dir / "eo2.safetensors"}, dir / "eo.safetensors");
+  const LoadedEncoderOnly averaged_eo = load_encoder_only_checkpoint(dir / "eo.safetensors");
+  CHECK(averaged_eo.info.labels == std::vector<std::string>{"no", "yes"});
+  CHECK(averaged_eo.info.state.at("averaged") == "eo1.safetensors\neo2.safetensors\n");
+  CHECK(averaged_eo.optimizer_state.empty());
 }

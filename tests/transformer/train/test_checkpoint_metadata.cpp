@@ -12,6 +12,7 @@
 #include <string>
 
 #include "catch.h"
+#include "training_helpers.h"
 #include "transformer/train/checkpoint.h"
 
 using namespace gradformer;
@@ -56,4 +57,131 @@ TEST_CASE("checkpoint: config.d_ff 2^35 is a CheckpointError before any allocati
 TEST_CASE("checkpoint: config.layers 2^55 is a CheckpointError before any layer is built", "[validate-bounds]") {
   CHECK_THROWS_AS(load_checkpoint(checkpoint_with("config.layers", "36028797018963968", "layers-2e55")),
                   CheckpointError);
+}
+
+// ---- the tensors against the configuration, before anything is built --------------------------
+//
+// A hostile tester's 84 KB checkpoint whose metadata said config.d_model 8192 made translate
+// allocate 3.1 GB and take 8 s (6.2 GB and 14 s with config.dtype float64; generate and classify
+// 1 to 1.6 GB) before refusing it: the model was built from the configuration, then the tensors
+// were found not to fit it. read_checkpoint_file now checks every tensor's name, shape and dtype
+// against what the configuration implies, and it never builds a model: a refusal there is a
+// refusal before any allocation. The same files replay in tests/fuzz/corpus/checkpoint.
+
+namespace {
+
+Vocab words(std::initializer_list<const char*> tokens) {
+  std::vector<std::string> sentence(tokens.begin(), tokens.end());
+  return Vocab::build({sentence});
+}
+
+// A valid tiny checkpoint of `arch` (d_model 4, d_ff 8, 2 heads, 1 layer, 5-token vocabularies;
+// the encoder-only one a classifier of 2 classes) with metadata entries replaced.
+std::string crafted(const test::TempDir& dir, Architecture arch, const std::map<std::string, std::string>& edits,
+                    const std::string& name) {
+  const std::string path = dir / (name + ".safetensors");
+  if (arch == Architecture::EncoderOnly) {
+    EncoderOnlyConfig c;
+    c.vocab = 5, c.d_model = 4, c.d_ff = 8, c.heads = 2, c.layers = 1, c.max_len = 16, c.classes = 2;
+    save_encoder_only_checkpoint(path, EncoderOnly(c, 1), {}, {c, words({"a"}), {"no", "yes"}, {}});
+  } else {
+    TransformerConfig c;
+    c.arch = arch, c.src_vocab = 5, c.tgt_vocab = 5, c.d_model = 4, c.d_ff = 8, c.heads = 2, c.layers = 1;
+    c.max_len = 16, c.dropout = 0.0;
+    const Vocab source = words({"a"}), target = arch == Architecture::EncoderDecoder ? words({"z"}) : source;
+    if (arch == Architecture::EncoderDecoder)
+      save_checkpoint(path, EncoderDecoder(c, 1), {}, {c, source, target, {}});
+    else
+      save_checkpoint(path, DecoderOnly(c, 1), c, {}, {c, source, target, {}});
+  }
+  SafetensorsFile file = load_safetensors(path);
+  for (const auto& [key, value] : edits) file.metadata[key] = value;
+  save_safetensors(path, file.tensors, file.metadata);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: config.d_model 8192 over tensors of width 4 is refused from the header, naming the tensor",
+          "[tensors-fit]") {
+  const test::TempDir dir("checkpoint-fit");
+  const std::string path = crafted(dir, Architecture::EncoderDecoder, {{"config.d_model", "8192"}}, "d-model-8192");
+  const std::string expected =
+      path +
+      ": the tensors do not fit the stored configuration:\n"
+      "  mismatched: src_embed.weight is [5, 8192] float32 by the configuration, [5, 4] float32 in the file\n"
+      "  mismatched: tgt_embed.weight is [5, 8192] float32 by the configuration, [5, 4] float32 in the file\n";
+  // The reader, which builds no model, refuses it; so does every loader, with its message.
+  CHECK(test::error_message<CheckpointError>([&] { read_checkpoint_file(path); }).rfind(expected, 0) == 0);
+  CHECK(test::error_message<CheckpointError>([&] { load_checkpoint(path); }).rfind(expected, 0) == 0);
+  CHECK(test::error_message<CheckpointError>([&] { read_checkpoint(path); }).rfind(expected, 0) == 0);
+  // The first ten problems, then a count: a message of lines, not of megabytes.
+  CHECK(test::error_message<CheckpointError>([&] { load_checkpoint(path); }).find("\n  ... and ") != std::string::npos);
+}
+
+TEST_CASE("checkpoint: config.dtype float64 over float32 tensors is refused naming both dtypes", "[tensors-fit]") {
+  const test::TempDir dir("checkpoint-fit");
+  const std::string path = crafted(dir, Architecture::EncoderDecoder, {{"config.dtype", "float64"}}, "dtype-float64");
+  CHECK_THROWS_MSG(read_checkpoint_file(path), CheckpointError,
+                   path +
+                       ": the tensors do not fit the stored configuration:\n"
+                       "  mismatched: src_embed.weight is [5, 4] float64 by the configuration, [5, 4] float32 in the "
+                       "file\n");
+  const std::string both = crafted(dir, Architecture::EncoderDecoder,
+                                   {{"config.d_model", "8192"}, {"config.dtype", "float64"}}, "both-8192");
+  CHECK_THROWS_MSG(
+      load_checkpoint(both), CheckpointError,
+      "mismatched: src_embed.weight is [5, 8192] float64 by the configuration, [5, 4] float32 in the file");
+}
+
+TEST_CASE("checkpoint: a decoder-only and an encoder-only checkpoint claiming d_model 8192 are refused alike",
+          "[tensors-fit]") {
+  const test::TempDir dir("checkpoint-fit");
+  const std::string lm = crafted(dir, Architecture::DecoderOnly, {{"config.d_model", "8192"}}, "lm-8192");
+  CHECK_THROWS_MSG(load_decoder_only_checkpoint(lm), CheckpointError,
+                   lm + ": the tensors do not fit the stored configuration:\n"
+                        "  mismatched: embed.weight is [5, 8192] float32 by the configuration, [5, 4] float32 in the "
+                        "file\n");
+  const std::string classifier =
+      crafted(dir, Architecture::EncoderOnly, {{"config.d_model", "8192"}}, "classifier-8192");
+  CHECK_THROWS_MSG(load_encoder_only_checkpoint(classifier, "classify"), CheckpointError,
+                   classifier +
+                       ": the tensors do not fit the stored configuration:\n"
+                       "  mismatched: tok_embed.weight is [5, 8192] float32 by the configuration, [5, 4] float32 in "
+                       "the file\n");
+  // The classifier's own tensors are checked too: one class more than the file's classifier has.
+  const std::string classes =
+      crafted(dir, Architecture::EncoderOnly, {{"config.classes", "3"}, {"labels", "no\nyes\nmaybe\n"}}, "classes-3");
+  CHECK_THROWS_MSG(read_checkpoint_file(classes), CheckpointError,
+                   "  mismatched: classifier.weight is [3, 4] float32 by the configuration, [2, 4] float32 in the "
+                   "file\n  mismatched: classifier.bias is [3] float32 by the configuration, [2] float32 in the file");
+}
+
+TEST_CASE("checkpoint: missing and unexpected tensors are named before anything is built", "[tensors-fit]") {
+  const test::TempDir dir("checkpoint-fit");
+  const std::string path = crafted(dir, Architecture::DecoderOnly, {}, "lm-valid");
+  SafetensorsFile file = load_safetensors(path);
+  file.tensors.erase("decoder.layers.0.norm2.bias");
+  file.tensors.emplace("decoder.layers.7.norm2.bias", zeros({4}));
+  save_safetensors(path, file.tensors, file.metadata);
+  CHECK_THROWS_MSG(read_checkpoint_file(path), CheckpointError,
+                   path +
+                       ": the tensors do not fit the stored configuration:\n"
+                       "  missing: decoder.layers.0.norm2.bias [4]\n"
+                       "  unexpected: decoder.layers.7.norm2.bias [4]");
+  // A valid file of each kind reads, and loads with its own loader.
+  CHECK(read_checkpoint_file(crafted(dir, Architecture::EncoderDecoder, {}, "ed-valid")).arch ==
+        Architecture::EncoderDecoder);
+  CHECK(load_decoder_only_checkpoint(crafted(dir, Architecture::DecoderOnly, {}, "lm-valid")).model->config().d_model ==
+        4);
+  CHECK(load_encoder_only_checkpoint(crafted(dir, Architecture::EncoderOnly, {}, "eo-valid")).info.labels ==
+        std::vector<std::string>{"no", "yes"});
+}
+
+TEST_CASE("checkpoint: an encoder-only config.max_len of 2^40 is a CheckpointError, not a 2^43-number table",
+          "[validate-bounds]") {
+  const test::TempDir dir("checkpoint-fit");
+  const std::string path = crafted(dir, Architecture::EncoderOnly, {{"config.max_len", "1099511627776"}}, "eo-max-len");
+  CHECK_THROWS_MSG(load_encoder_only_checkpoint(path), CheckpointError,
+                   path + ": the stored configuration is invalid: EncoderOnlyConfig: max_len must be at most 1048576");
 }

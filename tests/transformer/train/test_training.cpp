@@ -710,11 +710,11 @@ TEST_CASE(
                tgt = from_vector(std::vector<int64_t>{1, 7, 8}, {1, 3});
   const Tensor a = model.forward(src, tgt, {}, {}).value(), b = loaded.model->forward(src, tgt, {}, {}).value();
   CHECK(a.to_vector<float>() == b.to_vector<float>());
-  // The same tensors labelled decoder-only: read_checkpoint tells the kind, load_checkpoint refuses it.
+  // A decoder-only model of the same sizes: read_checkpoint tells the kind, load_checkpoint refuses it.
   TransformerConfig other = c;
   other.arch = Architecture::DecoderOnly;
   const std::string lm = dir / "lm.safetensors";
-  save_checkpoint(lm, model, other, {}, {other, vocab, vocab, {}});
+  save_checkpoint(lm, DecoderOnly(other, 3), other, {}, {other, vocab, vocab, {}});
   CHECK(read_checkpoint(lm).info.config.arch == Architecture::DecoderOnly);
   CHECK(test::error_message<CheckpointError>([&] { load_checkpoint(lm); }) ==
         lm + ": a decoder-only checkpoint (config.arch), but this needs an encoder-decoder one");

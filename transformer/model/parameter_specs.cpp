@@ -1,0 +1,96 @@
+#include "transformer/model/parameter_specs.h"
+
+#include <string>
+
+namespace gradformer {
+namespace {
+
+// Appends the parameters of one part of a model, each name under a dotted prefix ("encoder.").
+class SpecList {
+ public:
+  explicit SpecList(DType dtype) : dtype_(dtype) {}
+
+  void add(const std::string& name, Shape shape) { specs_.push_back({name, std::move(shape), dtype_}); }
+  // nn::Linear: weight [out, in], bias [out]
+  void linear(const std::string& prefix, int64_t in, int64_t out, bool with_bias = true) {
+    add(prefix + "weight", {out, in});
+    if (with_bias) add(prefix + "bias", {out});
+  }
+  // nn::LayerNorm: gain and bias [d]
+  void layer_norm(const std::string& prefix, int64_t d) { add(prefix + "weight", {d}), add(prefix + "bias", {d}); }
+  // MultiheadAttention: W^Q, W^K, W^V stacked [3d, d] and their bias, then W^O
+  void attention(const std::string& prefix, int64_t d) {
+    add(prefix + "in_proj_weight", {3 * d, d});
+    add(prefix + "in_proj_bias", {3 * d});
+    linear(prefix + "out_proj.", d, d);
+  }
+  // Encoder (decoder layers: with_cross_attention): N layers, then pre-LN's final norm.
+  void stack(const std::string& prefix, const LayerConfig& c, int64_t layers, bool with_cross_attention) {
+    for (int64_t i = 0; i < layers; ++i) {
+      const std::string layer = prefix + "layers." + std::to_string(i) + ".";
+      attention(layer + "self_attn.", c.d_model);
+      if (with_cross_attention) attention(layer + "multihead_attn.", c.d_model);
+      linear(layer + "linear1.", c.d_model, c.d_ff);
+      linear(layer + "linear2.", c.d_ff, c.d_model);
+      layer_norm(layer + "norm1.", c.d_model);
+      layer_norm(layer + "norm2.", c.d_model);
+      if (with_cross_attention) layer_norm(layer + "norm3.", c.d_model);
+    }
+    if (c.norm == NormPlacement::Pre) layer_norm(prefix + "norm.", c.d_model);
+  }
+  // PositionalEncoding: a parameter only when learned (sinusoids are computed)
+  void positions(const std::string& prefix, Positions positions, int64_t max_len, int64_t d) {
+    if (positions == Positions::Learned) add(prefix + "weight", {max_len, d});
+  }
+  std::vector<ParameterSpec> take() { return std::move(specs_); }
+
+ private:
+  DType dtype_;
+  std::vector<ParameterSpec> specs_;
+};
+
+}  // namespace
+
+std::vector<ParameterSpec> parameter_specs(const TransformerConfig& c) {
+  c.validate();
+  const int64_t d = c.d_model;
+  SpecList s(c.dtype);
+  if (c.arch == Architecture::EncoderDecoder) {
+    s.add("src_embed.weight", {c.src_vocab, d});
+    if (!c.tie_embeddings) s.add("tgt_embed.weight", {c.tgt_vocab, d});
+    s.positions("positional_encoding.", c.positions, c.max_len, d);
+    s.stack("encoder.", c.layer(), c.layers, /*with_cross_attention=*/false);
+    s.stack("decoder.", c.layer(), c.layers, /*with_cross_attention=*/true);
+    if (!c.tie_embeddings) s.add("generator.weight", {c.tgt_vocab, d});
+    s.add("generator.bias", {c.tgt_vocab});
+  } else if (c.arch == Architecture::DecoderOnly) {
+    s.add("embed.weight", {c.tgt_vocab, d});
+    s.positions("positional_encoding.", c.positions, c.max_len, d);
+    s.stack("decoder.", c.layer(), c.layers, /*with_cross_attention=*/false);
+    if (!c.tie_embeddings) s.add("generator.weight", {c.tgt_vocab, d});  // no bias, as GPT-2
+  } else {
+    throw ValueError("parameter_specs: an encoder-only model has its own configuration (EncoderOnlyConfig)");
+  }
+  return s.take();
+}
+
+std::vector<ParameterSpec> parameter_specs(const EncoderOnlyConfig& c) {
+  c.validate();
+  const int64_t d = c.d_model;
+  SpecList s(c.dtype);
+  s.add("tok_embed.weight", {c.vocab, d});
+  s.positions("pos_embed.", c.positions, c.max_len, d);
+  if (c.types > 0) s.add("type_embed.weight", {c.types, d});
+  if (c.embed_norm) s.layer_norm("embed_norm.", d);
+  s.stack("encoder.", c.layer(), c.layers, /*with_cross_attention=*/false);
+  // MlmHead: its own weight (untied only) and bias first, then dense and norm
+  if (!c.tie_embeddings) s.add("mlm_head.weight", {c.vocab, d});
+  s.add("mlm_head.bias", {c.vocab});
+  s.linear("mlm_head.dense.", d, d);
+  s.layer_norm("mlm_head.norm.", d);
+  s.linear("pooler.", d, d);
+  s.linear("classifier.", d, c.classes);
+  return s.take();
+}
+
+}  // namespace gradformer

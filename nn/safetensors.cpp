@@ -80,7 +80,10 @@ void remove_stale_temporaries(const fs::path& path) {
     char* parsed_end = nullptr;
     const long pid = std::strtol(pid_text.c_str(), &parsed_end, 10);
     if (pid_text.empty() || *parsed_end != '\0' || pid <= 0) continue;
-    if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    // A pid no process can have (past pid_t's range) names a writer that is surely gone; cast, it
+    // could have wrapped to a live process's and kept the file forever.
+    const bool impossible = pid > std::numeric_limits<pid_t>::max();
+    if (!impossible && (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
     std::error_code ignored;
     fs::remove(it->path(), ignored);
   }

@@ -41,12 +41,12 @@ int generate_command(int argc, char** argv) {
   if (const auto problem = utf8_problem(f.text("--prompt"))) throw UsageError("generate: --prompt is " + *problem);
   apply_threads(f);
   const std::string path = f.text("--checkpoint");
-  const CheckpointContents peek = read_checkpoint(path);
-  if (peek.info.config.arch != Architecture::DecoderOnly)
-    throw UsageError(
-        message("generate: ", path, " is an ", architecture_name(peek.info.config.arch),
-                " checkpoint; generate needs a decoder-only one (translate and score take encoder-decoder ones)"));
-  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(path);
+  const CheckpointFile file = read_checkpoint_file(path);  // read once, whatever its architecture
+  if (file.arch != Architecture::DecoderOnly)
+    throw UsageError(message("generate: ", path, " is ", a_architecture(file.arch),
+                             " checkpoint; generate needs a decoder-only one (translate and score take "
+                             "encoder-decoder ones, classify encoder-only ones)"));
+  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
   const Vocab& vocab = ckpt.info.target_vocab;
   std::vector<int64_t> prompt{Vocab::bos};
   for (int64_t id : vocab.encode(split_words(f.text("--prompt")))) prompt.push_back(id);

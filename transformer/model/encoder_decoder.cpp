@@ -21,6 +21,11 @@ const char* architecture_name(Architecture arch) {
   return "?";
 }
 
+std::string a_architecture(Architecture arch) {
+  const std::string name = architecture_name(arch);
+  return (name.front() == 'e' ? "an " : "a ") + name;
+}
+
 Architecture parse_architecture(const std::string& name) {
   for (Architecture a : {Architecture::EncoderDecoder, Architecture::DecoderOnly, Architecture::EncoderOnly})
     if (name == architecture_name(a)) return a;
@@ -84,7 +89,7 @@ void TransformerConfig::validate() const {
   if (!(dropout >= 0 && dropout < 1))
     throw ValueError(message("TransformerConfig: dropout must be in [0, 1), got ", dropout));
   if (arch != Architecture::EncoderDecoder && src_vocab != tgt_vocab)
-    throw ValueError(message("TransformerConfig: a ", architecture_name(arch),
+    throw ValueError(message("TransformerConfig: ", a_architecture(arch),
                              " model has one vocabulary, so src_vocab must equal tgt_vocab, got ", src_vocab, " and ",
                              tgt_vocab));
   if (tie_embeddings && src_vocab != tgt_vocab)

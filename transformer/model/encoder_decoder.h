@@ -62,6 +62,8 @@ namespace gradformer {
 enum class Architecture { EncoderDecoder, DecoderOnly, EncoderOnly };
 /// "encoder-decoder", "decoder-only", "encoder-only" (the checkpoint's config.arch, the program's --arch).
 const char* architecture_name(Architecture arch);
+/// The name with its article, for messages: "an encoder-decoder", "a decoder-only", "an encoder-only".
+std::string a_architecture(Architecture arch);
 /// The inverse; ValueError listing the three names for anything else.
 Architecture parse_architecture(const std::string& name);
 

@@ -188,8 +188,8 @@ CheckpointContents read_checkpoint(const CheckpointFile& file) {
 
 void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
   if (info.config.arch != needed)
-    throw CheckpointError(message(path, ": a ", architecture_name(info.config.arch),
-                                  " checkpoint (config.arch), but this needs an ", architecture_name(needed), " one"));
+    throw CheckpointError(message(path, ": ", a_architecture(info.config.arch),
+                                  " checkpoint (config.arch), but this needs ", a_architecture(needed), " one"));
 }
 
 void load_parameters(Module& model, const StateDict& parameters, const std::string& path) {
@@ -227,8 +227,8 @@ LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
 
 LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
   if (file.arch != Architecture::EncoderOnly)
-    throw CheckpointError(message(file.path, ": an ", architecture_name(file.arch), " checkpoint (config.arch), but ",
-                                  what, " needs an encoder-only one"));
+    throw CheckpointError(message(file.path, ": ", a_architecture(file.arch), " checkpoint (config.arch), but ", what,
+                                  " needs an encoder-only one"));
   LoadedEncoderOnly out{encoder_only_info(file), nullptr, file.optimizer_state};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
   load_parameters(*out.model, file.parameters, file.path);

@@ -64,3 +64,8 @@ gradformer_cli_test("import of a small state dict naming layer 20 of d_model 102
   -DWRITE=${GRADFORMER_CLI_CKPT}-five.vocab "-DWRITE_TEXT=<pad>|<s>|</s>|<unk>|a|"
   -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_CLI_CKPT}/imported.safetensors"
   "-DSTDERR=^gradformer import: error: [^\n]*: the tensors are not those of an encoder-decoder with d_model 1024, d_ff 1, 21 layers, post-LN, tied embeddings: missing: encoder.layers.0.self_attn.in_proj_weight \\[3072, 1024\\]. ")
+# The wrong architecture is a usage error naming it, with the article English wants.
+gradformer_cli_test("generate with an encoder-only checkpoint names its architecture, status 2"
+  "-DARGS=generate|--checkpoint|${GRADFORMER_CLI_OWN}/mlm/model.safetensors" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer generate: [^\n]*mlm/model.safetensors is an encoder-only checkpoint. generate needs a decoder-only one"
+  REQUIRES gradformer_cli_own_mlm)

@@ -230,7 +230,7 @@ int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardwa
 
 // GRADFORMER_THREADS, strictly (digits only, no wrapping): 0 or unset means the hardware's count,
 // like --threads 0; anything else outside [1, max_threads()] is an error rather than ignored.
-int default_threads() {
+int read_thread_environment() {
   const char* env = std::getenv("GRADFORMER_THREADS");
   if (!env) return hardware_threads();
   int64_t n = -1;
@@ -249,11 +249,13 @@ std::shared_ptr<ThreadPool> pool;
 
 std::shared_ptr<ThreadPool> the_pool() {
   std::lock_guard lock(pool_mutex);
-  if (!pool) pool = std::make_shared<ThreadPool>(default_threads());
+  if (!pool) pool = std::make_shared<ThreadPool>(read_thread_environment());
   return pool;
 }
 
 }  // namespace
+
+int threads_from_environment() { return read_thread_environment(); }
 
 int max_threads() {
   static const int limit = std::max(256, 4 * static_cast<int>(std::thread::hardware_concurrency()));

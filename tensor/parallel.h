@@ -28,6 +28,10 @@ int num_threads();
 /// The most threads set_num_threads accepts: 4 per hardware thread, and at least 256. More only
 /// add switching; the bound stops a typo (--threads 100000) from exhausting the process limit.
 int max_threads();
+/// The thread count GRADFORMER_THREADS asks for (unset or 0: the hardware's), read without
+/// starting the pool: a ValueError naming the variable and its value for anything but a count
+/// from 0 to max_threads(), so a program can refuse a bad environment before any work.
+int threads_from_environment();
 
 namespace detail {
 bool inside_parallel_region();

@@ -1,5 +1,7 @@
 // gradformer translate and classify: one output line per line of standard input, whatever the line.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "transformer/cli/commands.h"
@@ -25,6 +27,12 @@ int64_t answer_each_line(const char* command, const char* verb, const LineAnswer
                 << " (an empty line is printed): " << e.what() << "\n";
     }
     std::cout << "\n" << std::flush;  // a line at a time: a pipe's reader gets each answer as it is made
+    // Answers nobody can read (a full disk, a closed output): stop now, not after the whole input.
+    if (!std::cout) {
+      const int reason = errno;
+      throw DataError(message("writing standard output failed at line ", lines.line_number(), ": ",
+                              reason != 0 ? std::strerror(reason) : "the stream failed"));
+    }
   }
   return unanswered;
 }

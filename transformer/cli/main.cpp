@@ -15,10 +15,12 @@
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "tensor/memory.h"
@@ -87,41 +89,29 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  const std::map<std::string, int (*)(int, char**)> commands = {
+      {"train", train_command},         {"translate", translate_command}, {"score", score_command},
+      {"gradcheck", gradcheck_command}, {"params", params_command},       {"trace", trace_command},
+      {"generate", generate_command},   {"classify", classify_command},   {"import", import_command},
+      {"average", average_command}};
+  const auto found = commands.find(command);
+  if (found == commands.end()) {
+    std::cerr << "gradformer: unknown command '" << command << "' (see gradformer --help)\n";  // the usage is --help's
+    return 2;
+  }
+  const bool help = std::any_of(argv + 2, argv + argc,
+                                [](const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); });
   try {
-    // The environment, checked once for every command before any work: GRADFORMER_THREADS=abc is
-    // refused by each alike, not by those that happen to start the thread pool.
-    (void)num_threads();
-    int status = 2;
-    if (command == "train")
-      status = train_command(argc, argv);
-    else if (command == "translate")
-      status = translate_command(argc, argv);
-    else if (command == "score")
-      status = score_command(argc, argv);
-    else if (command == "gradcheck")
-      status = gradcheck_command(argc, argv);
-    else if (command == "params")
-      status = params_command(argc, argv);
-    else if (command == "trace")
-      status = trace_command(argc, argv);
-    else if (command == "generate")
-      status = generate_command(argc, argv);
-    else if (command == "classify")
-      status = classify_command(argc, argv);
-    else if (command == "import")
-      status = import_command(argc, argv);
-    else if (command == "average")
-      status = average_command(argc, argv);
-    else {
-      std::cerr << "gradformer: unknown command '" << command
-                << "' (see gradformer --help)\n";  // the usage is --help's
-      return 2;
-    }
+    // The environment, checked once for every command before any work (but --help): GRADFORMER_THREADS=abc
+    // is refused by each alike, not only by those that happen to start the thread pool.
+    if (!help) (void)threads_from_environment();
+    const int status = found->second(argc, argv);
     // Output that never arrived is a failure, not a success: flush both ways of writing to
     // stdout (iostreams and printf) and check them, so `gradformer params > /dev/full` exits 1.
     std::cout.flush();
     if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
-      throw DataError(message("writing standard output failed: ", std::strerror(errno)));
+      throw DataError(
+          message("writing standard output failed: ", errno != 0 ? std::strerror(errno) : "the stream failed"));
     return status;
   } catch (const UsageError& e) {
     std::cerr << "gradformer " << one_line(e.what()) << "\n";

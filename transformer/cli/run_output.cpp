@@ -9,10 +9,11 @@
 namespace gradformer {
 
 void refuse_to_replace_run(const std::string& out_dir, const std::string& resume, bool force) {
+  refuse_busy_folder(out_dir);  // a run training there: say that, not what --force or --resume would do
   const std::string checkpoint = run_checkpoint_path(out_dir);
   std::error_code error;
   if (force || !std::filesystem::exists(checkpoint, error)) return;
-  if (!resume.empty() && std::filesystem::equivalent(resume, checkpoint, error)) return;
+  if (!resume.empty() && same_file(resume, checkpoint)) return;  // the test RunFolder makes
   throw UsageError(message(
       "train: ", checkpoint, " already holds a trained model; give --force to replace that run ",
       "(its checkpoint, loss.svg, attention maps and metrics file go when the new run has saved; nothing else in ",

@@ -254,7 +254,8 @@ int train_command(int argc, char** argv) {
     // A value from the command line is a usage error, named as the user typed it. When resuming,
     // only the output options come from the command line; the others are the checkpoint's.
     const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after" ||
-                            e.field() == "epochs" || e.field() == "steps" || e.field() == "keep_last";
+                            e.field() == "epochs" || e.field() == "steps" || e.field() == "keep_last" ||
+                            e.field() == "metrics_path";
     if (!from_flags) throw;
     throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
   }

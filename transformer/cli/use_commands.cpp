@@ -52,6 +52,7 @@ int translate_command(int argc, char** argv) {
     return 0;
   }
   f.require("--checkpoint");
+  (void)f.integer_in("--beam", 1);  // the upper bound is the model's, below
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   // A bound for the command line, not for beam_search: more beams than target tokens keep no more
@@ -226,6 +227,7 @@ int trace_command(int argc, char** argv) {
         ".\"");
   // User text, checked as LineReader checks every line of a file.
   if (const auto problem = utf8_problem(f.text("\"SENTENCE\""))) throw UsageError("trace: the sentence is " + *problem);
+  (void)f.integer_in("--beam", 1), (void)f.integer_in("--top", 1);  // the upper bounds are the model's, below
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
   const int64_t vocab = ckpt.info.target_vocab.size();

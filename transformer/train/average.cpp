@@ -10,6 +10,7 @@
 #include "tensor/elementwise.h"
 #include "transformer/data/data_error.h"
 #include "transformer/train/checkpoint.h"
+#include "transformer/train/run_directory.h"
 
 namespace gradformer {
 namespace fs = std::filesystem;
@@ -52,19 +53,6 @@ CheckpointFile read_input(const std::string& path) {
   } catch (const CheckpointError& e) {
     throw CheckpointError(message("average: ", e.what()));
   }
-}
-
-// Whether two paths name one file: ./a and a, a link and its target. Paths that do not exist
-// (yet) are compared as their absolute, normalised forms.
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code error;
-  const bool a_exists = fs::exists(a, error), b_exists = fs::exists(b, error);
-  if (a_exists != b_exists) return false;
-  if (a_exists) return fs::equivalent(a, b, error);  // false when it cannot tell
-  const fs::path canonical_a = fs::weakly_canonical(a, error);
-  if (error) return false;
-  const fs::path canonical_b = fs::weakly_canonical(b, error);
-  return !error && canonical_a == canonical_b;
 }
 
 }  // namespace

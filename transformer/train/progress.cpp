@@ -24,7 +24,9 @@ Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool pr
       start_(std::chrono::steady_clock::now()) {
   if (!metrics_path.empty()) {
     metrics_path_ = metrics_path;
-    metrics_.open(metrics_path);
+    // A resumed run goes on with the file of the run it continues (if it names that file): appended
+    // to, its steps after the earlier ones, not written over.
+    metrics_.open(metrics_path, first_step > 1 ? std::ios::app : std::ios::trunc);
     if (!metrics_)
       throw DataError(message("metrics file ", metrics_path, ": cannot open for writing: ", std::strerror(errno)));
   }

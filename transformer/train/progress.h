@@ -14,8 +14,9 @@ namespace gradformer {
 
 class Progress {
  public:
-  /// total_steps: for the ETA. metrics_path: empty for none, else a file to create (a DataError
-  /// naming the path if it cannot be). print false: the metrics file only, nothing on stdout.
+  /// total_steps: for the ETA. metrics_path: empty for none, else a file to create, or with a
+  /// first_step past 1 (a resumed run) to append to (a DataError naming the path if it cannot be).
+  /// print false: the metrics file only, nothing on stdout.
   /// first_step: the first step this run takes (after resuming, not 1), so the ETA is measured on
   /// the steps actually timed.
   Progress(int64_t total_steps, const std::string& metrics_path = "", bool print = true, int64_t first_step = 1);

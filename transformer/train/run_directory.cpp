@@ -39,6 +39,17 @@ std::string run_directory_for_data(const std::string& data_path) {
 
 std::string run_checkpoint_path(const std::string& out_dir) { return out_dir + "/model.safetensors"; }
 
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  const bool a_exists = fs::exists(a, error), b_exists = fs::exists(b, error);
+  if (a_exists != b_exists) return false;
+  if (a_exists) return fs::equivalent(a, b, error);  // false when it cannot tell
+  const fs::path canonical_a = fs::weakly_canonical(a, error);
+  if (error) return false;
+  const fs::path canonical_b = fs::weakly_canonical(b, error);
+  return !error && canonical_a == canonical_b;
+}
+
 namespace {
 
 // The metrics file the run saved in out_dir said it wrote, if it lies inside out_dir ("" if none).
@@ -92,15 +103,6 @@ void remove_outputs(const std::string& out_dir, const std::vector<std::string>& 
   if (fs::is_directory(attention, error) && fs::is_empty(attention, error)) fs::remove(attention, error);
 }
 
-// The same path once `..`, `.` and links are resolved (the files need not exist).
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code error;
-  const fs::path first = fs::weakly_canonical(a, error);
-  if (error) return false;
-  const fs::path second = fs::weakly_canonical(b, error);
-  return !error && first == second;
-}
-
 // The folder, open and locked for this process alone: its descriptor, or -1 where the file system
 // has no locks. RunFolderBusy if another holder has it.
 int lock_folder(const std::string& out_dir) {
@@ -113,16 +115,18 @@ int lock_folder(const std::string& out_dir) {
     throw RunFolderBusy(message("train: ", out_dir,
                                 " is in use: another gradformer train is writing there (until it ends, no other "
                                 "run may); wait for it, or give --out for another folder"));
-  if (reason == ENOLCK || reason == EOPNOTSUPP || reason == EINVAL) return -1;  // no locks here: nothing enforced
+  // No locks here, nothing enforced: a file system without them (ENOLCK, EOPNOTSUPP, EINVAL, Lustre's
+  // ENOSYS), or NFS, whose emulated flock wants a file open for writing, not a folder (EBADF).
+  if (reason == ENOLCK || reason == EOPNOTSUPP || reason == EINVAL || reason == ENOSYS || reason == EBADF) return -1;
   throw DataError(message("train: output directory ", out_dir, ": cannot lock: ", std::strerror(reason)));
 }
 
 }  // namespace
 
-std::vector<std::string> remove_run_outputs(const std::string& out_dir) {
-  std::vector<std::string> outputs = run_outputs(out_dir);
-  remove_outputs(out_dir, outputs);
-  return outputs;
+void refuse_busy_folder(const std::string& out_dir) {
+  std::error_code error;
+  if (!fs::is_directory(out_dir, error)) return;
+  if (const int fd = lock_folder(out_dir); fd >= 0) ::close(fd);  // free: let it go at once
 }
 
 RunFolder::RunFolder(const std::string& out_dir, const std::string& resume_path) : out_dir_(out_dir) {
@@ -136,6 +140,10 @@ RunFolder::RunFolder(const std::string& out_dir, const std::string& resume_path)
 
 RunFolder::~RunFolder() {
   if (lock_ >= 0) ::close(lock_);  // closing the last descriptor releases the lock
+}
+
+bool RunFolder::replaces(const std::string& path) const {
+  return std::any_of(replaced_.begin(), replaced_.end(), [&](const std::string& old) { return same_file(old, path); });
 }
 
 void RunFolder::checkpoint_written(const std::vector<std::string>& own) {

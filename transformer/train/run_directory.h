@@ -21,20 +21,26 @@ std::string run_directory_for_data(const std::string& data_path);
 /// The file a run saves its model to: out_dir/model.safetensors.
 std::string run_checkpoint_path(const std::string& out_dir);
 
+/// Whether two paths name one file: ./a and a, a symbolic or hard link and its target (a kept
+/// checkpoint is a hard link to the checkpoint it kept). Paths that do not exist (yet) are compared
+/// as their absolute, normalised forms.
+bool same_file(const std::string& a, const std::string& b);
+
 /// What a gradformer run wrote in out_dir and is there now: model.safetensors, the checkpoints it
 /// kept (model-step-N.safetensors, average.h), loss.svg, the attention maps in attention/ (named as
 /// write_attention_maps names them), and the metrics file the checkpoint's options.metrics_path
 /// names if it lies inside out_dir. Nothing else, whatever its name. A missing out_dir: none.
 std::vector<std::string> run_outputs(const std::string& out_dir);
 
-/// Removes run_outputs(out_dir) (and attention/ if that leaves it empty), and returns them. A
-/// DataError naming the path for a file that cannot be removed.
-std::vector<std::string> remove_run_outputs(const std::string& out_dir);
-
 /// Another run holds the folder: two runs writing one folder would each overwrite the other's files.
 struct RunFolderBusy : Error {
   using Error::Error;
 };
+
+/// RunFolderBusy if a RunFolder holds out_dir now (nothing if it is free or does not exist): for a
+/// front end to say so before anything else it would say about the folder. The lock itself is taken
+/// by the RunFolder of the run.
+void refuse_busy_folder(const std::string& out_dir);
 
 /// A run's hold on its output folder, from its start to its end.
 ///  - One run per folder: constructing a second RunFolder on the same folder while the first lives,
@@ -56,6 +62,8 @@ class RunFolder {
 
   /// This run's checkpoint is in place: the outputs of the run it replaced go (once).
   void checkpoint_written(const std::vector<std::string>& own);
+  /// Whether `path` is one of the replaced run's outputs (until checkpoint_written).
+  bool replaces(const std::string& path) const;
 
  private:
   std::string out_dir_;

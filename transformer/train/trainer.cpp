@@ -190,8 +190,13 @@ class Run {
                                      " batches per epoch), got ", steps ? o_.steps : o_.epochs));
     }
     last_step_ = o_.stop_after > 0 ? std::min(o_.stop_after, total_steps_) : total_steps_;
-    folder_.emplace(o_.out_dir,
-                    resume_path);  // one run per folder; the one it replaces stays until it has a checkpoint
+    // One run per folder; the run it replaces stays until this one has a checkpoint. The metrics
+    // file is written from the first step, before that checkpoint: it cannot be the old run's.
+    folder_.emplace(o_.out_dir, resume_path);
+    if (!o_.metrics_path.empty() && folder_->replaces(o_.metrics_path))
+      throw TrainOptionError(
+          "metrics_path", message("is ", o_.metrics_path, ", the metrics file of the run this one ",
+                                  "replaces, which must stay until this run has a checkpoint; ", "give another file"));
     report_.arch = o_.arch, report_.task = o_.task, report_.own_data = !o_.data_path.empty();
     report_.first_step = step_ + 1;
     report_.checkpoint_path = run_checkpoint_path(o_.out_dir);
@@ -273,7 +278,7 @@ double Run::step(const NoamSchedule& schedule, StepProfile& profile, TrainingLog
     log.finish();
     const std::string op = first_non_finite_op(*adam_, batch);
     throw NonFiniteError(message("train: step ", step_, " diverged: ", e.what(), " at learning rate ", lr, "; ",
-                                 op.empty() ? "autograd's anomaly mode (autograd/anomaly.h) can name the first op" : op,
+                                 op.empty() ? "every op's result was finite when the step ran again under autograd's anomaly mode" : op,
                                  ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
   }
   step_region.reset();

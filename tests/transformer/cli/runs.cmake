@@ -89,3 +89,35 @@ if(UNIX AND GRADFORMER_SH)
     -DPROGRAM=${GRADFORMER_SH} "-DARGS=-c|exec \"$0\" \"$@\" >&-|$<TARGET_FILE:gradformer>|params"
     -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer params: error: writing standard output failed: Bad file descriptor\n$")
 endif()
+
+# Resuming from the newest kept checkpoint (a hard link to model.safetensors) continues the run in
+# its folder: its history (the other kept checkpoints, the metrics it appends to) stays.
+set(kept ${GRADFORMER_CLI_RUNS}/kept)
+gradformer_cli_test("a run keeping checkpoints, with its metrics"
+  "-DARGS=train|--task|copy|${tiny_own}|--quiet|--steps|6|--save-every|2|--keep-last|3|--metrics|${kept}/m.jsonl|--out|${kept}"
+  -DCLEAN=${kept} "-DFILES=${kept}/model-step-2.safetensors|${kept}/model-step-6.safetensors|${kept}/m.jsonl"
+  FIXTURE gradformer_cli_runs_kept)
+gradformer_cli_test("resuming from the newest kept checkpoint keeps the run's history"
+  "-DARGS=train|--resume|${kept}/model-step-6.safetensors|--steps|8|--quiet|--metrics|${kept}/m.jsonl"
+  "-DFILES=${kept}/model-step-4.safetensors|${kept}/model-step-6.safetensors|${kept}/model-step-8.safetensors|${kept}/m.jsonl"
+  REQUIRES gradformer_cli_runs_kept FIXTURE gradformer_cli_runs_kept_resumed)
+# The metrics file is written from the first step: a replacing run may not write the old run's.
+gradformer_cli_test("--force with the replaced run's metrics file is status 2, and the file stays"
+  "-DARGS=train|--task|copy|${tiny_own}|--quiet|--steps|2|--force|--metrics|${kept}/m.jsonl|--out|${kept}"
+  -DEXIT=2 ${one_error_line} "-DFILES=${kept}/m.jsonl|${kept}/model-step-8.safetensors"
+  "-DSTDERR=^gradformer train: --metrics is [^\n]*kept/m.jsonl, the metrics file of the run this one replaces, which must stay until this run has a checkpoint. give another file\n$"
+  REQUIRES gradformer_cli_runs_kept_resumed)
+# Answers nobody can read stop the command at once, not after the whole input.
+gradformer_cli_test("translate to a full disk stops at the first line, status 1"
+  "-DARGS=translate|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors" -DSTDIN=${CMAKE_CURRENT_LIST_FILE}
+  -DSTDOUT_FILE=/dev/full -DEXIT=1 ${one_error_line}
+  "-DSTDERR=^gradformer translate: error: writing standard output failed at line 1: No space left on device\n$"
+  REQUIRES gradformer_cli_model)
+# The environment does not stand in the way of --help or of naming an unknown command.
+gradformer_cli_test("GRADFORMER_THREADS=abc leaves --help alone" "-DARGS=params|--help" -DENV=GRADFORMER_THREADS=abc
+  "-DSTDOUT=^usage: gradformer params" "-DSTDERR_ABSENT=.")
+gradformer_cli_test("GRADFORMER_THREADS=abc: an unknown command is still status 2" "-DARGS=trian" -DENV=GRADFORMER_THREADS=abc
+  -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer: unknown command 'trian'")
+gradformer_cli_test("translate --beam 0 is status 2 before the checkpoint is read"
+  "-DARGS=translate|--checkpoint|no-such-file.safetensors|--beam|0" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer translate: --beam must be at least 1, got 0\n$")

@@ -31,6 +31,12 @@ TrainOptions tiny_run(const std::string& out_dir, int64_t layers) {
   return o;
 }
 
+// What a new run's first save does to out_dir/model.safetensors: a new file renamed over it.
+void put_new_checkpoint(const std::string& out_dir) {
+  test::write_text(out_dir + "/new.safetensors", "the new run's checkpoint");
+  fs::rename(out_dir + "/new.safetensors", out_dir + "/model.safetensors");
+}
+
 // The names of the files under `dir`, relative to it, sorted.
 std::vector<std::string> files_under(const fs::path& dir) {
   std::vector<std::string> names;
@@ -57,7 +63,7 @@ TEST_CASE("run_directory_for_data: the data file's name, without its extension, 
   CHECK(run_directory_for_data("data/") == "runs/corpus");
 }
 
-TEST_CASE("remove_run_outputs: removes what a run wrote, never anything else in the folder") {
+TEST_CASE("RunFolder: a replaced run's files go, never anything else in the folder") {
   TempDir dir("replace");
   const fs::path out = dir.path() / "run";
   // What the user keeps there: none of it named as gradformer names its files, or not where it puts them.
@@ -79,19 +85,25 @@ TEST_CASE("remove_run_outputs: removes what a run wrote, never anything else in 
   (void)train(earlier);
   REQUIRE(files_under(out).size() == kept.size() + 15);
 
-  const std::vector<std::string> removed = remove_run_outputs(out.string());
-  CHECK(removed.size() == 15);
+  CHECK(run_outputs(out.string()).size() == 15);
+  {
+    RunFolder replacing(out.string(), "");
+    put_new_checkpoint(out.string());
+    replacing.checkpoint_written({});
+  }
   CHECK(files_under(out) ==
         std::vector<std::string>{"attention/encoder-layer-head0.svg", "attention/encoder-layer0-head0.svg.bak",
                                  "attention/mine.svg", "encoder-layer0-head0.svg", "mine/loss.svg",
-                                 "mine/model.safetensors", "notes.txt", "other-metrics.jsonl", "train.tsv"});
+                                 "mine/model.safetensors", "model.safetensors", "notes.txt", "other-metrics.jsonl",
+                                 "train.tsv"});
   CHECK(fs::is_directory(out / "attention"));  // it still holds the user's files
 
   SECTION("a metrics file outside the folder stays, and an attention folder left empty goes") {
     TrainOptions o = tiny_run(dir / "run2", 1);
     o.metrics_path = dir / "metrics.jsonl";
     (void)train(o);
-    CHECK(remove_run_outputs(o.out_dir).size() == 8);  // the checkpoint, loss.svg, 6 maps
+    CHECK(run_outputs(o.out_dir).size() == 8);  // the checkpoint, loss.svg, 6 maps
+    RunFolder(o.out_dir, "").checkpoint_written({});
     CHECK(fs::exists(o.metrics_path));
     CHECK_FALSE(fs::exists(dir / "run2/attention"));
     CHECK(fs::is_directory(dir / "run2"));
@@ -100,13 +112,16 @@ TEST_CASE("remove_run_outputs: removes what a run wrote, never anything else in 
     for (const char* name : {"model-step-40.safetensors", "model-step-7.safetensors", "model-step-x.safetensors",
                              "model-step-7.safetensors.bak"})
       test::write_text((out / name).string(), "a file");
-    CHECK(remove_run_outputs(out.string()) == std::vector<std::string>{(out / "model-step-7.safetensors").string(),
-                                                                       (out / "model-step-40.safetensors").string()});
+    CHECK(run_outputs(out.string()) == std::vector<std::string>{(out / "model.safetensors").string(),
+                                                                (out / "model-step-7.safetensors").string(),
+                                                                (out / "model-step-40.safetensors").string()});
+    RunFolder(out.string(), "").checkpoint_written({});
+    CHECK_FALSE(fs::exists(out / "model-step-7.safetensors"));
     CHECK(fs::exists(out / "model-step-x.safetensors"));
     CHECK(fs::exists(out / "model-step-7.safetensors.bak"));
   }
   SECTION("a folder that does not exist: nothing to remove") {
-    CHECK(remove_run_outputs((dir.path() / "none").string()).empty());
+    CHECK(run_outputs((dir.path() / "none").string()).empty());
     CHECK_FALSE(fs::exists(dir.path() / "none"));
   }
 }
@@ -153,8 +168,10 @@ TEST_CASE("RunFolder: the run it replaces stays whole until the new one has a ch
                         "metrics.jsonl", "model-step-2.safetensors", "model.safetensors"});
   RunFolder replacing(out, "");
   CHECK(files_under(out) == before);  // nothing goes at the start
-  // The new run's checkpoint is in place (here the old one stands in for it) and it writes its
-  // metrics to the same file: everything else of the old run goes.
+  // The new run's checkpoint is in place, and it writes its metrics to the same file (as a library
+  // caller may; the program refuses that): everything else of the old run goes, its kept
+  // checkpoint too, although it was a hard link to the old run's model.safetensors.
+  put_new_checkpoint(out);
   replacing.checkpoint_written({dir / "run/metrics.jsonl"});
   CHECK(files_under(out) == std::vector<std::string>{"metrics.jsonl", "model.safetensors"});
   CHECK_FALSE(fs::exists(dir / "run/attention"));
@@ -185,7 +202,12 @@ TEST_CASE("RunFolder: one run per folder, until the holder ends") {
   CHECK_THROWS_AS(train(tiny_run(out, 1)), RunFolderBusy);
   CHECK_FALSE(fs::exists(dir / "run/model.safetensors"));
   RunFolder(dir / "other", "");  // another folder is free
+  // A front end can ask first, and say so before anything else it would say about the folder.
+  CHECK_THROWS_AS(refuse_busy_folder(out), RunFolderBusy);
+  CHECK_NOTHROW(refuse_busy_folder(dir / "other"));
+  CHECK_NOTHROW(refuse_busy_folder(dir / "none"));
   first.reset();
+  CHECK_NOTHROW(refuse_busy_folder(out));
   CHECK_NOTHROW(RunFolder(out, ""));
 }
 

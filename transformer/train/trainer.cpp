@@ -277,9 +277,10 @@ double Run::step(const NoamSchedule& schedule, StepProfile& profile, TrainingLog
   } catch (const NonFiniteError& e) {
     log.finish();
     const std::string op = first_non_finite_op(*adam_, batch);
-    throw NonFiniteError(message("train: step ", step_, " diverged: ", e.what(), " at learning rate ", lr, "; ",
-                                 op.empty() ? "every op's result was finite when the step ran again under autograd's anomaly mode" : op,
-                                 ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
+    throw NonFiniteError(
+        message("train: step ", step_, " diverged: ", e.what(), " at learning rate ", lr, "; ",
+                op.empty() ? "every op's result was finite when the step ran again under autograd's anomaly mode" : op,
+                ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
   }
   step_region.reset();
   report_.train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -67,9 +67,9 @@ gradformer_cli_test("translate --beam beyond the target vocabulary is status 2"
   -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
   "-DSTDERR=^gradformer translate: --beam must be from 1 to [0-9]+ \\(the target vocabulary's size\\), got 99999999999\n$"
   REQUIRES gradformer_cli_model)
-gradformer_cli_test("trace --top 0 is status 2"
-  "-DARGS=trace|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors|--top|0|1 2 3" -DEXIT=2 ${one_error_line}
-  "-DSTDERR=^gradformer trace: --top must be from 1 to [0-9]+ \\(the target vocabulary's size\\), got 0\n$"
+gradformer_cli_test("trace --top beyond the target vocabulary is status 2"
+  "-DARGS=trace|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors|--top|100000|1 2 3" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer trace: --top must be from 1 to [0-9]+ \\(the target vocabulary's size\\), got 100000\n$"
   REQUIRES gradformer_cli_model)
 gradformer_cli_test("train --beam beyond the target vocabulary is status 2 before training"
   "-DARGS=train|--task|toy-translation|--beam|100000|--out|${GRADFORMER_CLI_RUNS}/beam" -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."

@@ -91,11 +91,11 @@ TEST_CASE("RunFolder: a replaced run's files go, never anything else in the fold
     put_new_checkpoint(out.string());
     replacing.checkpoint_written({});
   }
-  CHECK(files_under(out) ==
-        std::vector<std::string>{"attention/encoder-layer-head0.svg", "attention/encoder-layer0-head0.svg.bak",
-                                 "attention/mine.svg", "encoder-layer0-head0.svg", "mine/loss.svg",
-                                 "mine/model.safetensors", "model.safetensors", "notes.txt", "other-metrics.jsonl",
-                                 "train.tsv"});
+  CHECK(files_under(out) == std::vector<std::string>{"attention/encoder-layer-head0.svg",
+                                                     "attention/encoder-layer0-head0.svg.bak", "attention/mine.svg",
+                                                     "encoder-layer0-head0.svg", "mine/loss.svg",
+                                                     "mine/model.safetensors", "model.safetensors", "notes.txt",
+                                                     "other-metrics.jsonl", "train.tsv"});
   CHECK(fs::is_directory(out / "attention"));  // it still holds the user's files
 
   SECTION("a metrics file outside the folder stays, and an attention folder left empty goes") {
@@ -353,8 +353,9 @@ TEST_CASE("keep_checkpoint: the kept copy appears whole or not at all, and keeps
   // leaves no partial file, under its name or a temporary one.
   fs::create_directories(out + "/model-step-2.safetensors");
   test::write_text(out + "/model-step-2.safetensors/x", "the user's");
-  CHECK(test::error_message<CheckpointError>([&] { keep_checkpoint(checkpoint, out, 2, 2); })
-            .find(out + "/model-step-2.safetensors: cannot keep a copy of " + checkpoint) == 0);
+  CHECK(test::error_message<CheckpointError>([&] {
+          keep_checkpoint(checkpoint, out, 2, 2);
+        }).find(out + "/model-step-2.safetensors: cannot keep a copy of " + checkpoint) == 0);
   CHECK(files_under(out + "/model-step-2.safetensors") == std::vector<std::string>{"x"});
   for (const auto& entry : fs::directory_iterator(out))
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);

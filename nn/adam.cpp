@@ -25,6 +25,15 @@ Adam::Adam(std::vector<Variable> params, const AdamOptions& options)
   m_ = zeros_like_each(params_);
   v_ = zeros_like_each(params_);
   param_steps_ = zeros({static_cast<int64_t>(params_.size())}, DType::Int64);
+  for (const Variable& p : params_)
+    if (p.defined() && max_adam_gradient_norm(p.dtype()) < max_gradient_norm_)
+      narrowest_ = p.dtype(), max_gradient_norm_ = max_adam_gradient_norm(p.dtype());
+}
+
+std::string Adam::second_moment_overflow(double gradient_norm) const {
+  if (gradient_norm <= max_gradient_norm_) return "";
+  return message("the gradient norm ", gradient_norm, " is past ", max_gradient_norm_, ", where its squares overflow ",
+                 name(narrowest_), " in Adam's second moment");
 }
 
 std::vector<std::pair<std::string, Tensor>> Adam::buffers() const {

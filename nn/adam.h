@@ -2,6 +2,8 @@
 // as the defaults: "We used the Adam optimizer with beta1 = 0.9, beta2 = 0.98 and eps = 1e-9."
 #pragma once
 
+#include <string>
+
 #include "nn/optimizer.h"
 
 namespace gradformer {
@@ -38,6 +40,11 @@ class Adam : public Optimizer {
   const Tensor& first_moment(size_t i) const { return m_.at(i); }
   const Tensor& second_moment(size_t i) const { return v_.at(i); }
 
+  /// "" when a step with gradients of this global norm keeps every second moment finite, else why
+  /// not: "the gradient norm N is past B, where its squares overflow float32 in Adam's second
+  /// moment" (B the smallest max_adam_gradient_norm of the parameters' dtypes, found once).
+  std::string second_moment_overflow(double gradient_norm) const;
+
  protected:
   /// "m.<i>" and "v.<i>" for each parameter, and "param_steps": int64 [parameters], each one's t.
   std::vector<std::pair<std::string, Tensor>> buffers() const override;
@@ -46,6 +53,9 @@ class Adam : public Optimizer {
   AdamOptions options_;
   std::vector<Tensor> m_, v_;
   Tensor param_steps_;  // int64 [parameters]
+  // The parameters' dtype whose second moment overflows first, and its max_adam_gradient_norm.
+  DType narrowest_ = DType::Float64;
+  double max_gradient_norm_ = max_adam_gradient_norm(DType::Float64);
 };
 
 }  // namespace gradformer

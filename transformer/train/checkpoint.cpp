@@ -84,10 +84,10 @@ void require_tensors_fit(const CheckpointFile& file, const std::vector<Parameter
 
 }  // namespace
 
-// The first parameter holding a NaN or an infinity, as "name holds value", or "" if none does.
-// A model like that predicts nothing (every translation empty), so it is neither written nor read.
-static std::string non_finite_parameter(const StateDict& parameters) {
-  for (const auto& [name, t] : parameters) {
+// A model with a NaN or an infinity predicts nothing (every translation empty), so it is neither
+// written nor read.
+std::string first_non_finite_tensor(const StateDict& tensors) {
+  for (const auto& [name, t] : tensors) {
     double value = 0;
     if (is_floating(t.dtype()) && first_non_finite(t, &value)) return message(name, " holds ", value);
   }
@@ -99,10 +99,10 @@ static std::string non_finite_parameter(const StateDict& parameters) {
 void save_checkpoint_parameters(const std::string& path, const StateDict& parameters, const StateDict& optimizer_state,
                                 std::map<std::string, std::string> metadata,
                                 const std::map<std::string, std::string>& state) {
-  if (const std::string bad = non_finite_parameter(parameters); !bad.empty())
+  if (const std::string bad = first_non_finite_tensor(parameters); !bad.empty())
     throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
   // Nor a state that would resume into one: Adam's moments are the next steps' arithmetic.
-  if (const std::string bad = non_finite_parameter(optimizer_state); !bad.empty())
+  if (const std::string bad = first_non_finite_tensor(optimizer_state); !bad.empty())
     throw CheckpointError(message(path, ": not saving a non-finite optimizer state (", kOptimizerPrefix, bad, ")"));
   StateDict tensors = parameters;
   for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
@@ -170,7 +170,7 @@ CheckpointFile read_checkpoint_file(const std::string& path) {
   }
   require_tensors_fit(out, out.arch == Architecture::EncoderOnly ? parameter_specs(encoder_only_info(out).config)
                                                                  : parameter_specs(transformer_info(out).config));
-  if (const std::string bad = non_finite_parameter(out.parameters); !bad.empty())
+  if (const std::string bad = first_non_finite_tensor(out.parameters); !bad.empty())
     throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
   return out;
 }

@@ -65,10 +65,13 @@ void save_checkpoint(const std::string& path, const Module& model, const Transfo
 /// The same for the encoder-decoder, with its own configuration.
 void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
                      const CheckpointInfo& info);
+/// The first floating-point tensor holding a NaN or an infinity, as "name holds value", or "" if
+/// none does: what the writer and the reader refuse.
+std::string first_non_finite_tensor(const StateDict& tensors);
 /// The writer under both: `parameters` (a model's state_dict(), or average's means), the optimizer
 /// state as optimizer.*, `metadata` (the configuration and vocabularies, as config_to_metadata and
 /// the vocab.* entries give them) with the format added, and `state` as state.*; atomically (a
-/// temporary file renamed into place). CheckpointError for a non-finite parameter.
+/// temporary file renamed into place). CheckpointError for a non-finite parameter or optimizer state.
 void save_checkpoint_parameters(const std::string& path, const StateDict& parameters, const StateDict& optimizer_state,
                                 std::map<std::string, std::string> metadata,
                                 const std::map<std::string, std::string>& state);

@@ -52,11 +52,9 @@ double train_step(Adam& adam, const TrainBatch& batch, double lr, double clip) {
   }
   // A finite norm whose squares overflow would leave inf in Adam's second moment for good, and in
   // every checkpoint after: the run has diverged as surely as with a NaN.
-  const double applied = clip > 0 ? std::min(norm, clip) : norm;
-  for (const Variable& p : adam.parameters())
-    if (const double bound = max_adam_gradient_norm(p.dtype()); applied > bound)
-      throw NonFiniteError(message("the gradient norm ", applied, " is past ", bound, ", where its squares overflow ",
-                                   name(p.dtype()), " in Adam's second moment"));
+  if (const std::string overflow = adam.second_moment_overflow(clip > 0 ? std::min(norm, clip) : norm);
+      !overflow.empty())
+    throw NonFiniteError(overflow);
   adam.step();
   return value;
 }
@@ -194,9 +192,9 @@ class Run {
     // file is written from the first step, before that checkpoint: it cannot be the old run's.
     folder_.emplace(o_.out_dir, resume_path);
     if (!o_.metrics_path.empty() && folder_->replaces(o_.metrics_path))
-      throw TrainOptionError(
-          "metrics_path", message("is ", o_.metrics_path, ", the metrics file of the run this one ",
-                                  "replaces, which must stay until this run has a checkpoint; ", "give another file"));
+      throw TrainOptionError("metrics_path",
+                             message("is ", o_.metrics_path, ", the metrics file of the run this one replaces, which ",
+                                     "must stay until this run has a checkpoint; give another file"));
     report_.arch = o_.arch, report_.task = o_.task, report_.own_data = !o_.data_path.empty();
     report_.first_step = step_ + 1;
     report_.checkpoint_path = run_checkpoint_path(o_.out_dir);
@@ -230,14 +228,12 @@ class Run {
   // Every step's loss and gradient norm were finite, yet an update can still overflow a parameter
   // (a huge learning rate): the step that did it diverged, and its state is not saved.
   void refuse_non_finite_state() const {
-    StateDict tensors = task_->model().state_dict();
-    for (auto& [name, t] : adam_->state()) tensors.emplace("optimizer." + name, t);
-    for (const auto& [name, t] : tensors) {
-      double value = 0;
-      if (is_floating(t.dtype()) && first_non_finite(t, &value))
-        throw NonFiniteError(message("train: step ", step_, " diverged: its update left ", name, " holding ", value,
-                                     ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
-    }
+    std::string bad = first_non_finite_tensor(task_->model().state_dict());
+    if (const std::string moment = bad.empty() ? first_non_finite_tensor(adam_->state()) : ""; !moment.empty())
+      bad = "optimizer." + moment;
+    if (!bad.empty())
+      throw NonFiniteError(message("train: step ", step_, " diverged: after its update, ", bad,
+                                   ". No checkpoint written for it: lower the learning rate, or clip the gradients"));
   }
 
   void print(const std::string& line) const {

@@ -228,9 +228,22 @@ class ThreadPool {
 
 int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
+// The pool is shared: a caller keeps the one it started with alive while set_num_threads (on
+// another thread) swaps in a new one; the old one's workers are joined when its last user is done.
+std::mutex pool_mutex;
+std::shared_ptr<ThreadPool> pool;
+
+std::shared_ptr<ThreadPool> the_pool() {
+  std::lock_guard lock(pool_mutex);
+  if (!pool) pool = std::make_shared<ThreadPool>(threads_from_environment());
+  return pool;
+}
+
+}  // namespace
+
 // GRADFORMER_THREADS, strictly (digits only, no wrapping): 0 or unset means the hardware's count,
 // like --threads 0; anything else outside [1, max_threads()] is an error rather than ignored.
-int read_thread_environment() {
+int threads_from_environment() {
   const char* env = std::getenv("GRADFORMER_THREADS");
   if (!env) return hardware_threads();
   int64_t n = -1;
@@ -241,21 +254,6 @@ int read_thread_environment() {
                              ", got '", env, "'"));
   return n == 0 ? hardware_threads() : static_cast<int>(n);
 }
-
-// The pool is shared: a caller keeps the one it started with alive while set_num_threads (on
-// another thread) swaps in a new one; the old one's workers are joined when its last user is done.
-std::mutex pool_mutex;
-std::shared_ptr<ThreadPool> pool;
-
-std::shared_ptr<ThreadPool> the_pool() {
-  std::lock_guard lock(pool_mutex);
-  if (!pool) pool = std::make_shared<ThreadPool>(read_thread_environment());
-  return pool;
-}
-
-}  // namespace
-
-int threads_from_environment() { return read_thread_environment(); }
 
 int max_threads() {
   static const int limit = std::max(256, 4 * static_cast<int>(std::thread::hardware_concurrency()));

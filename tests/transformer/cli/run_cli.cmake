@@ -15,6 +15,7 @@
 # runs in (default: the test's). SAVE_STDOUT also writes stdout to a file, so that a later test
 # can require, with SAME_STDOUT_AS, exactly the same output (two checkpoints that must agree).
 # ENV: environment variables the program runs with.
+include(${CMAKE_CURRENT_LIST_DIR}/require_files.cmake)
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_cli.cmake: PROGRAM is required")
 endif()
@@ -83,15 +84,7 @@ if(DEFINED STDERR_LINES)
     string(APPEND failures "stderr has ${lines} lines, expected ${STDERR_LINES}\n")
   endif()
 endif()
-if(FILES)
-  string(REPLACE "|" ";" files "${FILES}")
-  foreach(pattern IN LISTS files)
-    file(GLOB found "${pattern}")
-    if(NOT found)
-      string(APPEND failures "no file ${pattern}\n")
-    endif()
-  endforeach()
-endif()
+gradformer_require_files("${FILES}")
 
 if(GONE)
   string(REPLACE "|" ";" gone "${GONE}")

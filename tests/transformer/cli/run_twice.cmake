@@ -5,6 +5,7 @@
 # CLEAN removes a directory first.
 # The two run through sh, each with its own output files, because a CMake pipeline would join
 # one's stdout to the other's stdin.
+include(${CMAKE_CURRENT_LIST_DIR}/require_files.cmake)
 if(NOT PROGRAM OR NOT ARGS OR NOT BUSY)
   message(FATAL_ERROR "run_twice.cmake: PROGRAM, ARGS and BUSY are required")
 endif()
@@ -39,13 +40,7 @@ if(DEFINED err)
     string(APPEND failures "the refused run's stderr should be one line matching '${BUSY}'\n")
   endif()
 endif()
-string(REPLACE "|" ";" files "${FILES}")
-foreach(pattern IN LISTS files)
-  file(GLOB found "${pattern}")
-  if(NOT found)
-    string(APPEND failures "no file ${pattern}\n")
-  endif()
-endforeach()
+gradformer_require_files("${FILES}")
 if(failures)
   message(FATAL_ERROR "gradformer ${ARGS}, twice at once\n${failures}--- first's stderr:\n${err1}--- second's stderr:\n${err2}")
 endif()

@@ -22,6 +22,8 @@
 #include "nn/all.h"
 #include "tensor/profiler.h"
 #include "transformer/data/batch_stream.h"
+#include "transformer/inspect/diagram.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/trainer.h"
 
@@ -170,6 +172,75 @@ void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   }
 }
 
+// The roofline as a picture (16-roofline.svg): the ops that count flops, at both widths, under the
+// machine's two ceilings, on log axes with fixed ranges, so that every run draws the same elements
+// and only the measured numbers (positions, values) differ: the check compares it with its numbers
+// masked, like a varies block.
+struct RooflinePoint {
+  std::string op;  // "matmul forward", ...
+  int64_t d_model;
+  double intensity, gflops;
+};
+
+void add_roofline_points(std::vector<RooflinePoint>& points, const profiler::Trace& trace, int64_t d_model) {
+  for (const OpTotal& t : op_totals(trace))
+    if (t.flops > 0)
+      points.push_back({message(t.name == "matmul" ? "matmul" : "attention", " ", profiler::phase_name(t.phase)),
+                        d_model, static_cast<double>(t.flops) / static_cast<double>(t.bytes),
+                        static_cast<double>(t.flops) / (static_cast<double>(t.ns) * 1e-9) / 1e9});
+}
+
+void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
+  const double left = 90, top = 70, size = 440;         // the plot: 4 decades each way, 110 px a decade
+  const double x_lo = -1, y_lo = 0, decade = size / 4;  // intensity 0.1 .. 1000, GFLOP/s 1 .. 10^4
+  const auto px = [&](double i) { return left + (std::clamp(std::log10(i), x_lo, x_lo + 4) - x_lo) * decade; };
+  const auto py = [&](double g) { return top + size - (std::clamp(std::log10(g), y_lo, y_lo + 4) - y_lo) * decade; };
+  Diagram d(800, 600);
+  d.text(400, 26, message("The roofline of one copy-task step, measured on this machine (", num_threads(), " threads)"),
+         {.size = 15});
+  d.text(400, 46, "one run's measurements: the points move from run to run", {.size = 12, .colour = "#555"});
+  d.rect(left, top, size, size, "#fff", "#888");
+  for (int k = 0; k <= 4; ++k) {
+    const double at = static_cast<double>(k) * decade;
+    d.arrow({{left + at, top}, {left + at, top + size}}, "#e4e4e4", false, false);
+    d.arrow({{left, top + at}, {left + size, top + at}}, "#e4e4e4", false, false);
+    d.text(left + at, top + size + 18, message(std::pow(10.0, x_lo + k)), {.size = 12});
+    d.text(left - 8, top + size - at + 4, message(std::pow(10.0, y_lo + k)), {.size = 12, .anchor = "end"});
+  }
+  d.text(left + size / 2, top + size + 42, "arithmetic intensity (flop per byte moved), log scale");
+  d.text(28, top + size / 2, "GFLOP/s, log scale", {.rotate = -90});
+  // The roof: min(peak, I x bandwidth), bending at the balance point
+  const double balance = peak / bandwidth;
+  d.arrow({{px(0.1), py(0.1 * bandwidth)}, {px(balance), py(peak)}, {px(1000), py(peak)}}, "#c0392b", false, false);
+  d.text(px(1000) - 4, py(peak) - 8, message("peak ", fixed(peak, 1), " GFLOP/s"), {.size = 12, .anchor = "end"});
+  d.text(px(0.1) + 82, py(0.1 * bandwidth) - 98, message("bandwidth ", fixed(bandwidth, 1), " GB/s"),
+         {.size = 12, .rotate = -45});
+  d.arrow({{px(balance), py(peak)}, {px(balance), top + size}}, "#c0392b", true, false);
+  d.text(px(balance) + 4, top + size - 8, message("balance ", fixed(balance, 1)), {.size = 11, .anchor = "start"});
+  const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"};
+  const std::vector<std::string> ops{"matmul forward", "matmul backward", "attention forward", "attention backward"};
+  for (const RooflinePoint& p : points) {
+    const auto which = std::find(ops.begin(), ops.end(), p.op) - ops.begin();
+    const char* colour = colours[std::min<std::ptrdiff_t>(which, 3)];
+    if (p.d_model == 128) d.circle(px(p.intensity), py(p.gflops), 6, colour, "#222");
+    if (p.d_model != 128) d.rect(px(p.intensity) - 6, py(p.gflops) - 6, 12, 12, colour, "#222");
+  }
+  for (size_t k = 0; k < ops.size(); ++k) {  // the legend, right of the plot
+    d.rect(560, 96 + 24 * static_cast<double>(k), 14, 14, colours[k], "#222");
+    d.text(582, 108 + 24 * static_cast<double>(k), ops[k], {.size = 12, .anchor = "start"});
+  }
+  d.circle(567, 210, 6, "#fff", "#222");
+  d.text(582, 214, "d_model 128", {.size = 12, .anchor = "start"});
+  d.rect(561, 228, 12, 12, "#fff", "#222");
+  d.text(582, 238, "d_model 512", {.size = 12, .anchor = "start"});
+  d.text(560, 290, "Only the ops that count flops", {.size = 12, .anchor = "start"});
+  d.text(560, 306, "are points; every other op", {.size = 12, .anchor = "start"});
+  d.text(560, 322, "(add, layer_norm, dropout, ...)", {.size = 12, .anchor = "start"});
+  d.text(560, 338, "is memory-bound: its roof is", {.size = 12, .anchor = "start"});
+  d.text(560, 354, "the bandwidth (the tables).", {.size = 12, .anchor = "start"});
+  write_svg("16-roofline.svg", d.svg());
+}
+
 // The share of the step spent in ops that counted flops (the matmuls and the attention op).
 double flop_ops_share(const profiler::Trace& trace) {
   int64_t with_flops = 0;
@@ -292,12 +363,14 @@ int main(int argc, char** argv) {
               peak, bandwidth, peak > 0 ? peak / bandwidth : 0.0);
 
   std::map<int64_t, double> flop_share;
+  std::vector<RooflinePoint> roofline_points;
   for (const int64_t d_model : {int64_t{128}, int64_t{512}}) {
     const profiler::Trace trace = profile_copy_step(d_model, quick ? 1 : 3, quick ? 1 : 3);
     section(("one copy-task step at d_model " + std::to_string(d_model)).c_str());
     std::fputs(profiler::key_averages_table(trace).c_str(), stdout);
     section(("the roofline at d_model " + std::to_string(d_model)).c_str());
     if (peak > 0) roofline(trace, peak, bandwidth);
+    add_roofline_points(roofline_points, trace, d_model);
     flop_share[d_model] = flop_ops_share(trace);
     std::printf("ops that count flops: %.0f%% of the step; %lld op events in the step\n", 100 * flop_share[d_model],
                 static_cast<long long>(op_events(trace)));
@@ -311,6 +384,7 @@ int main(int argc, char** argv) {
     }
   }
   claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
+  draw_roofline(roofline_points, peak, bandwidth);
 
 #if defined(CHAPTER_16_FRESH_PAGES)
   section("fresh pages");

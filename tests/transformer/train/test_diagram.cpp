@@ -1,6 +1,8 @@
+#include <limits>
 #include <string>
 
 #include "catch.h"
+#include "tensor/error.h"
 #include "transformer/inspect/diagram.h"
 
 using namespace gradformer;
@@ -42,10 +44,11 @@ TEST_CASE("a grid refuses labels that do not fit its values, and non-finite valu
   Diagram d(100, 100);
   CHECK_THROWS_MSG(d.grid(0, 0, {"g", {"a", "b"}, {}, {1, 2, 3}}), ShapeError, "3 values do not fill 2 rows");
   CHECK_THROWS_MSG(d.grid(0, 0, {"g", {"a"}, {"x", "y"}, {1, 2, 3}}), ShapeError, "Diagram::grid 'g'");
-  CHECK_THROWS_MSG(d.grid(0, 0, {"g", {"a"}, {}, {1, 1.0 / 0.0}}), ValueError, "non-finite");
+  CHECK_THROWS_MSG(d.grid(0, 0, {"g", {"a"}, {}, {1, std::numeric_limits<double>::infinity()}}), ValueError,
+                   "non-finite");
 }
 
-TEST_CASE("arrows end in the arrowhead marker the document defines; boxes carry their label") {
+TEST_CASE("arrows end in the arrowhead marker the document defines, and boxes carry their label") {
   Diagram d(300, 100);
   d.arrow({{10, 10}, {10, 50}, {90, 50}});
   d.arrow({{0, 0}, {5, 5}}, "#c00", /*dashed=*/true, /*head=*/false);

@@ -110,9 +110,9 @@ void draw_split_and_merge() {
   rows_of(p, 530, 76, viewed.reshape({1, T, d}), d_k, 10);  // drawn from the view's own memory
   p.arrow({{472, 131}, {500, 131}});
   p.text(530, 206, "the same memory: each position's row cut into h pieces", {.size = 12, .anchor = "start"});
-  p.text(70, 262, shape("transpose(1, 2): [B, h, T, d_k] =", split), {.anchor = "start", .bold = true});
+  p.text(50, 262, shape("transpose(1, 2): [B, h, T, d_k] =", split), {.anchor = "start", .bold = true});
   for (int64_t i = 0; i < h; ++i) {
-    const double left = 70 + 160 * static_cast<double>(i);
+    const double left = 50 + 160 * static_cast<double>(i);
     p.text(left + 2 * kCellW, 290, message("head ", i + 1), {.size = 12});
     for (int64_t t = 0; t < T; ++t)
       for (int64_t c = 0; c < d_k; ++c) {
@@ -129,7 +129,7 @@ void draw_split_and_merge() {
   p.text(50, 462, shape("after attention: transpose(1, 2), reshape: [B, T, d] =", merged),
          {.anchor = "start", .bold = true});
   rows_of(p, 50, 474, merged, d_k, 0);  // the same order as x: every element is home
-  p.arrow({{300, 412}, {300, 450}});
+  p.arrow({{280, 412}, {280, 450}});
   p.text(540, 520, "reshape copies the heads back side by side:", {.size = 12, .anchor = "start"});
   p.text(540, 538, "that copy is Concat(head_1, ..., head_h)", {.size = 12, .anchor = "start"});
   p.text(500, 620, "(The attention itself is left out: the numbers show where each element goes.)",

@@ -147,14 +147,18 @@ std::vector<OpTotal> op_totals(const profiler::Trace& trace) {
 // so it is compute-bound when I exceeds the machine's balance, peak / bandwidth, memory-bound below.
 // An op that does no counted flops (elementwise: about one flop per 8 to 12 bytes) is memory-bound,
 // and its ceiling is the bandwidth itself. The rows: the step's main kinds of op, in a fixed order.
+bool on_the_roofline(const OpTotal& t) {
+  const char* const ops[] = {"matmul",   "scaled_dot_product_attention", "layer_norm", "add", "dropout", "relu",
+                             "Adam.step"};
+  return std::any_of(std::begin(ops), std::end(ops), [&](const char* op) { return t.name == op; });
+}
+
 void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   const double balance = peak / bandwidth;
   std::printf("%-30s %-9s %8s %6s %10s %8s  %-7s %7s\n", "op", "phase", "ms", "flop/B", "achieved", "roof", "bound",
               "of roof");
-  const char* const ops[] = {"matmul",   "scaled_dot_product_attention", "layer_norm", "add", "dropout", "relu",
-                             "Adam.step"};
   for (const OpTotal& t : op_totals(trace)) {
-    if (std::none_of(std::begin(ops), std::end(ops), [&](const char* op) { return t.name == op; })) continue;
+    if (!on_the_roofline(t)) continue;
     const double seconds = static_cast<double>(t.ns) * 1e-9;
     if (t.flops > 0) {
       const double intensity = static_cast<double>(t.flops) / static_cast<double>(t.bytes);
@@ -172,41 +176,51 @@ void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   }
 }
 
-// The roofline as a picture (16-roofline.svg): the ops that count flops, at both widths, under the
-// machine's two ceilings, on log axes with fixed ranges, so that every run draws the same elements
-// and only the measured numbers (positions, values) differ: the check compares it with its numbers
-// masked, like a varies block.
+// The roofline as a picture (16-roofline.svg): on the left the ops that count flops, at both widths,
+// under the machine's two ceilings; on the right the others, whose roof is the bandwidth. Log axes
+// with fixed ranges and a fixed list of rows, so that every run draws the same elements and only
+// the measured numbers (positions, values) differ: the check compares it with its numbers masked.
 struct RooflinePoint {
-  std::string op;  // "matmul forward", ...
+  std::string op;  // "matmul forward", "add backward", ...
   int64_t d_model;
-  double intensity, gflops;
+  double intensity, gflops, gbs;  // intensity 0 and gflops 0: the op counts no flops
 };
 
 void add_roofline_points(std::vector<RooflinePoint>& points, const profiler::Trace& trace, int64_t d_model) {
-  for (const OpTotal& t : op_totals(trace))
-    if (t.flops > 0)
-      points.push_back({message(t.name == "matmul" ? "matmul" : "attention", " ", profiler::phase_name(t.phase)),
-                        d_model, static_cast<double>(t.flops) / static_cast<double>(t.bytes),
-                        static_cast<double>(t.flops) / (static_cast<double>(t.ns) * 1e-9) / 1e9});
+  for (const OpTotal& t : op_totals(trace)) {
+    if (!on_the_roofline(t)) continue;
+    const double seconds = static_cast<double>(t.ns) * 1e-9, flops = static_cast<double>(t.flops);
+    const std::string name = t.name == "scaled_dot_product_attention" ? "attention" : t.name;
+    points.push_back({message(name, " ", profiler::phase_name(t.phase)), d_model, flops / static_cast<double>(t.bytes),
+                      flops / seconds / 1e9, static_cast<double>(t.bytes) / seconds / 1e9});
+  }
 }
 
-void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
-  const double left = 90, top = 70, size = 440;         // the plot: 4 decades each way, 110 px a decade
-  const double x_lo = -1, y_lo = 0, decade = size / 4;  // intensity 0.1 .. 1000, GFLOP/s 1 .. 10^4
-  const auto px = [&](double i) { return left + (std::clamp(std::log10(i), x_lo, x_lo + 4) - x_lo) * decade; };
-  const auto py = [&](double g) { return top + size - (std::clamp(std::log10(g), y_lo, y_lo + 4) - y_lo) * decade; };
-  Diagram d(800, 600);
-  d.text(400, 26, message("The roofline of one copy-task step, measured on this machine (", num_threads(), " threads)"),
-         {.size = 15});
-  d.text(400, 46, "one run's measurements: the points move from run to run", {.size = 12, .colour = "#555"});
-  d.rect(left, top, size, size, "#fff", "#888");
+// One point: a circle at d_model 128, a square at 512.
+void marker(Diagram& d, double x, double y, int64_t d_model, const char* colour) {
+  if (d_model == 128) d.circle(x, y, 6, colour, "#222");
+  if (d_model != 128) d.rect(x - 6, y - 6, 12, 12, colour, "#222");
+}
+
+// Log-scale ticks, one a decade, from 10^first: along x (y_or_x is the axis's y) or along y.
+void decade_ticks(Diagram& d, bool along_x, double from, double to, double axis, double span, int first) {
   for (int k = 0; k <= 4; ++k) {
-    const double at = static_cast<double>(k) * decade;
-    d.arrow({{left + at, top}, {left + at, top + size}}, "#e4e4e4", false, false);
-    d.arrow({{left, top + at}, {left + size, top + at}}, "#e4e4e4", false, false);
-    d.text(left + at, top + size + 18, message(std::pow(10.0, x_lo + k)), {.size = 12});
-    d.text(left - 8, top + size - at + 4, message(std::pow(10.0, y_lo + k)), {.size = 12, .anchor = "end"});
+    const double at = from + (to - from) * k / 4;
+    if (along_x) d.arrow({{at, axis}, {at, axis - span}}, "#e4e4e4", false, false);
+    if (!along_x) d.arrow({{axis, at}, {axis + span, at}}, "#e4e4e4", false, false);
+    const std::string label = message(std::pow(10.0, first + k));
+    if (along_x) d.text(at, axis + 18, label, {.size = 12});
+    if (!along_x) d.text(axis - 8, at + 4, label, {.size = 12, .anchor = "end"});
   }
+}
+
+void draw_roof_panel(Diagram& d, const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
+  const double left = 90, top = 70, size = 440, decade = size / 4;  // intensity 0.1 .. 1000, GFLOP/s 1 .. 10^4
+  const auto px = [&](double i) { return left + (std::clamp(std::log10(i), -1.0, 3.0) + 1) * decade; };
+  const auto py = [&](double g) { return top + size - std::clamp(std::log10(g), 0.0, 4.0) * decade; };
+  d.rect(left, top, size, size, "#fff", "#888");
+  decade_ticks(d, true, left, left + size, top + size, size, -1);
+  decade_ticks(d, false, top + size, top, left, size, 0);
   d.text(left + size / 2, top + size + 42, "arithmetic intensity (flop per byte moved), log scale");
   d.text(28, top + size / 2, "GFLOP/s, log scale", {.rotate = -90});
   // The roof: min(peak, I x bandwidth), bending at the balance point
@@ -218,26 +232,50 @@ void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double
   d.arrow({{px(balance), py(peak)}, {px(balance), top + size}}, "#c0392b", true, false);
   d.text(px(balance) + 4, top + size - 8, message("balance ", fixed(balance, 1)), {.size = 11, .anchor = "start"});
   const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"};
-  const std::vector<std::string> ops{"matmul forward", "matmul backward", "attention forward", "attention backward"};
-  for (const RooflinePoint& p : points) {
-    const auto which = std::find(ops.begin(), ops.end(), p.op) - ops.begin();
-    const char* colour = colours[std::min<std::ptrdiff_t>(which, 3)];
-    if (p.d_model == 128) d.circle(px(p.intensity), py(p.gflops), 6, colour, "#222");
-    if (p.d_model != 128) d.rect(px(p.intensity) - 6, py(p.gflops) - 6, 12, 12, colour, "#222");
+  const char* ops[] = {"matmul forward", "matmul backward", "attention forward", "attention backward"};
+  for (const RooflinePoint& p : points)
+    for (int k = 0; k < 4; ++k)
+      if (p.op == ops[k]) marker(d, px(p.intensity), py(p.gflops), p.d_model, colours[k]);
+  for (int k = 0; k < 4; ++k) {  // the legend, top left: above the roof, where no op can be
+    d.rect(100, 82 + 18 * k, 12, 12, colours[k], "#222");
+    d.text(118, 93 + 18 * k, ops[k], {.size = 12, .anchor = "start"});
   }
-  for (size_t k = 0; k < ops.size(); ++k) {  // the legend, right of the plot
-    d.rect(560, 96 + 24 * static_cast<double>(k), 14, 14, colours[k], "#222");
-    d.text(582, 108 + 24 * static_cast<double>(k), ops[k], {.size = 12, .anchor = "start"});
+  marker(d, 106, 160, 128, "#fff");
+  d.text(118, 164, "d_model 128", {.size = 12, .anchor = "start"});
+  marker(d, 106, 178, 512, "#fff");
+  d.text(118, 182, "d_model 512", {.size = 12, .anchor = "start"});
+}
+
+// The ops that count no flops: their achieved GB/s, one row each, against the bandwidth.
+void draw_memory_panel(Diagram& d, const std::vector<RooflinePoint>& points, double bandwidth) {
+  const char* ops[] = {"Adam.step optimizer", "add forward",      "add backward",
+                       "dropout forward",     "dropout backward", "layer_norm forward",
+                       "layer_norm backward", "relu forward",     "relu backward"};
+  const double left = 760, right = 1060, top = 90, row = 40;  // GB/s 0.1 .. 1000
+  const auto px = [&](double g) { return left + (std::clamp(std::log10(g), -1.0, 3.0) + 1) * (right - left) / 4; };
+  const double bottom = top + row * 9;
+  d.text((left + right) / 2, top - 30, "the other ops: memory-bound,", {.size = 13, .bold = true});
+  d.text((left + right) / 2, top - 14, "their roof is the bandwidth (GB/s)", {.size = 13, .bold = true});
+  d.rect(left, top, right - left, bottom - top, "#fff", "#888");
+  decade_ticks(d, true, left, right, bottom, bottom - top, -1);
+  d.text((left + right) / 2, bottom + 50, "achieved GB/s, log scale");
+  d.arrow({{px(bandwidth), top}, {px(bandwidth), bottom}}, "#c0392b", false, false);
+  d.text(px(bandwidth), bottom + 32, "bandwidth", {.size = 11, .colour = "#c0392b"});
+  for (int k = 0; k < 9; ++k) {
+    const double y = top + row * (k + 0.5);
+    d.text(left - 8, y + 4, ops[k], {.size = 12, .anchor = "end"});
+    for (const RooflinePoint& p : points)
+      if (p.op == ops[k]) marker(d, px(p.gbs), y, p.d_model, "#8c8c8c");
   }
-  d.circle(567, 210, 6, "#fff", "#222");
-  d.text(582, 214, "d_model 128", {.size = 12, .anchor = "start"});
-  d.rect(561, 228, 12, 12, "#fff", "#222");
-  d.text(582, 238, "d_model 512", {.size = 12, .anchor = "start"});
-  d.text(560, 290, "Only the ops that count flops", {.size = 12, .anchor = "start"});
-  d.text(560, 306, "are points; every other op", {.size = 12, .anchor = "start"});
-  d.text(560, 322, "(add, layer_norm, dropout, ...)", {.size = 12, .anchor = "start"});
-  d.text(560, 338, "is memory-bound: its roof is", {.size = 12, .anchor = "start"});
-  d.text(560, 354, "the bandwidth (the tables).", {.size = 12, .anchor = "start"});
+}
+
+void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
+  Diagram d(1100, 600);
+  d.text(550, 26, message("The roofline of one copy-task step, measured on this machine (", num_threads(), " threads)"),
+         {.size = 15});
+  d.text(550, 46, "one run's measurements: the points move from run to run", {.size = 12, .colour = "#555"});
+  draw_roof_panel(d, points, peak, bandwidth);
+  draw_memory_panel(d, points, bandwidth);
   write_svg("16-roofline.svg", d.svg());
 }
 

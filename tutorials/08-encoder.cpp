@@ -1,6 +1,7 @@
 // Chapter 8: the encoder. The companion program of tutorials/08-encoder.md: every listing of the
 // chapter is a piece of this file, and every output the chapter shows is what this program prints.
-// It exits non-zero if a claim does not hold.
+// It exits non-zero if a claim does not hold. It draws the chapter's figure, 08-encoder-decoder.svg,
+// in its working directory (with --quick too).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

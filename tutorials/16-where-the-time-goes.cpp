@@ -1,6 +1,7 @@
 // Chapter 16: where the time goes. The companion program of tutorials/16-where-the-time-goes.md:
 // the machine's two ceilings (peak GFLOP/s, memory bandwidth), the profile of one copy-task training
-// step at d_model 128 and 512, each op placed under its roofline, and what a tiny op costs.
+// step at d_model 128 and 512, each op placed under its roofline (a table, and 16-roofline.svg drawn
+// in the working directory, in both runs), and what a tiny op costs.
 //
 //   16-where-the-time-goes            the chapter's measurements
 //   16-where-the-time-goes --quick    the same code with fewer repetitions (what the test suite runs)

@@ -64,7 +64,8 @@ namespace {
 // The colour `share` (0..1) of the way from white to `colour` ("#rrggbb").
 std::string tint(const char* colour, double share) {
   unsigned rgb[3] = {0, 0, 0};
-  std::sscanf(colour, "#%02x%02x%02x", &rgb[0], &rgb[1], &rgb[2]);
+  if (std::sscanf(colour, "#%02x%02x%02x", &rgb[0], &rgb[1], &rgb[2]) != 3)
+    throw ValueError(message("Diagram::grid: colour '", colour, "' is not #rrggbb"));
   char out[8];
   int mixed[3];
   for (int c = 0; c < 3; ++c) mixed[c] = static_cast<int>(std::lround(255 + (rgb[c] - 255.0) * share));
@@ -84,6 +85,7 @@ void Diagram::grid(double x, double y, const NumberGrid& g) {
     if (!std::isfinite(v)) throw ValueError(message("Diagram::grid '", g.title, "': non-finite value ", v));
     largest = std::max(largest, std::abs(v));
   }
+  tint(g.colour, 0);  // refuses a colour that is not #rrggbb before anything is drawn
   const double top_labels = g.column_labels.empty() ? 0 : 16;
   text(x + g.cell_width * static_cast<double>(columns) / 2, y - top_labels - 8, g.title, {.size = 13, .bold = true});
   for (size_t c = 0; c < g.column_labels.size(); ++c)

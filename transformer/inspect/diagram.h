@@ -50,7 +50,7 @@ class Diagram {
   void plus(double x, double y);
   /// The grid with its top-left cell at (x, y): the title above it, the row labels to its left, the
   /// column labels between the two. ShapeError when the labels do not match the values, ValueError
-  /// for a non-finite value or decimals outside 0..6.
+  /// for a non-finite value, decimals outside 0..6 or a colour that is not #rrggbb.
   void grid(double x, double y, const NumberGrid& grid);
 
   /// The whole document.

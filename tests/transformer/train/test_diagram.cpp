@@ -46,6 +46,9 @@ TEST_CASE("a grid refuses labels that do not fit its values, and non-finite valu
   CHECK_THROWS_MSG(d.grid(0, 0, {"g", {"a"}, {"x", "y"}, {1, 2, 3}}), ShapeError, "Diagram::grid 'g'");
   CHECK_THROWS_MSG(d.grid(0, 0, {"g", {"a"}, {}, {1, std::numeric_limits<double>::infinity()}}), ValueError,
                    "non-finite");
+  NumberGrid named{"g", {"a"}, {}, {1, 2}};
+  named.colour = "blue";
+  CHECK_THROWS_MSG(d.grid(0, 0, named), ValueError, "colour 'blue' is not #rrggbb");
 }
 
 TEST_CASE("arrows end in the arrowhead marker the document defines, and boxes carry their label") {

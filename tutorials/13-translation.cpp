@@ -28,6 +28,7 @@
 #include "transformer/data/batch_plan.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/data/tsv.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/train/average.h"
 #include "transformer/train/bleu.h"
@@ -199,6 +200,10 @@ void trained(const std::string& path) {
     std::printf("  predicting %-8s looks most at %-8s (%.2f)\n", predicted[static_cast<size_t>(t)].c_str(),
                 source_labels[static_cast<size_t>(s)].c_str(), weights.at({t, s}));
   }
+  Heatmap picture = heatmap_of(weights, predicted, source_labels, "cross-attention, last layer, mean of the heads");
+  picture.row_axis = "English token predicted", picture.column_axis = "French token";
+  picture.range = std::make_pair(0.0, 1.0);
+  write_svg("13-cross-attention.svg", heatmap_svg(picture));
   last.keep_attention = false;
   model.train();
 

@@ -3,7 +3,8 @@
 //
 //   13-translation                          the corpus, BLEU, your own TSV, a checkpoint's names
 //   13-translation --checkpoint MODEL       also translates with a model that `gradformer train
-//                                           --task toy-translation` wrote, shows its cross-attention, and
+//                                           --task toy-translation` wrote, shows its cross-attention (and
+//                                           draws it, 13-cross-attention.svg), and
 //                                           averages the checkpoints the run kept (--keep-last)
 //   13-translation --quick                  averages the checkpoints of a small run of its own
 //

@@ -41,10 +41,11 @@ void trained_decoder() {
   const TranslationReport& test = *small.report.test_translation;
   const TransformerConfig& c = small.loaded.info.config;
   std::printf(
-      "trained d_model %lld, %lld layer, %lld heads, %lld steps: test BLEU %.2f, exact match %.1f%% of %zu "
+      "trained d_model %lld, %lld layer%s, %lld heads, %lld steps: test BLEU %.2f, exact match %.1f%% of %zu "
       "unseen sentences\n",
-      static_cast<long long>(c.d_model), static_cast<long long>(c.layers), static_cast<long long>(c.heads),
-      static_cast<long long>(small.report.steps), test.bleu.bleu, 100 * test.exact_match, test.hypotheses.size());
+      static_cast<long long>(c.d_model), static_cast<long long>(c.layers), c.layers == 1 ? "" : "s",
+      static_cast<long long>(c.heads), static_cast<long long>(small.report.steps), test.bleu.bleu,
+      100 * test.exact_match, test.hypotheses.size());
 
   // Teacher forcing: the decoder reads <s> + target and must predict target + </s>, one position on.
   const SentencePair pair{split_words("le chat noir mange une pomme ."), split_words("the black cat eats an apple .")};

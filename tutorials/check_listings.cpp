@@ -70,6 +70,8 @@
 //     project), and N, M must not pass the file's last line. A link's target ](path) must exist.
 //     Exempt: build/ and runs/ (what a build and a run write), a path the program, a COMMAND or a
 //     checked block names (a file the program writes), and placeholders (OUT/, NN-topic.cpp).
+#include "check_listings.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -78,8 +80,6 @@
 #include <regex>
 #include <string>
 #include <vector>
-
-#include "check_listings.h"
 
 #ifdef _WIN32
 #define popen _popen
@@ -210,7 +210,8 @@ std::vector<bool> varying_numbers(const Lines& block, size_t row, const std::vec
   std::vector<bool> varies(numbers.size(), false);
   for (size_t k = 0; k < numbers.size(); ++k) {
     for (const std::string& name : names) varies[k] = varies[k] || unit_or_label(block[row], numbers[k], name);
-    for (const auto& [begin, end] : columns) varies[k] = varies[k] || (numbers[k].begin < end && begin < numbers[k].end);
+    for (const auto& [begin, end] : columns)
+      varies[k] = varies[k] || (numbers[k].begin < end && begin < numbers[k].end);
   }
   return varies;
 }
@@ -228,7 +229,8 @@ static bool same_line(const Lines& md, const Block& b, size_t i, const Printed& 
   if (how == Compare::exactly) return trim(md[i]) == printed.lines[k];
   if (words_of(md[i]) != printed.words[k]) return false;
   if (how == Compare::by_words) return true;
-  const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1), md.begin() + static_cast<std::ptrdiff_t>(b.close));
+  const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                    md.begin() + static_cast<std::ptrdiff_t>(b.close));
   const std::vector<bool> varies = varying_numbers(block, i - b.open - 1, b.names);
   const std::vector<Number> shown = numbers_in(md[i]), got = numbers_in(printed.lines[k]);
   for (size_t n = 0; n < shown.size(); ++n)
@@ -270,15 +272,19 @@ static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const 
 static void print_varies(const Lines& md, const std::vector<Block>& blocks) {
   for (const Block& b : blocks) {
     if (b.tag != "varies") continue;
-    const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1), md.begin() + static_cast<std::ptrdiff_t>(b.close));
+    const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                      md.begin() + static_cast<std::ptrdiff_t>(b.close));
     std::cout << md[b.open - 1] << "\n";
     for (size_t row = 0; row < block.size(); ++row) {
       const std::vector<Number> numbers = numbers_in(block[row]);
       const std::vector<bool> varies = varying_numbers(block, row, b.names);
-      std::string line = block[row];
-      for (size_t k = numbers.size(); k-- > 0;)
-        if (varies[k]) line.insert(numbers[k].end, "]"), line.insert(numbers[k].begin, "[");
-      std::cout << line << "\n";
+      size_t at = 0;
+      for (size_t k = 0; k < numbers.size(); ++k) {
+        std::cout << block[row].substr(at, numbers[k].begin - at);
+        std::cout << (varies[k] ? "[" + numbers[k].text + "]" : numbers[k].text);
+        at = numbers[k].end;
+      }
+      std::cout << block[row].substr(at) << "\n";
     }
   }
 }
@@ -303,7 +309,8 @@ static bool parse_varies(const std::string& tag, Block& b) {
 // that differs and that none of the tag's names lets vary.
 static void explain_varies(const std::string& chapter_path, const Lines& md, const Block& b, const Printed& printed,
                            const std::vector<std::pair<size_t, size_t>>& found) {
-  const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1), md.begin() + static_cast<std::ptrdiff_t>(b.close));
+  const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                    md.begin() + static_cast<std::ptrdiff_t>(b.close));
   size_t piece = 0, k = found.empty() ? 0 : found[0].first;
   for (size_t i = b.open + 1; i < b.close && piece < found.size(); ++i) {
     if (trim(md[i]) == "...") {
@@ -315,8 +322,8 @@ static void explain_varies(const std::string& chapter_path, const Lines& md, con
     const std::vector<Number> shown = numbers_in(md[i]), got = numbers_in(printed.lines[k++]);
     for (size_t n = 0; n < shown.size() && n < got.size(); ++n)
       if (!varies[n] && shown[n].text != got[n].text) {
-        std::cerr << chapter_path << ":" << i + 1 << ": the number " << shown[n].text << " is printed as " << got[n].text
-                  << ", and it is none of the quantities the tag lets vary\n";
+        std::cerr << chapter_path << ":" << i + 1 << ": the number " << shown[n].text << " is printed as "
+                  << got[n].text << ", and it is none of the quantities the tag lets vary\n";
         return;
       }
   }
@@ -324,7 +331,8 @@ static void explain_varies(const std::string& chapter_path, const Lines& md, con
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--no-run] [--show-varies] "
+    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--no-run] "
+                 "[--show-varies] "
                  "[--update | --update-varies]\n";
     return 2;
   }

@@ -10,10 +10,10 @@ std::string trim(const std::string& s);
 Lines read_lines(const std::string& path);
 
 struct Block {
-  size_t open = 0, close = 0;       // the lines of ```text and of the closing ```
-  std::string tag;                  // "", "varies" or "not output"
-  std::string needs;                // the optional tool whose command prints it ("" if none)
-  std::vector<std::string> names;   // a varies block's quantities that may vary
+  size_t open = 0, close = 0;      // the lines of ```text and of the closing ```
+  std::string tag;                 // "", "varies" or "not output"
+  std::string needs;               // the optional tool whose command prints it ("" if none)
+  std::vector<std::string> names;  // a varies block's quantities that may vary
 };
 
 // A number in a line of text: where it starts, where it ends, and its characters.

@@ -19,9 +19,9 @@ constexpr size_t none = std::string::npos;
 // A number as prose and sources write it: "1,000" is 1000, "-62.89" is 62.89 (a sign is not compared),
 // "4:38" a time compared as text.
 struct Value {
-  std::string text;   // without commas and sign
+  std::string text;  // without commas and sign
   double value = 0;
-  int decimals = 0;   // digits after the point
+  int decimals = 0;  // digits after the point
   bool is_time = false;
 };
 
@@ -118,16 +118,19 @@ Known known_numbers(const Lines& md, const std::vector<Block>& blocks, const Lin
   for (const std::string& line : commands) add_all(known.exact, line);
   bool in_cpp = false;
   for (const std::string& line : md) {
-    if (trim(line).starts_with("```")) in_cpp = trim(line) == "```cpp";
-    else if (in_cpp) add_all(known.exact, line);
+    if (trim(line).starts_with("```"))
+      in_cpp = trim(line) == "```cpp";
+    else if (in_cpp)
+      add_all(known.exact, line);
   }
   for (const Block& b : blocks) {
     if (b.tag == "not output") continue;
-    const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1), md.begin() + static_cast<std::ptrdiff_t>(b.close));
+    const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                      md.begin() + static_cast<std::ptrdiff_t>(b.close));
     for (size_t row = 0; row < block.size(); ++row) {
       const std::vector<Number> numbers = numbers_in(block[row]);
-      const std::vector<bool> varies = b.tag == "varies" ? varying_numbers(block, row, b.names)
-                                                         : std::vector<bool>(numbers.size(), false);
+      const std::vector<bool> varies =
+          b.tag == "varies" ? varying_numbers(block, row, b.names) : std::vector<bool>(numbers.size(), false);
       for (size_t k = 0; k < numbers.size(); ++k) {
         (varies[k] ? known.varying : known.exact).push_back(value_of(numbers[k].text));
         if (varies[k]) known.varying_line.push_back(b.open + 2 + row);
@@ -142,10 +145,14 @@ Known known_numbers(const Lines& md, const std::vector<Block>& blocks, const Lin
 // numbered link to a chapter ("[15. Encoder-only]"), file and program names, paths.
 std::string checked_prose(std::string line) {
   static const std::vector<std::regex> exempt = {
-      std::regex("<!--.*?-->"), std::regex("<[^>]*>"), std::regex("\\]\\([^)]*\\)"), std::regex("https?://[^ )>]+"),
+      std::regex("<!--.*?-->"),
+      std::regex("<[^>]*>"),
+      std::regex("\\]\\([^)]*\\)"),
+      std::regex("https?://[^ )>]+"),
       std::regex("\\b[Cc]hapters?\\s+[0-9]+((\\s*(,|-|–|to|and|or)\\s*)[0-9]+)*"),
       std::regex("\\b([Ss]ections?|[Ff]igures?|[Ee]quations?|[Ee]q\\.)\\s*\\(?[0-9]+(\\.[0-9]+)*\\)?"),
-      std::regex("\\[[0-9]+\\. "), std::regex("(^|\\n)#+ [0-9]+\\. "),
+      std::regex("\\[[0-9]+\\. "),
+      std::regex("(^|\\n)#+ [0-9]+\\. "),
       std::regex("[A-Za-z0-9_.~-]*[A-Za-z][A-Za-z0-9_.~-]*/[A-Za-z0-9_./~-]*[A-Za-z][A-Za-z0-9_./~-]*"),
       std::regex("[A-Za-z0-9_.-]+\\.(cpp|h|md|txt|cmake|py|svg|json|tsv|safetensors|vocab|html)(:[0-9]+(-[0-9]+)?)?"),
       std::regex("\\b[0-9]{2}-[a-z][a-z0-9-]*[a-z]")};
@@ -243,8 +250,10 @@ std::vector<fs::path> resolve(const std::string& mention, const fs::path& root, 
     std::error_code error;
     for (auto it = fs::recursive_directory_iterator(root, error); it != fs::recursive_directory_iterator(); ++it) {
       const std::string name = it->path().filename().string();
-      if (it->is_directory() && (name.starts_with("build") || name.starts_with("."))) it.disable_recursion_pending();
-      else if (it->is_regular_file() && name == mention) found.push_back(it->path());
+      if (it->is_directory() && (name.starts_with("build") || name.starts_with(".")))
+        it.disable_recursion_pending();
+      else if (it->is_regular_file() && name == mention)
+        found.push_back(it->path());
     }
   }
   return found;
@@ -265,7 +274,8 @@ bool printed_or_used(const std::string& text, const Lines& md, const std::vector
 int check_paths(const std::string& chapter, const Lines& md, const std::vector<Block>& blocks, const Lines& program,
                 const Lines& commands) {
   static const std::regex mention(
-      "(\\.{1,2}/)*([A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\\.(cpp|h|hpp|md|txt|cmake|py|svg|json|tsv|safetensors|"
+      "(\\.{1,2}/)*([A-Za-z0-9_.-]+/"
+      ")*[A-Za-z0-9_-][A-Za-z0-9_.-]*\\.(cpp|h|hpp|md|txt|cmake|py|svg|json|tsv|safetensors|"
       "vocab|html|yml|sh)\\b(:([0-9]+)(-([0-9]+))?)?");
   static const std::regex link("\\]\\(([^)#]+)(#[^)]*)?\\)");
   const fs::path chapter_dir = fs::path(chapter).parent_path(), root = (chapter_dir / "..").lexically_normal();

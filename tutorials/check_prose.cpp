@@ -146,8 +146,8 @@ Known known_numbers(const Lines& md, const std::vector<Block>& blocks, const Lin
 std::string checked_prose(std::string line) {
   static const std::vector<std::regex> exempt = {
       std::regex("<!--.*?-->"),
-      std::regex("<[^>]*>"),
-      std::regex("\\]\\([^)]*\\)"),
+      std::regex("<[^>\\n]*>"),
+      std::regex("\\]\\([^)\\n]*\\)"),
       std::regex("https?://[^ )>]+"),
       std::regex("\\b[Cc]hapters?\\s+[0-9]+((\\s*(,|-|–|to|and|or)\\s*)[0-9]+)*"),
       std::regex("\\b([Ss]ections?|[Ff]igures?|[Ee]quations?|[Ee]q\\.)\\s*\\(?[0-9]+(\\.[0-9]+)*\\)?"),
@@ -204,8 +204,9 @@ int check_numbers(const std::string& chapter, const Lines& md, const std::vector
     if (const size_t open = line.rfind("<!--"); open != none && line.find("-->", open) == none)
       line = line.substr(0, open), in_comment = true;
     const std::string joined = checked_prose(previous + "\n" + line);
-    line = joined.substr(previous.size() + 1);
-    previous = md[i].size() > 40 ? md[i].substr(md[i].size() - 40) : md[i];
+    previous = std::regex_replace(line, std::regex("<!--.*?-->"), " ");
+    previous = previous.size() > 40 ? previous.substr(previous.size() - 40) : previous;
+    line = joined.substr(joined.size() - line.size());
     for (const Number& n : prose_numbers(line)) {
       const Value v = value_of(n.text);
       const double scale = scale_after(line, n.end);

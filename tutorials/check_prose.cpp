@@ -1,6 +1,7 @@
 // check_listings' prose checks (the rules are in check_listings.cpp's first comment): every number in
 // a chapter's prose is printed in one of its checked blocks, is in its program or commands, or is a
 // declared constant; every path and file:line it mentions exists.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>

@@ -156,7 +156,7 @@ bool on_the_roofline(const OpTotal& t) {
 
 void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   const double balance = peak / bandwidth;
-  std::printf("%-30s %-9s %8s %6s %10s %8s  %-7s %7s\n", "op", "phase", "ms", "flop/B", "achieved", "roof", "bound",
+  std::printf("%-30s %-9s %8s  %6s %10s %8s  %-7s %7s\n", "op", "phase", "ms", "flop/B", "achieved", "roof", "bound",
               "of roof");
   for (const OpTotal& t : op_totals(trace)) {
     if (!on_the_roofline(t)) continue;
@@ -165,12 +165,12 @@ void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
       const double intensity = static_cast<double>(t.flops) / static_cast<double>(t.bytes);
       const double achieved = static_cast<double>(t.flops) / seconds / 1e9;
       const double roof = std::min(peak, intensity * bandwidth);
-      std::printf("%-30s %-9s %8.2f %6.1f %6.1f GF/s %8.1f  %-7s %6.0f%%\n", t.name.c_str(),
+      std::printf("%-30s %-9s %8.2f  %6.1f %6.1f GF/s %8.1f  %-7s %6.0f%%\n", t.name.c_str(),
                   profiler::phase_name(t.phase), seconds * 1e3, intensity, achieved, roof,
                   intensity > balance ? "compute" : "memory", 100 * achieved / roof);
     } else {
       const double achieved = static_cast<double>(t.bytes) / seconds / 1e9;
-      std::printf("%-30s %-9s %8.2f %6s %6.1f GB/s %8.1f  %-7s %6.0f%%\n", t.name.c_str(),
+      std::printf("%-30s %-9s %8.2f  %6s %6.1f GB/s %8.1f  %-7s %6.0f%%\n", t.name.c_str(),
                   profiler::phase_name(t.phase), seconds * 1e3, "-", achieved, bandwidth, "memory",
                   100 * achieved / bandwidth);
     }

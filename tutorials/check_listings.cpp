@@ -1,4 +1,5 @@
-// check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--update | --update-varies]
+// check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--no-run] [--show-varies]
+//                [--update | --update-varies]
 //
 // Listings: every ```cpp block of the chapter must appear in its companion program, character for
 // character with the whitespace (spaces, line breaks) ignored, so the code a reader sees compiles
@@ -15,22 +16,64 @@
 // The line just before a ```text block says what kind of block it is:
 //
 //   (no tag)                          printed exactly so: the programs are seeded, so this is exact
-//   <!-- output: varies (WHAT; measured on MACHINE) -->
-//                                     printed, but with numbers that change from run to run and
-//                                     machine to machine (timings, GFLOP/s, tokens/s, eta): every
-//                                     number matches any number, and the words must still match
+//   <!-- output: varies (NAMES; measured on MACHINE) -->
+//                                     printed, with the quantities NAMES (a list separated by ", ")
+//                                     varying from run to run and machine to machine; every other
+//                                     number, and every word, must be printed exactly so
 //   <!-- not output -->               not printed by the commands (a command to type, a formula, a
 //   <!-- not output: WHY -->          diagram, another program's output): not checked
 //
+// A number in a varies block may vary only if one of the NAMES
+//   - follows it, after at most one space (a unit: "12.3 ms", "106 GFLOP/s", "2.3x" for the name x);
+//   - precedes it, then at most one space, or ':' or '=' with a space around (a label: "eta 0:42",
+//     "threads: 2", "tokens/s 1606");
+//   - is in the header of its column: the nearest line above in the block whose cells (text between
+//     runs of two or more spaces) include one with the name and no digit; a number varies if its
+//     characters overlap such a cell's (so "GFLOP/s" over a column of numbers names the column);
+//   - is a pattern with '#' for the number: "in #" lets the number right after "in " vary, "# steps"
+//     the number right before " steps" (neither a unit nor a label: exactly those characters).
+// A name matches whole words only ("ms" is not in "items"). --show-varies prints each varies block
+// with the numbers that may vary in [brackets]: the way to check a tag.
+//
 // Any other tag is an error, so no block escapes the check by a typo.
 // A block that only a command needing an optional tool prints (PyTorch, say) ends its tag with
-// "needs: TOOL", as in <!-- output: varies (WHAT; measured on MACHINE) needs: torch --> (or
+// "needs: TOOL", as in <!-- output: varies (NAMES; measured on MACHINE) needs: torch --> (or
 // <!-- needs: torch --> for an exact block). --missing TOOL says this machine has no TOOL: such blocks
 // are then listed as not checked, and everything else is checked as usual.
 // --update rewrites the untagged blocks that no longer match with what the commands print now (a
 // block is found in the output by its words, its numbers ignored); --update-varies rewrites the
 // varies blocks too (then correct their "measured on"). `git diff` shows what changed.
+//
+// Prose (check_prose.cpp), in every mode, --no-run too (the COMMANDs are then not run, but count as
+// the chapter's commands), so a long chapter's quick test checks its prose without its long run:
+//   - Numbers. Every number in the prose (outside ```blocks and HTML comments; `inline code` and
+//     tables included) must be (a) printed in one of the chapter's checked ```text blocks (untagged,
+//     or a varies block's numbers that its NAMES do not let vary), (b) in the program's source, a
+//     ```cpp listing or a COMMAND (an input the program sets, such as d_model 16 or --epochs 20), or
+//     (c) declared a constant by a comment anywhere in the chapter,
+//       <!-- constants: 512 2048 0.1 (the paper's base model; why, in words) -->
+//     (the numbers before the parenthesis; written as the prose writes them). A declared constant
+//     that no longer occurs in the prose fails (no stale lists). A number that only a varying
+//     number matches fails too ("prose quotes a number that varies from run to run"): say "about a
+//     third", or point at the block. A prose number matches a printed one if equal, or if it is the
+//     printed one rounded to the prose's digits (0.39 for 0.391978; 246 for 246.1); a suffix M,
+//     "million", k or "× 10⁻³" scales it (63.1M for 63,119,496); "94%" matches a printed 0.938 too.
+//     Commas between thousands and a sign are not compared; m:ss times are compared as text.
+//     Exempt: integers 0 to 10 (counts); years 1950 to 2029; numbers inside a word (AVX2, float32,
+//     W_1) and in a path, file name, link target, URL or HTML tag; a chapter's name (02-matmul);
+//     "chapter 11", "chapters 14-16", "chapters 1 to 13 and 16", "section 5.4", "figure 3",
+//     "equation (2)", a numbered link "[15. Encoder-only]" and a numbered title "# 15. Encoder-only"
+//     (a mention may continue on the next line).
+//   - Paths. A mention dir/file.ext (ext: cpp h hpp md txt cmake py svg json tsv safetensors vocab
+//     html yml sh), or file.ext:N or dir/file.ext:N-M, must name a file from the project's root,
+//     from tutorials/ or from the chapter's folder (a bare file.ext:N: any file of that name in the
+//     project), and N, M must not pass the file's last line. A link's target ](path) must exist.
+//     Exempt: build/ and runs/ (what a build and a run write), a path the program, a COMMAND or a
+//     checked block names (a file the program writes), and placeholders (OUT/, NN-topic.cpp).
+#include "check_listings.h"
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -43,15 +86,14 @@
 #define pclose _pclose
 #endif
 
-using Lines = std::vector<std::string>;
 constexpr size_t none = std::string::npos;
 
-static std::string trim(const std::string& s) {
+std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-static Lines read_lines(const std::string& path) {
+Lines read_lines(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     std::cerr << "check_listings: cannot read " << path << "\n";
@@ -91,64 +133,222 @@ static bool run(const std::string& command, Lines& output) {
   return status == 0;
 }
 
-// A line with every number replaced by '#' and runs of spaces by one: how varies blocks compare.
-static std::string words_of(const std::string& line) {
-  static const std::regex number("-?[0-9]+([.:,][0-9]+)*(e[-+]?[0-9]+)?"), spaces(" +");
-  return std::regex_replace(std::regex_replace(trim(line), number, "#"), spaces, " ");
+static const std::regex& number_pattern() {
+  static const std::regex number("-?[0-9]+([.:,][0-9]+)*(e[-+]?[0-9]+)?");
+  return number;
 }
 
-struct Block {
-  size_t open = 0, close = 0;  // the lines of ``` text and of the closing ```
-  std::string tag;             // "", "varies" or "not output"
-  std::string needs;           // the optional tool whose command prints it ("" if none)
+std::vector<Number> numbers_in(const std::string& line) {
+  std::vector<Number> found;
+  for (auto m = std::sregex_iterator(line.begin(), line.end(), number_pattern()); m != std::sregex_iterator(); ++m)
+    found.push_back({static_cast<size_t>(m->position()), static_cast<size_t>(m->position() + m->length()), m->str()});
+  return found;
+}
+
+// A line with every number replaced by '#' and runs of spaces by one: how --update finds a block.
+static std::string words_of(const std::string& line) {
+  static const std::regex spaces(" +");
+  return std::regex_replace(std::regex_replace(trim(line), number_pattern(), "#"), spaces, " ");
+}
+
+static bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// `name` occurs in `line` at `at`, not as part of a longer word ("ms" is not in "items").
+static bool name_at(const std::string& line, size_t at, const std::string& name) {
+  if (line.compare(at, name.size(), name) != 0) return false;
+  const bool open_left = at == 0 || !is_word_char(name.front()) || !is_word_char(line[at - 1]);
+  const size_t end = at + name.size();
+  return open_left && (end == line.size() || !is_word_char(name.back()) || !is_word_char(line[end]));
+}
+
+// The cells of a table's line: runs of text between two or more spaces, as [begin, end) positions.
+static std::vector<std::pair<size_t, size_t>> cells_of(const std::string& line) {
+  std::vector<std::pair<size_t, size_t>> cells;
+  for (size_t at = line.find_first_not_of(' '); at != none;) {
+    size_t end = line.find("  ", at);
+    if (end == none) end = line.size();
+    cells.emplace_back(at, end);
+    at = line.find_first_not_of(' ', end);
+  }
+  return cells;
+}
+
+// A cell of a header line that names a varying quantity: it contains a name and no digit.
+static bool header_cell(const std::string& cell, const std::vector<std::string>& names) {
+  if (cell.find_first_of("0123456789") != none) return false;
+  for (const std::string& name : names)
+    if (name.find('#') == none)
+      for (size_t at = cell.find(name); at != none; at = cell.find(name, at + 1))
+        if (name_at(cell, at, name)) return true;
+  return false;
+}
+
+static bool unit_or_label(const std::string& line, const Number& n, const std::string& name) {
+  const std::string before = line.substr(0, n.begin), after = line.substr(n.end);
+  if (const size_t hash = name.find('#'); hash != none)  // a pattern: "in #" is the number after "in "
+    return before.ends_with(name.substr(0, hash)) && after.starts_with(name.substr(hash + 1));
+  const size_t unit_at = after.starts_with(' ') ? 1 : 0;  // "12.3 ms", "2.3x"
+  if (name_at(after, unit_at, name)) return true;
+  size_t label_end = before.size();  // "eta 0:42", "threads: 2", "n = 4"
+  if (label_end > 0 && before[label_end - 1] == ' ') --label_end;
+  if (label_end > 0 && (before[label_end - 1] == ':' || before[label_end - 1] == '=')) {
+    --label_end;
+    if (label_end > 0 && before[label_end - 1] == ' ') --label_end;
+  }
+  return label_end >= name.size() && name_at(before, label_end - name.size(), name);
+}
+
+std::vector<bool> varying_numbers(const Lines& block, size_t row, const std::vector<std::string>& names) {
+  const std::vector<Number> numbers = numbers_in(block[row]);
+  std::vector<std::pair<size_t, size_t>> columns;  // the header above: cells that name a quantity
+  for (size_t above = row; above-- > 0 && columns.empty();) {
+    const auto cells = cells_of(block[above]);
+    if (cells.size() < 2) continue;
+    for (const auto& [begin, end] : cells)
+      if (header_cell(block[above].substr(begin, end - begin), names)) columns.emplace_back(begin, end);
+  }
+  std::vector<bool> varies(numbers.size(), false);
+  for (size_t k = 0; k < numbers.size(); ++k) {
+    for (const std::string& name : names) varies[k] = varies[k] || unit_or_label(block[row], numbers[k], name);
+    for (const auto& [begin, end] : columns)
+      varies[k] = varies[k] || (numbers[k].begin < end && begin < numbers[k].end);
+  }
+  return varies;
+}
+
+// The output's non-blank lines, trimmed, and the same with their numbers left out (words_of).
+struct Printed {
+  Lines lines, words;
 };
 
+enum class Compare { exactly, by_words, as_varies };
+
+// Line `i` of the chapter, in block `b`, against a printed line: exactly; by its words; or, for a
+// varies block, by its words with every number equal but those that the tag's names let vary.
+static bool same_line(const Lines& md, const Block& b, size_t i, const Printed& printed, size_t k, Compare how) {
+  if (how == Compare::exactly) return trim(md[i]) == printed.lines[k];
+  if (words_of(md[i]) != printed.words[k]) return false;
+  if (how == Compare::by_words) return true;
+  const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                    md.begin() + static_cast<std::ptrdiff_t>(b.close));
+  const std::vector<bool> varies = varying_numbers(block, i - b.open - 1, b.names);
+  const std::vector<Number> shown = numbers_in(md[i]), got = numbers_in(printed.lines[k]);
+  for (size_t n = 0; n < shown.size(); ++n)
+    if (!varies[n] && shown[n].text != got[n].text) return false;
+  return true;
+}
+
 // Where each piece of the block (the lines between "..." lines) is in the output, as [first, last]
-// indices into `printed` (the output's non-blank lines, trimmed, or their words_of); empty if the
-// block is not there.
-static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const Block& b, const Lines& printed,
-                                                         bool by_words, size_t start = 0) {
-  std::vector<Lines> pieces(1);
+// indices into the printed lines; empty if the block is not there.
+static std::vector<std::pair<size_t, size_t>> find_block(const Lines& md, const Block& b, const Printed& printed,
+                                                         Compare how, size_t start = 0) {
+  std::vector<std::vector<size_t>> pieces(1);  // the chapter's line numbers of each piece
   for (size_t i = b.open + 1; i < b.close; ++i) {
     const std::string line = trim(md[i]);
     if (line == "...")
       pieces.emplace_back();
     else if (!line.empty())
-      pieces.back().push_back(by_words ? words_of(line) : line);
+      pieces.back().push_back(i);
   }
   std::vector<std::pair<size_t, size_t>> found;
   size_t from = start;
-  for (const Lines& piece : pieces) {
+  for (const std::vector<size_t>& piece : pieces) {
     if (piece.empty()) continue;
     size_t at = from;
-    while (at + piece.size() <= printed.size()) {
+    while (at + piece.size() <= printed.lines.size()) {
       size_t k = 0;
-      while (k < piece.size() && piece[k] == printed[at + k]) ++k;
+      while (k < piece.size() && same_line(md, b, piece[k], printed, at + k, how)) ++k;
       if (k == piece.size()) break;
       ++at;
     }
-    if (at + piece.size() > printed.size()) return {};
+    if (at + piece.size() > printed.lines.size()) return {};
     found.emplace_back(at, at + piece.size() - 1);
     from = at + piece.size();
   }
   return found;
 }
 
+// --show-varies: each varies block with the numbers that may vary in [brackets], to check a tag.
+static void print_varies(const Lines& md, const std::vector<Block>& blocks) {
+  for (const Block& b : blocks) {
+    if (b.tag != "varies") continue;
+    const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                      md.begin() + static_cast<std::ptrdiff_t>(b.close));
+    std::cout << md[b.open - 1] << "\n";
+    for (size_t row = 0; row < block.size(); ++row) {
+      const std::vector<Number> numbers = numbers_in(block[row]);
+      const std::vector<bool> varies = varying_numbers(block, row, b.names);
+      size_t at = 0;
+      for (size_t k = 0; k < numbers.size(); ++k) {
+        std::cout << block[row].substr(at, numbers[k].begin - at);
+        std::cout << (varies[k] ? "[" + numbers[k].text + "]" : numbers[k].text);
+        at = numbers[k].end;
+      }
+      std::cout << block[row].substr(at) << "\n";
+    }
+  }
+}
+
+// The tag on the line before a ```text block: "varies (NAMES; measured on MACHINE)" gives the names.
+static bool parse_varies(const std::string& tag, Block& b) {
+  const std::string open = "<!-- output: varies (", close = "; measured on ";
+  const size_t names_end = tag.find(close);
+  if (!tag.starts_with(open) || names_end == none || !tag.ends_with(") -->")) return false;
+  const std::string names = tag.substr(open.size(), names_end - open.size());
+  for (size_t at = 0; at <= names.size();) {
+    size_t end = names.find(", ", at);
+    if (end == none) end = names.size();
+    if (const std::string name = trim(names.substr(at, end - at)); !name.empty()) b.names.push_back(name);
+    at = end + 2;
+  }
+  if (!b.names.empty()) b.tag = "varies";
+  return !b.names.empty();
+}
+
+// Why a varies block whose words were found at `found` (by_words) does not match: the first number
+// that differs and that none of the tag's names lets vary.
+static void explain_varies(const std::string& chapter_path, const Lines& md, const Block& b, const Printed& printed,
+                           const std::vector<std::pair<size_t, size_t>>& found) {
+  const Lines block(md.begin() + static_cast<std::ptrdiff_t>(b.open + 1),
+                    md.begin() + static_cast<std::ptrdiff_t>(b.close));
+  size_t piece = 0, k = found.empty() ? 0 : found[0].first;
+  for (size_t i = b.open + 1; i < b.close && piece < found.size(); ++i) {
+    if (trim(md[i]) == "...") {
+      if (++piece < found.size()) k = found[piece].first;
+      continue;
+    }
+    if (trim(md[i]).empty()) continue;
+    const std::vector<bool> varies = varying_numbers(block, i - b.open - 1, b.names);
+    const std::vector<Number> shown = numbers_in(md[i]), got = numbers_in(printed.lines[k++]);
+    for (size_t n = 0; n < shown.size() && n < got.size(); ++n)
+      if (!varies[n] && shown[n].text != got[n].text) {
+        std::cerr << chapter_path << ":" << i + 1 << ": the number " << shown[n].text << " is printed as "
+                  << got[n].text << ", and it is none of the quantities the tag lets vary\n";
+        return;
+      }
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--update | "
-                 "--update-varies]\n";
+    std::cerr << "usage: check_listings CHAPTER.md PROGRAM.cpp [--run COMMAND]... [--missing TOOL]... [--no-run] "
+                 "[--show-varies] "
+                 "[--update | --update-varies]\n";
     return 2;
   }
   const std::string chapter_path = argv[1];
   Lines md = read_lines(chapter_path), program = read_lines(argv[2]), commands, missing;
-  bool update = false, update_varies = false;
+  bool update = false, update_varies = false, run_commands = true, show_varies = false;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--run" && i + 1 < argc)
       commands.push_back(argv[++i]);
     else if (arg == "--missing" && i + 1 < argc)
       missing.push_back(argv[++i]);
+    else if (arg == "--show-varies")
+      show_varies = true;
+    else if (arg == "--no-run")
+      run_commands = false;
     else if (arg == "--update")
       update = true;
     else if (arg == "--update-varies")
@@ -196,7 +396,7 @@ int main(int argc, char** argv) {
   std::vector<Block> blocks;
   for (size_t i = 0; i < md.size(); ++i) {
     if (trim(md[i]) != "```text") continue;
-    Block b{.open = i, .close = i, .tag = "", .needs = ""};
+    Block b{.open = i, .close = i, .tag = "", .needs = "", .names = {}};
     std::string before = i > 0 ? trim(md[i - 1]) : "";
     static const std::regex needs_tag("(<!--.*) needs: ([A-Za-z0-9_-]+) -->");
     if (std::smatch m; std::regex_match(before, m, needs_tag)) {
@@ -205,10 +405,8 @@ int main(int argc, char** argv) {
     }
     if (before.starts_with("<!-- not output") && before.ends_with("-->"))
       b.tag = "not output";
-    else if (before.starts_with("<!-- output: varies (") && before.find("measured on ") != none &&
-             before.ends_with(") -->"))
-      b.tag = "varies";
-    else if (before.starts_with("<!--")) {
+    else if (parse_varies(before, b)) {
+    } else if (before.starts_with("<!--")) {
       ++failures;
       std::cerr << chapter_path << ":" << i << ": unknown tag (see check_listings.cpp): " << before << "\n";
     }
@@ -217,9 +415,11 @@ int main(int argc, char** argv) {
     b.close = i;
     blocks.push_back(b);
   }
+  if (show_varies) print_varies(md, blocks);
   int checked = 0, stale = 0, rewritten = 0, not_checked = 0;
-  if (!commands.empty()) {
-    Lines output, printed, printed_words;
+  if (!commands.empty() && run_commands) {
+    Lines output;
+    Printed printed;
     for (const std::string& command : commands)
       if (!run(command, output)) {
         ++failures;
@@ -228,7 +428,7 @@ int main(int argc, char** argv) {
     std::vector<size_t> where;  // printed[k] is output[where[k]]
     for (size_t k = 0; k < output.size(); ++k)
       if (!trim(output[k]).empty())
-        printed.push_back(trim(output[k])), printed_words.push_back(words_of(output[k])), where.push_back(k);
+        printed.lines.push_back(trim(output[k])), printed.words.push_back(words_of(output[k])), where.push_back(k);
     for (const std::string& line : output) std::cout << line << "\n";  // for a failing test's log
     std::cout << "----\n";
 
@@ -239,8 +439,8 @@ int main(int argc, char** argv) {
     for (size_t k = 0, next = 0; k < blocks.size(); ++k) {
       if (blocks[k].tag == "not output") continue;
       search_from[k] = next;
-      auto at = find_block(md, blocks[k], printed_words, /*by_words=*/true, next);
-      if (at.empty()) at = find_block(md, blocks[k], printed_words, /*by_words=*/true);
+      auto at = find_block(md, blocks[k], printed, Compare::by_words, next);
+      if (at.empty()) at = find_block(md, blocks[k], printed, Compare::by_words);
       if (!at.empty()) next = at.back().second + 1;
     }
 
@@ -254,15 +454,16 @@ int main(int argc, char** argv) {
         continue;
       }
       ++checked;
-      const bool by_words = b->tag == "varies" && !update_varies;
-      if (!find_block(md, *b, by_words ? printed_words : printed, by_words).empty()) continue;
+      const bool varies = b->tag == "varies" && !update_varies;
+      if (!find_block(md, *b, printed, varies ? Compare::as_varies : Compare::exactly).empty()) continue;
       const size_t index = static_cast<size_t>(blocks.rend() - b) - 1;
-      auto found = find_block(md, *b, printed_words, /*by_words=*/true, search_from[index]);
-      if (found.empty()) found = find_block(md, *b, printed_words, /*by_words=*/true);
+      auto found = find_block(md, *b, printed, Compare::by_words, search_from[index]);
+      if (found.empty()) found = find_block(md, *b, printed, Compare::by_words);
       if (!update || found.empty() || (b->tag == "varies" && !update_varies)) {
         ++stale;
         std::cerr << chapter_path << ":" << b->open + 1 << ": this ```text block is not in the output"
                   << (found.empty() ? " (not even with other numbers)\n" : "; --update would rewrite it\n");
+        if (b->tag == "varies" && !found.empty()) explain_varies(chapter_path, md, *b, printed, found);
         continue;
       }
       Lines fresh;
@@ -282,6 +483,7 @@ int main(int argc, char** argv) {
     }
   }
   failures += stale;
+  failures += check_prose(chapter_path, md, blocks, program, commands);
   std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked
             << " checked against the output, " << stale << " stale, " << rewritten << " rewritten, " << not_checked
             << " not checked for a missing tool), " << failures << " failures\n";

@@ -92,6 +92,18 @@ std::vector<std::string> sentence(const std::string& text, const char* what) {
   return split_words(text);
 }
 
+// The sentence, or with --train the pair: usage errors for a missing or empty one, or text that is not UTF-8.
+std::pair<std::vector<std::string>, std::vector<std::string>> sentences(const Flags& f) {
+  const std::vector<std::string>& given = f.positionals();
+  const size_t wanted = f.on("--train") ? 2 : 1;
+  if (given.size() != wanted || split_words(given[0]).empty() || (wanted == 2 && split_words(given[1]).empty()))
+    throw UsageError(wanted == 1 ? "trace: give the sentence to trace, e.g. gradformer trace --checkpoint "
+                                   "model.safetensors \"le chat noir mange .\""
+                                 : "trace: --train takes a pair, e.g. gradformer trace --train \"je suis heureux .\" "
+                                   "\"i am happy .\"");
+  return {sentence(given[0], "sentence"), wanted == 2 ? sentence(given[1], "target") : std::vector<std::string>{}};
+}
+
 }  // namespace
 
 int trace_command(int argc, char** argv) {
@@ -122,15 +134,7 @@ int trace_command(int argc, char** argv) {
     std::cout << f.help();
     return 0;
   }
-  const std::vector<std::string>& given = f.positionals();
-  const size_t wanted = f.on("--train") ? 2 : 1;
-  if (given.size() != wanted || split_words(given[0]).empty() || (wanted == 2 && split_words(given[1]).empty()))
-    throw UsageError(wanted == 1 ? "trace: give the sentence to trace, e.g. gradformer trace --checkpoint "
-                                   "model.safetensors \"le chat noir mange .\""
-                                 : "trace: --train takes a pair, e.g. gradformer trace --train \"je suis heureux .\" "
-                                   "\"i am happy .\"");
-  const std::vector<std::string> source = sentence(given[0], "sentence");
-  const std::vector<std::string> target = wanted == 2 ? sentence(given[1], "target") : std::vector<std::string>{};
+  const auto [source, target] = sentences(f);
   (void)f.integer_in("--beam", 1), (void)f.integer_in("--top", 1);  // the upper bounds are the model's, below
   (void)f.integer_in("--first-use-steps", 0, 1000000);
   const double lr = f.number("--lr");

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "tensor/saved_state.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
@@ -146,11 +147,13 @@ int trace_command(int argc, char** argv) {
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
   if (f.on("--train")) {
     const auto smoothing = ckpt.info.state.find("options.label_smoothing");
-    const TrainStepTrace t =
-        trace_train_step(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, source, target,
-                         {.label_smoothing = smoothing == ckpt.info.state.end() ? 0.0 : std::stod(smoothing->second),
-                          .lr = lr,
-                          .source_eos = ckpt.info.source_eos});
+    const TrainStepTrace t = trace_train_step(
+        *ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, source, target,
+        {.label_smoothing = smoothing == ckpt.info.state.end()
+                                ? 0.0  // a model gradformer did not train (import): none that we know of
+                                : parse_number(smoothing->second, "the checkpoint's options.label_smoothing"),
+         .lr = lr,
+         .source_eos = ckpt.info.source_eos});
     std::cout << train_trace_text(t);
     if (f.has("--html")) write_page(f.text("--html"), train_trace_html(t));
     return 0;

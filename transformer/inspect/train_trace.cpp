@@ -275,7 +275,7 @@ void print_losses(std::ostream& out, const TrainStepTrace& t) {
         << number("%.3f", 1 - t.label_smoothing + t.label_smoothing / static_cast<double>(t.config.tgt_vocab))
         << " and every other word eps/V)\n";
   else
-    out << "   the loss the step minimises: cross-entropy, no label smoothing (the model was trained without): "
+    out << "   the loss the step minimises: cross-entropy, without label smoothing: "
         << number("%.4f", t.loss) << "\n";
 }
 

@@ -56,8 +56,8 @@ struct TrainStepTrace {
   TransformerConfig config;
   std::vector<std::string> source_tokens;  // as typed, then </s> when source_eos
   std::vector<int64_t> source_ids;
-  std::vector<bool> unknown;  // per source token and target position: it became <unk>
-  std::vector<bool> unknown_target;
+  std::vector<bool> unknown;            // per source word (the </s> left out): it became <unk>
+  std::vector<bool> unknown_target;     // per target word
   std::vector<PositionLoss> positions;  // tgt_in[i] -> tgt_out[i]
   double label_smoothing = 0;
   double loss = 0;                      // the mean loss per target token that the step minimises (smoothed if eps > 0)

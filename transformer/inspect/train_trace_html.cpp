@@ -62,7 +62,7 @@ std::string losses_html(const TrainStepTrace& t) {
       << fixed(t.loss, 4) << "</b>, "
       << (smoothing ? message("label-smoothed cross-entropy, &epsilon; = ", t.label_smoothing,
                               ", as the model was trained (the mean of the smoothed column)")
-                    : std::string("cross-entropy without label smoothing, as the model was trained"))
+                    : std::string("cross-entropy without label smoothing"))
       << ".</p>\n";
   return out.str();
 }

@@ -261,11 +261,12 @@ void print_pair(std::ostream& out, const TrainStepTrace& t) {
 void print_losses(std::ostream& out, const TrainStepTrace& t) {
   const bool smoothing = t.label_smoothing > 0;
   out << "\n2. Forward: each position's probability of the right word, and its loss\n   " << padded("reads", 10)
-      << padded("-> predicts", 14) << padded("P(right)", 10) << padded("-log P", 9) << (smoothing ? "smoothed" : "")
-      << "\n";
+      << padded("-> predicts", 14) << padded("P(right)", 10)
+      << (smoothing ? padded("-log P", 9) + "smoothed" : "-log P") << "\n";
   for (const PositionLoss& p : t.positions)
     out << "   " << padded(p.input, 10) << padded("-> " + p.target, 14) << padded(number("%.3f", p.probability), 10)
-        << padded(number("%.4f", p.loss), 9) << (smoothing ? number("%.4f", p.smoothed_loss) : "") << "\n";
+        << (smoothing ? padded(number("%.4f", p.loss), 9) + number("%.4f", p.smoothed_loss) : number("%.4f", p.loss))
+        << "\n";
   out << "   mean -log P over the " << counted(static_cast<long long>(t.positions.size()), "target token") << ": "
       << number("%.4f", t.nll) << "\n";
   if (smoothing)
@@ -275,8 +276,7 @@ void print_losses(std::ostream& out, const TrainStepTrace& t) {
         << number("%.3f", 1 - t.label_smoothing + t.label_smoothing / static_cast<double>(t.config.tgt_vocab))
         << " and every other word eps/V)\n";
   else
-    out << "   the loss the step minimises: cross-entropy, without label smoothing: "
-        << number("%.4f", t.loss) << "\n";
+    out << "   the loss the step minimises: cross-entropy, without label smoothing: " << number("%.4f", t.loss) << "\n";
 }
 
 void print_backward(std::ostream& out, const TrainStepTrace& t) {

@@ -52,8 +52,8 @@ std::string first_use_model(int64_t steps) {
       return path;
     } catch (const RunFolderBusy&) {
       if (!said_waiting)
-        std::cerr << "gradformer trace: another gradformer is training the model in " << kFirstUseDir
-                  << "; waiting for it\n";
+        std::cerr << "gradformer trace: another gradformer started training the model in " << kFirstUseDir
+                  << " first; waiting for it to finish\n";
       said_waiting = true;
       for (;;) {
         try {

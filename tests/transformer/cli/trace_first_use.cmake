@@ -43,3 +43,13 @@ add_test(NAME "gradformer program: two traces started at once train the first-us
 gradformer_cli_test("trace --train without the pair's target is status 2"
   "-DARGS=trace|--train|--checkpoint|x.safetensors|je suis heureux ." -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer trace: --train takes a pair, e.g. gradformer trace --train")
+# A trained runs/toy-translation comes first: no first-use model is trained beside it (a copy-task
+# model stands in for it here, trained in its place in a second).
+gradformer_cli_test("a run in runs/toy-translation, for the trace that follows"
+  "-DARGS=train|--task|copy|${tiny_own}|--steps|2|--quiet|--out|runs/toy-translation" -DWORKDIR=${GRADFORMER_CLI_FIRST_USE}/trained
+  -DCLEAN=${GRADFORMER_CLI_FIRST_USE}/trained FIXTURE gradformer_cli_first_use_trained)
+gradformer_cli_test("trace without --checkpoint traces runs/toy-translation's model when there is one"
+  "-DARGS=trace|--train|4 5 6|4 5 6" -DWORKDIR=${GRADFORMER_CLI_FIRST_USE}/trained
+  "-DSTDERR=^gradformer trace: tracing runs/toy-translation/model.safetensors \\(--checkpoint to trace another\\)\n$"
+  "-DSTDOUT=tgt_out:  4 5 6 </s>" "-DNO_FILES=${GRADFORMER_CLI_FIRST_USE}/trained/runs/trace-model"
+  REQUIRES gradformer_cli_first_use_trained)

@@ -83,6 +83,14 @@ void input(int x, const char* what, const char* embedding) {
 
 void add_norm(int x, int y) { box(x + 20, y, 220, 30, "Add &amp; Norm", "8", "#fbf3c8"); }
 
+// A residual connection: x branches off the stream at (x, y), runs beside the sub-layer at `side`,
+// and enters the Add & Norm box at height `add_y` through its edge `edge`: LayerNorm(x + Sublayer(x)).
+void residual(int x, int y, int side, int add_y, int edge) {
+  svg << "<circle cx='" << x << "' cy='" << y << "' r='3' fill='#c0392b'/>\n";
+  svg << "<polyline points='" << x << "," << y << " " << side << "," << y << " " << side << "," << add_y << " " << edge
+      << "," << add_y << "' fill='none' stroke='#c0392b' stroke-width='1.5' marker-end='url(#head)'/>\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,7 +116,7 @@ int main(int argc, char** argv) {
   input(60, "inputs: source tokens (ch 11, 13)", "Input embedding");
   svg << "<rect x='40' y='356' width='300' height='270' rx='10' fill='#f2f2f2' stroke='#999'/>\n";
   text(28, 496, "N x", "end");
-  text(48, 614, "encoder layer (ch 8)", "start", 12);
+  text(332, 614, "encoder layer (ch 8)", "end", 12);
   box(60, 554, 260, 40, "Multi-head attention", "5, 6", "#fde2c2");
   arrow(190, 626, 190, 594);
   add_norm(60, 500);
@@ -117,6 +125,8 @@ int main(int argc, char** argv) {
   arrow(190, 500, 190, 466);
   add_norm(60, 372);
   arrow(190, 426, 190, 402);
+  residual(190, 612, 52, 515, 80);
+  residual(190, 484, 52, 387, 80);
 
   // ---- the decoder (right): N x [masked self-attention, cross-attention, feed-forward] ----------
   input(420, "outputs, shifted right (ch 11)", "Output embedding");
@@ -135,6 +145,9 @@ int main(int argc, char** argv) {
   arrow(550, 372, 550, 330);
   add_norm(420, 236);
   arrow(550, 290, 550, 266);
+  residual(550, 612, 690, 515, 660);
+  residual(550, 484, 690, 387, 660);
+  residual(550, 350, 690, 251, 660);
   // the encoder's output (the memory) feeds every decoder layer's cross-attention keys and values
   svg << "<polyline points='190,372 190,340 370,340 370,446 420,446' fill='none' stroke='#333' stroke-width='1.5' "
       << "marker-end='url(#head)'/>\n";
@@ -154,6 +167,10 @@ int main(int argc, char** argv) {
   text(380, 865, "layers, losses and optimizers (ch 4). Around the whole: training (ch 11), translation (ch 13).");
   text(190, 150, "The full model and its", "middle", 13);
   text(190, 168, "parameter count: ch 10", "middle", 13);
+  svg << "<text x='190' y='214' text-anchor='middle' font-size='13' fill='#c0392b'>red: the residual "
+         "connections,</text>\n"
+      << "<text x='190' y='232' text-anchor='middle' font-size='13' fill='#c0392b'>x added back after each "
+      << "sub-layer</text>\n";
   svg << "</svg>\n";
 
   primer();

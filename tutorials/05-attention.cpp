@@ -11,6 +11,8 @@
 
 #include "autograd/all.h"
 #include "claims.h"
+#include "nn/layers.h"
+#include "transformer/inspect/diagram.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
@@ -31,6 +33,49 @@ Variable attention_by_hand(const Variable& q, const Variable& k, const Variable&
   Variable scores = matmul(q, transpose(k, -2, -1)) / std::sqrt(d_k);  // [..., Tq, Tk]
   scores = masked_fill(scores, logical_not(allowed), -1e30);           // "setting to -inf"
   return matmul(softmax(scores, -1), v);                               // [..., Tq, d_v]
+}
+
+// One grid of the step-by-step figure: a [rows, columns] tensor, its rows labelled by the words.
+NumberGrid grid_of(const std::string& title, const Tensor& matrix, const std::vector<std::string>& rows,
+                   const std::vector<std::string>& columns, const char* colour) {
+  return {title, rows, columns, matrix.to(DType::Float64).to_vector<double>(), 2, 46, 24, colour};
+}
+
+// Attention on one sentence, step by step, drawn as the numbers of each step (05-step-by-step.svg):
+// the words' embeddings (times sqrt(d), as the model does) projected to Q, K and V by three seeded
+// Linear layers, then the scores, their softmax, and the weighted sum of the values.
+void step_by_step() {
+  const std::vector<std::string> words{"je", "suis", "heureux", "."}, dims{"1", "2", "3", "4"};
+  const int64_t d_k = 4;
+  Generator gen(5);
+  const Embedding embedding(4, d_k, gen);
+  const Linear w_q(d_k, d_k, gen, /*bias=*/false), w_k(d_k, d_k, gen, false), w_v(d_k, d_k, gen, false);
+  const Variable x = embedding.forward(arange(4, DType::Int64)) * std::sqrt(static_cast<double>(d_k));  // [T, d]
+  const Variable q = w_q.forward(x), k = w_k.forward(x), v = w_v.forward(x);                            // [T, d_k]
+  const Tensor scores = matmul(q.value(), k.value().transpose(0, 1)) / std::sqrt(static_cast<double>(d_k));
+  const Attention a = scaled_dot_product_attention(q, k, v);
+  const Tensor row_sums = sum(a.weights, {-1}, /*keepdim=*/true);  // [T, 1]
+  claim(max_abs_diff(row_sums, ones({4, 1})) < 1e-6, "each row of the softmax sums to 1");
+  claim(max_abs_diff(a.output.value(), matmul(a.weights, v.value())) < 1e-6, "the output is the weights times V");
+
+  Diagram d(1000, 470);
+  d.text(500, 28, "Attention on \"je suis heureux .\", step by step (d_k = 4, one head, untrained)", {.size = 16});
+  const char* blue = "#5b8fd0";
+  d.grid(90, 90, grid_of("Q = x W^Q (queries)", q.value(), words, dims, blue));
+  d.grid(400, 90, grid_of("K = x W^K (keys)", k.value(), words, dims, blue));
+  d.grid(770, 90, grid_of("V = x W^V (values)", v.value(), words, dims, "#4caf7a"));
+  d.grid(90, 300, grid_of("scores = Q K\u1d40 / \u221ad_k", scores, words, words, "#e08a3c"));
+  d.grid(400, 300, grid_of("weights = softmax(scores)", a.weights, words, words, "#e08a3c"));
+  d.grid(594, 300, grid_of("\u03a3", row_sums, {"", "", "", ""}, {"row"}, "#bbbbbb"));
+  d.grid(770, 300, grid_of("output = weights V", a.output.value(), words, dims, "#4caf7a"));
+  d.arrow({{182, 196}, {182, 262}});  // Q -> scores
+  d.arrow({{492, 196}, {250, 262}});  // K -> scores
+  d.arrow({{862, 196}, {862, 262}});  // V -> output
+  d.arrow({{278, 348}, {344, 348}});  // scores -> softmax
+  d.arrow({{648, 348}, {706, 348}});  // softmax -> output
+  d.text(500, 430, "Row i of the weights says how much word i takes from each word's value: every row sums to 1.");
+  d.text(500, 450, "The output row of word i is that weighted average of the rows of V.");
+  write_svg("05-step-by-step.svg", d.svg());
 }
 
 void why_scale() {
@@ -170,6 +215,7 @@ void backward_by_hand() {
 }  // namespace
 
 int main() {
+  step_by_step();
   why_scale();
   masks();
   fused_vs_unfused();

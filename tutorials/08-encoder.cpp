@@ -1,6 +1,7 @@
 // Chapter 8: the encoder. The companion program of tutorials/08-encoder.md: every listing of the
 // chapter is a piece of this file, and every output the chapter shows is what this program prints.
-// It exits non-zero if a claim does not hold.
+// It exits non-zero if a claim does not hold. It draws the chapter's figure, 08-encoder-decoder.svg,
+// in its working directory (with --quick too).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include "claims.h"
 #include "nn/all.h"
 #include "transformer/data/batch_stream.h"
+#include "transformer/inspect/diagram.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/feed_forward.h"
@@ -169,10 +172,70 @@ void deep_without_warmup(bool quick) {
   }
 }
 
+// ---- the picture: the encoder and the decoder layer, with their residual paths (08-encoder-decoder.svg)
+
+// One sub-layer with its residual connection and its LayerNorm, post-LN: the stream enters at the
+// bottom, (cx, y), and leaves at the top, which is returned. The residual path runs on the side
+// `side` (-1: left, +1: right) past the sub-layer to the adder: x + Sublayer(x), then LayerNorm.
+double residual_unit(Diagram& d, double cx, double y, const char* sublayer, const char* fill, int side) {
+  const double box_w = 230, path_x = cx + side * 140, add_y = y - 102;
+  d.arrow({{cx, y}, {cx, y - 30}});                          // x into the sub-layer
+  d.box(cx - box_w / 2, y - 70, box_w, 40, sublayer, fill);  // Sublayer(x)
+  d.arrow({{cx, y - 70}, {cx, add_y + 10}});                 // into the adder
+  d.arrow({{cx, y - 12}, {path_x, y - 12}, {path_x, add_y}, {cx + side * 10, add_y}}, "#c0392b");  // x itself
+  d.circle(cx, y - 12, 3, "#c0392b", "#c0392b");  // where x branches off
+  d.plus(cx, add_y);                              // x + Sublayer(x)
+  d.arrow({{cx, add_y - 10}, {cx, y - 132}});
+  d.box(cx - box_w / 2, y - 162, box_w, 30, "LayerNorm", "#fbf3c8");
+  return y - 162;
+}
+
+void draw_encoder_decoder() {
+  // The figure draws the library's default placement; were it to change, so must the figure.
+  claim(TransformerConfig{}.norm == NormPlacement::Post, "the library's default is post-LN, as drawn");
+  Diagram d(900, 730);
+  d.text(450, 28, "An encoder layer and a decoder layer, post-LN (the library's default)", {.size = 16});
+  d.text(450, 50,
+         "every sub-layer: x \u2190 LayerNorm(x + Sublayer(x));  red: the residual path, x added back unchanged",
+         {.size = 13, .colour = "#555"});
+  const double enc = 230, dec = 640, bottom = 650;
+  const double top = bottom - 2 * 162, dtop = bottom - 3 * 162;  // where each stack's layer ends
+  d.rect(enc - 170, top - 40, 320, bottom - top + 45, "#f4f4f4", "#999", 10);
+  d.text(enc - 160, top - 22, "encoder layer, \u00d7 N (ch 8)", {.size = 12, .anchor = "start"});
+  d.rect(dec - 150, dtop - 40, 320, bottom - dtop + 45, "#f4f4f4", "#999", 10);
+  d.text(dec + 160, dtop - 22, "decoder layer, \u00d7 N (ch 9)", {.size = 12, .anchor = "end"});
+
+  d.text(enc, bottom + 52, "source: embeddings + positions [B, S, d]", {.size = 12});
+  d.arrow({{enc, bottom + 38}, {enc, bottom}}, "#333", false, false);
+  residual_unit(d, enc, residual_unit(d, enc, bottom, "Multi-head self-attention", "#fde2c2", -1), "Feed forward",
+                "#d2ecf9", -1);
+
+  d.text(dec, bottom + 52, "target, shifted right: embeddings + positions [B, T, d]", {.size = 12});
+  d.arrow({{dec, bottom + 38}, {dec, bottom}}, "#333", false, false);
+  const double cross_bottom = residual_unit(d, dec, bottom, "Masked multi-head self-attention", "#fde2c2", +1);
+  residual_unit(d, dec, residual_unit(d, dec, cross_bottom, "Cross-attention", "#fde2c2", +1), "Feed forward",
+                "#d2ecf9", +1);
+
+  // Cross-attention's two inputs: the queries from the decoder below it, keys and values from the
+  // encoder's output (the memory), the same for every decoder layer.
+  const double cross_y = cross_bottom - 50;  // the middle of the cross-attention's box
+  d.arrow({{enc, top}, {enc, top - 60}, {dec - 175, top - 60}, {dec - 175, cross_y}, {dec - 115, cross_y}}, "#1f5fa8");
+  d.text((enc + dec) / 2 - 20, top - 68, "memory [B, S, d]: the encoder's output", {.size = 12, .colour = "#1f5fa8"});
+  d.text(dec - 170, cross_y - 8, "K, V", {.size = 12, .anchor = "start", .colour = "#1f5fa8", .bold = true});
+  d.text(dec - 8, cross_bottom - 10, "Q", {.size = 12, .anchor = "end", .bold = true});
+  d.text(enc, top - 150, "Cross-attention: the queries Q come from", {.size = 13});
+  d.text(enc, top - 132, "the decoder's own stream, the keys and values", {.size = 13});
+  d.text(enc, top - 114, "K, V from the memory, the same for every layer", {.size = 13});
+  d.arrow({{dec, dtop}, {dec, dtop - 60}});
+  d.text(dec, dtop - 68, "to the next layer; after the last: Linear, softmax (ch 10)", {.size = 12});
+  write_svg("08-encoder-decoder.svg", d.svg());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  draw_encoder_decoder();
   without_residuals();
   section("post-LN and pre-LN");
   const int64_t layers = 6;

@@ -35,66 +35,7 @@ using namespace tutorial;
 
 namespace {
 
-// ---- 1. batching by length -------------------------------------------------------------------------
-
-struct Padding {
-  int64_t batches = 0, slots = 0, real = 0;
-  double fraction() const { return 1.0 - static_cast<double>(real) / static_cast<double>(slots); }
-};
-
-// How much of the padded rectangles is padding, over the source and the target side together.
-Padding measure_padding(const std::vector<EncodedPair>& pairs, const std::vector<std::vector<int64_t>>& plan) {
-  Padding p;
-  for (const std::vector<int64_t>& indices : plan) {
-    const Batch batch = collate(pairs, indices);
-    p.batches += 1;
-    p.slots += batch.src.numel() + batch.tgt_out.numel();
-    p.real += static_cast<int64_t>(sum(padding_mask(batch.src, Vocab::pad).to(DType::Float64)).item()) + batch.ntokens;
-  }
-  return p;
-}
-
-// Returns the size of the English (target) vocabulary.
-int64_t batching(bool quick) {
-  section("batching by length");
-  const ToyCorpus corpus = make_toy_corpus({.train_size = quick ? 2000 : 10000, .valid_size = 100, .test_size = 100});
-  std::vector<std::vector<std::string>> sources, targets;
-  for (const SentencePair& pair : corpus.train) sources.push_back(pair.source), targets.push_back(pair.target);
-  const Vocab source_vocab = Vocab::build(sources), target_vocab = Vocab::build(targets);
-  const std::vector<EncodedPair> pairs = encode_pairs(corpus.train, source_vocab, target_vocab);
-
-  // Random batches: shuffle, then cut into runs of 64 sentences.
-  Generator gen(7);
-  std::vector<int64_t> order(pairs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-  shuffle_indices(order, gen);
-  std::vector<std::vector<int64_t>> random_plan;
-  for (size_t i = 0; i < order.size(); i += 64)
-    random_plan.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i),
-                             order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + 64)));
-
-  // Grouped by length: shuffle, sort pools of 6,400 by length, cut, shuffle the batches.
-  const auto by_length = plan_batches(pairs, {.max_sentences = 64, .batching = Batching::Length}, &gen);
-  const auto by_budget = plan_batches(pairs, {.max_tokens = 1024, .batching = Batching::Length}, &gen);
-
-  const Padding random = measure_padding(pairs, random_plan), grouped = measure_padding(pairs, by_length),
-                budget = measure_padding(pairs, by_budget);
-  size_t fewest = pairs.size(), most = 0;
-  for (const auto& b : by_budget) fewest = std::min(fewest, b.size()), most = std::max(most, b.size());
-  std::printf("%zu training pairs, vocabularies of %lld French and %lld English tokens\n", pairs.size(),
-              static_cast<long long>(source_vocab.size()), static_cast<long long>(target_vocab.size()));
-  std::printf("random batches of 64:       %3lld batches, %5.1f%% of the token slots are padding\n",
-              static_cast<long long>(random.batches), 100 * random.fraction());
-  std::printf("length-grouped, 64:         %3lld batches, %5.1f%% of the token slots are padding\n",
-              static_cast<long long>(grouped.batches), 100 * grouped.fraction());
-  std::printf("length-grouped, 1024 tokens: %3lld batches, %5.1f%% padding, %zu to %zu sentences a batch\n",
-              static_cast<long long>(budget.batches), 100 * budget.fraction(), fewest, most);
-  claim(grouped.fraction() < random.fraction() / 3, "grouping by length cuts the padding at least threefold");
-  claim(grouped.real == random.real, "both plans hold every sentence exactly once");
-  return target_vocab.size();
-}
-
-// ---- 2. masks ----------------------------------------------------------------------------------------
+// ---- 1. masks ----------------------------------------------------------------------------------------
 
 void masks() {
   section("padding and causal masks");
@@ -115,7 +56,7 @@ void masks() {
         "the target mask is causal and keeps padding out");
 }
 
-// ---- 3. label smoothing --------------------------------------------------------------------------------
+// ---- 2. label smoothing --------------------------------------------------------------------------------
 
 void label_smoothing(int64_t toy_vocab) {
   section("label smoothing");
@@ -148,7 +89,7 @@ void label_smoothing(int64_t toy_vocab) {
   claim(at_sharper > at_best, "more confidence than q costs loss");
 }
 
-// ---- 4. the learning-rate schedule ------------------------------------------------------------------------
+// ---- 3. the learning-rate schedule ------------------------------------------------------------------------
 
 void schedule() {
   section("Adam with warmup");
@@ -179,7 +120,7 @@ void schedule() {
   write_svg("11-schedule.svg", line_plot_svg(plot));
 }
 
-// ---- 5. the copy task, trained live ---------------------------------------------------------------------
+// ---- 4. the copy task, trained live ---------------------------------------------------------------------
 
 void copy_task(bool quick) {
   section("the copy task");
@@ -252,7 +193,77 @@ void copy_task(bool quick) {
   if (!quick) claim(exact >= 99, "600 steps learn to copy");
 }
 
-// ---- 6. batches that learn: the same epochs, batched three ways -------------------------------------------
+// ---- 5. the study of batching: padding, by length --------------------------------------------------
+
+struct Padding {
+  int64_t batches = 0, slots = 0, real = 0;
+  double fraction() const { return 1.0 - static_cast<double>(real) / static_cast<double>(slots); }
+};
+
+// How much of the padded rectangles is padding, over the source and the target side together.
+Padding measure_padding(const std::vector<EncodedPair>& pairs, const std::vector<std::vector<int64_t>>& plan) {
+  Padding p;
+  for (const std::vector<int64_t>& indices : plan) {
+    const Batch batch = collate(pairs, indices);
+    p.batches += 1;
+    p.slots += batch.src.numel() + batch.tgt_out.numel();
+    p.real += static_cast<int64_t>(sum(padding_mask(batch.src, Vocab::pad).to(DType::Float64)).item()) + batch.ntokens;
+  }
+  return p;
+}
+
+// The toy corpus's training pairs as ids, and its vocabularies: what the study of batching measures,
+// and the English vocabulary's size is one of label smoothing's loss floors.
+struct ToyPairs {
+  Vocab source_vocab, target_vocab;
+  std::vector<EncodedPair> pairs;
+};
+
+ToyPairs toy_pairs(bool quick) {
+  const ToyCorpus corpus = make_toy_corpus({.train_size = quick ? 2000 : 10000, .valid_size = 100, .test_size = 100});
+  std::vector<std::vector<std::string>> sources, targets;
+  for (const SentencePair& pair : corpus.train) sources.push_back(pair.source), targets.push_back(pair.target);
+  ToyPairs toy{Vocab::build(sources), Vocab::build(targets), {}};
+  toy.pairs = encode_pairs(corpus.train, toy.source_vocab, toy.target_vocab);
+  return toy;
+}
+
+void batching(const ToyPairs& toy) {
+  section("batching by length");
+  const Vocab &source_vocab = toy.source_vocab, &target_vocab = toy.target_vocab;
+  const std::vector<EncodedPair>& pairs = toy.pairs;
+
+  // Random batches: shuffle, then cut into runs of 64 sentences.
+  Generator gen(7);
+  std::vector<int64_t> order(pairs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  shuffle_indices(order, gen);
+  std::vector<std::vector<int64_t>> random_plan;
+  for (size_t i = 0; i < order.size(); i += 64)
+    random_plan.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i),
+                             order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + 64)));
+
+  // Grouped by length: shuffle, sort pools of 6,400 by length, cut, shuffle the batches.
+  const auto by_length = plan_batches(pairs, {.max_sentences = 64, .batching = Batching::Length}, &gen);
+  const auto by_budget = plan_batches(pairs, {.max_tokens = 1024, .batching = Batching::Length}, &gen);
+
+  const Padding random = measure_padding(pairs, random_plan), grouped = measure_padding(pairs, by_length),
+                budget = measure_padding(pairs, by_budget);
+  size_t fewest = pairs.size(), most = 0;
+  for (const auto& b : by_budget) fewest = std::min(fewest, b.size()), most = std::max(most, b.size());
+  std::printf("%zu training pairs, vocabularies of %lld French and %lld English tokens\n", pairs.size(),
+              static_cast<long long>(source_vocab.size()), static_cast<long long>(target_vocab.size()));
+  std::printf("random batches of 64:       %3lld batches, %5.1f%% of the token slots are padding\n",
+              static_cast<long long>(random.batches), 100 * random.fraction());
+  std::printf("length-grouped, 64:         %3lld batches, %5.1f%% of the token slots are padding\n",
+              static_cast<long long>(grouped.batches), 100 * grouped.fraction());
+  std::printf("length-grouped, 1024 tokens: %3lld batches, %5.1f%% padding, %zu to %zu sentences a batch\n",
+              static_cast<long long>(budget.batches), 100 * budget.fraction(), fewest, most);
+  claim(grouped.fraction() < random.fraction() / 3, "grouping by length cuts the padding at least threefold");
+  claim(grouped.real == random.real, "both plans hold every sentence exactly once");
+}
+
+// ---- 6. the study of batching: batches that learn, the same epochs batched three ways ------------
 
 struct Strategy {
   const char* name;
@@ -358,11 +369,13 @@ void batches_that_learn(bool quick) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const int64_t toy_vocab = batching(quick);
+  // In the chapter's order: the basics, then the study of batching.
+  const ToyPairs toy = toy_pairs(quick);
   masks();
-  label_smoothing(toy_vocab);
+  label_smoothing(toy.target_vocab.size());
   schedule();
   copy_task(quick);
+  batching(toy);
   batches_that_learn(quick);
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";
   return failures == 0 ? 0 : 1;

@@ -1,6 +1,7 @@
 // Chapter 16: where the time goes. The companion program of tutorials/16-where-the-time-goes.md:
 // the machine's two ceilings (peak GFLOP/s, memory bandwidth), the profile of one copy-task training
-// step at d_model 128 and 512, each op placed under its roofline, and what a tiny op costs.
+// step at d_model 128 and 512, each op placed under its roofline (a table, and 16-roofline.svg drawn
+// in the working directory, in both runs), and what a tiny op costs.
 //
 //   16-where-the-time-goes            the chapter's measurements
 //   16-where-the-time-goes --quick    the same code with fewer repetitions (what the test suite runs)
@@ -22,6 +23,8 @@
 #include "nn/all.h"
 #include "tensor/profiler.h"
 #include "transformer/data/batch_stream.h"
+#include "transformer/inspect/diagram.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/trainer.h"
 
@@ -145,14 +148,18 @@ std::vector<OpTotal> op_totals(const profiler::Trace& trace) {
 // so it is compute-bound when I exceeds the machine's balance, peak / bandwidth, memory-bound below.
 // An op that does no counted flops (elementwise: about one flop per 8 to 12 bytes) is memory-bound,
 // and its ceiling is the bandwidth itself. The rows: the step's main kinds of op, in a fixed order.
+bool on_the_roofline(const OpTotal& t) {
+  const char* const ops[] = {"matmul",   "scaled_dot_product_attention", "layer_norm", "add", "dropout", "relu",
+                             "Adam.step"};
+  return std::any_of(std::begin(ops), std::end(ops), [&](const char* op) { return t.name == op; });
+}
+
 void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   const double balance = peak / bandwidth;
   std::printf("%-30s %-9s %8s %6s %10s %8s  %-7s %7s\n", "op", "phase", "ms", "flop/B", "achieved", "roof", "bound",
               "of roof");
-  const char* const ops[] = {"matmul",   "scaled_dot_product_attention", "layer_norm", "add", "dropout", "relu",
-                             "Adam.step"};
   for (const OpTotal& t : op_totals(trace)) {
-    if (std::none_of(std::begin(ops), std::end(ops), [&](const char* op) { return t.name == op; })) continue;
+    if (!on_the_roofline(t)) continue;
     const double seconds = static_cast<double>(t.ns) * 1e-9;
     if (t.flops > 0) {
       const double intensity = static_cast<double>(t.flops) / static_cast<double>(t.bytes);
@@ -168,6 +175,109 @@ void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
                   100 * achieved / bandwidth);
     }
   }
+}
+
+// The roofline as a picture (16-roofline.svg): on the left the ops that count flops, at both widths,
+// under the machine's two ceilings; on the right the others, whose roof is the bandwidth. Log axes
+// with fixed ranges and a fixed list of rows, so that every run draws the same elements and only
+// the measured numbers (positions, values) differ: the check compares it with its numbers masked.
+struct RooflinePoint {
+  std::string op;  // "matmul forward", "add backward", ...
+  int64_t d_model;
+  double intensity, gflops, gbs;  // intensity 0 and gflops 0: the op counts no flops
+};
+
+void add_roofline_points(std::vector<RooflinePoint>& points, const profiler::Trace& trace, int64_t d_model) {
+  for (const OpTotal& t : op_totals(trace)) {
+    if (!on_the_roofline(t)) continue;
+    const double seconds = static_cast<double>(t.ns) * 1e-9, flops = static_cast<double>(t.flops);
+    const std::string name = t.name == "scaled_dot_product_attention" ? "attention" : t.name;
+    points.push_back({message(name, " ", profiler::phase_name(t.phase)), d_model, flops / static_cast<double>(t.bytes),
+                      flops / seconds / 1e9, static_cast<double>(t.bytes) / seconds / 1e9});
+  }
+}
+
+// One point: a circle at d_model 128, a square at 512.
+void marker(Diagram& d, double x, double y, int64_t d_model, const char* colour) {
+  if (d_model == 128) d.circle(x, y, 6, colour, "#222");
+  if (d_model != 128) d.rect(x - 6, y - 6, 12, 12, colour, "#222");
+}
+
+// Log-scale ticks, one a decade, from 10^first: along x (y_or_x is the axis's y) or along y.
+void decade_ticks(Diagram& d, bool along_x, double from, double to, double axis, double span, int first) {
+  for (int k = 0; k <= 4; ++k) {
+    const double at = from + (to - from) * k / 4;
+    if (along_x) d.arrow({{at, axis}, {at, axis - span}}, "#e4e4e4", false, false);
+    if (!along_x) d.arrow({{axis, at}, {axis + span, at}}, "#e4e4e4", false, false);
+    const std::string label = message(std::pow(10.0, first + k));
+    if (along_x) d.text(at, axis + 18, label, {.size = 12});
+    if (!along_x) d.text(axis - 8, at + 4, label, {.size = 12, .anchor = "end"});
+  }
+}
+
+void draw_roof_panel(Diagram& d, const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
+  const double left = 90, top = 70, size = 440, decade = size / 4;  // intensity 0.1 .. 1000, GFLOP/s 1 .. 10^4
+  const auto px = [&](double i) { return left + (std::clamp(std::log10(i), -1.0, 3.0) + 1) * decade; };
+  const auto py = [&](double g) { return top + size - std::clamp(std::log10(g), 0.0, 4.0) * decade; };
+  d.rect(left, top, size, size, "#fff", "#888");
+  decade_ticks(d, true, left, left + size, top + size, size, -1);
+  decade_ticks(d, false, top + size, top, left, size, 0);
+  d.text(left + size / 2, top + size + 42, "arithmetic intensity (flop per byte moved), log scale");
+  d.text(28, top + size / 2, "GFLOP/s, log scale", {.rotate = -90});
+  // The roof: min(peak, I x bandwidth), bending at the balance point
+  const double balance = peak / bandwidth;
+  d.arrow({{px(0.1), py(0.1 * bandwidth)}, {px(balance), py(peak)}, {px(1000), py(peak)}}, "#c0392b", false, false);
+  d.text(px(1000) - 4, py(peak) - 8, message("peak ", fixed(peak, 1), " GFLOP/s"), {.size = 12, .anchor = "end"});
+  d.text(px(0.1) + 82, py(0.1 * bandwidth) - 98, message("bandwidth ", fixed(bandwidth, 1), " GB/s"),
+         {.size = 12, .rotate = -45});
+  d.arrow({{px(balance), py(peak)}, {px(balance), top + size}}, "#c0392b", true, false);
+  d.text(px(balance) + 4, top + size - 8, message("balance ", fixed(balance, 1)), {.size = 11, .anchor = "start"});
+  const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"};
+  const char* ops[] = {"matmul forward", "matmul backward", "attention forward", "attention backward"};
+  for (const RooflinePoint& p : points)
+    for (int k = 0; k < 4; ++k)
+      if (p.op == ops[k]) marker(d, px(p.intensity), py(p.gflops), p.d_model, colours[k]);
+  for (int k = 0; k < 4; ++k) {  // the legend, top left: above the roof, where no op can be
+    d.rect(100, 82 + 18 * k, 12, 12, colours[k], "#222");
+    d.text(118, 93 + 18 * k, ops[k], {.size = 12, .anchor = "start"});
+  }
+  marker(d, 106, 160, 128, "#fff");
+  d.text(118, 164, "d_model 128", {.size = 12, .anchor = "start"});
+  marker(d, 106, 178, 512, "#fff");
+  d.text(118, 182, "d_model 512", {.size = 12, .anchor = "start"});
+}
+
+// The ops that count no flops: their achieved GB/s, one row each, against the bandwidth.
+void draw_memory_panel(Diagram& d, const std::vector<RooflinePoint>& points, double bandwidth) {
+  const char* ops[] = {"Adam.step optimizer", "add forward",      "add backward",
+                       "dropout forward",     "dropout backward", "layer_norm forward",
+                       "layer_norm backward", "relu forward",     "relu backward"};
+  const double left = 760, right = 1060, top = 90, row = 40;  // GB/s 0.1 .. 1000
+  const auto px = [&](double g) { return left + (std::clamp(std::log10(g), -1.0, 3.0) + 1) * (right - left) / 4; };
+  const double bottom = top + row * 9;
+  d.text((left + right) / 2, top - 30, "the other ops: memory-bound,", {.size = 13, .bold = true});
+  d.text((left + right) / 2, top - 14, "their roof is the bandwidth (GB/s)", {.size = 13, .bold = true});
+  d.rect(left, top, right - left, bottom - top, "#fff", "#888");
+  decade_ticks(d, true, left, right, bottom, bottom - top, -1);
+  d.text((left + right) / 2, bottom + 50, "achieved GB/s, log scale");
+  d.arrow({{px(bandwidth), top}, {px(bandwidth), bottom}}, "#c0392b", false, false);
+  d.text(px(bandwidth), bottom + 32, "bandwidth", {.size = 11, .colour = "#c0392b"});
+  for (int k = 0; k < 9; ++k) {
+    const double y = top + row * (k + 0.5);
+    d.text(left - 8, y + 4, ops[k], {.size = 12, .anchor = "end"});
+    for (const RooflinePoint& p : points)
+      if (p.op == ops[k]) marker(d, px(p.gbs), y, p.d_model, "#8c8c8c");
+  }
+}
+
+void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
+  Diagram d(1100, 600);
+  d.text(550, 26, message("The roofline of one copy-task step, measured on this machine (", num_threads(), " threads)"),
+         {.size = 15});
+  d.text(550, 46, "one run's measurements: the points move from run to run", {.size = 12, .colour = "#555"});
+  draw_roof_panel(d, points, peak, bandwidth);
+  draw_memory_panel(d, points, bandwidth);
+  write_svg("16-roofline.svg", d.svg());
 }
 
 // The share of the step spent in ops that counted flops (the matmuls and the attention op).
@@ -292,12 +402,14 @@ int main(int argc, char** argv) {
               peak, bandwidth, peak > 0 ? peak / bandwidth : 0.0);
 
   std::map<int64_t, double> flop_share;
+  std::vector<RooflinePoint> roofline_points;
   for (const int64_t d_model : {int64_t{128}, int64_t{512}}) {
     const profiler::Trace trace = profile_copy_step(d_model, quick ? 1 : 3, quick ? 1 : 3);
     section(("one copy-task step at d_model " + std::to_string(d_model)).c_str());
     std::fputs(profiler::key_averages_table(trace).c_str(), stdout);
     section(("the roofline at d_model " + std::to_string(d_model)).c_str());
     if (peak > 0) roofline(trace, peak, bandwidth);
+    add_roofline_points(roofline_points, trace, d_model);
     flop_share[d_model] = flop_ops_share(trace);
     std::printf("ops that count flops: %.0f%% of the step; %lld op events in the step\n", 100 * flop_share[d_model],
                 static_cast<long long>(op_events(trace)));
@@ -311,6 +423,7 @@ int main(int argc, char** argv) {
     }
   }
   claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
+  draw_roofline(roofline_points, peak, bandwidth);
 
 #if defined(CHAPTER_16_FRESH_PAGES)
   section("fresh pages");

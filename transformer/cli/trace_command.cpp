@@ -97,6 +97,9 @@ std::vector<std::string> sentence(const std::string& text, const char* what) {
 std::pair<std::vector<std::string>, std::vector<std::string>> sentences(const Flags& f) {
   const std::vector<std::string>& given = f.positionals();
   const size_t wanted = f.on("--train") ? 2 : 1;
+  for (const char* flag : {"--beam", "--top"})
+    if (wanted == 2 && f.given(flag)) throw UsageError(message("trace: ", flag, " is not used with --train"));
+  if (wanted == 1 && f.given("--lr")) throw UsageError("trace: --lr is used with --train only");
   if (given.size() != wanted || split_words(given[0]).empty() || (wanted == 2 && split_words(given[1]).empty()))
     throw UsageError(wanted == 1 ? "trace: give the sentence to trace, e.g. gradformer trace --checkpoint "
                                    "model.safetensors \"le chat noir mange .\""

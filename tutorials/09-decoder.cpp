@@ -9,8 +9,12 @@
 
 #include "claims.h"
 #include "nn/all.h"
+#include "small_translator.h"
+#include "transformer/data/tsv.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/decoder.h"
 #include "transformer/model/masks.h"
+#include "transformer/train/forward.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -20,6 +24,62 @@ namespace {
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const Tensor d = a - b;
   return std::abs(max(maximum(d, -d)).item());
+}
+
+// The words of a row of ids: [1, T] -> T tokens.
+std::vector<std::string> words_of(const Tensor& ids, const Vocab& vocab) {
+  std::vector<std::string> words;
+  for (int64_t id : ids.select(0, 0).to_vector<int64_t>()) words.push_back(vocab.token(id));
+  return words;
+}
+
+// A trained decoder: teacher forcing in words, and where its cross-attention looks.
+void trained_decoder() {
+  const SmallTranslator small = train_small_translator();  // a few seconds; chapter 11 explains training
+  EncoderDecoder& model = *small.loaded.model;
+  const Vocab &fr = small.loaded.info.source_vocab, &en = small.loaded.info.target_vocab;
+  const TranslationReport& test = *small.report.test_translation;
+  const TransformerConfig& c = small.loaded.info.config;
+  std::printf(
+      "trained d_model %lld, %lld layer%s, %lld heads, %lld steps: test BLEU %.2f, exact match %.1f%% of %zu "
+      "unseen sentences\n",
+      static_cast<long long>(c.d_model), static_cast<long long>(c.layers), c.layers == 1 ? "" : "s",
+      static_cast<long long>(c.heads), static_cast<long long>(small.report.steps), test.bleu.bleu,
+      100 * test.exact_match, test.hypotheses.size());
+
+  // Teacher forcing: the decoder reads <s> + target and must predict target + </s>, one position on.
+  const SentencePair pair{split_words("le chat noir mange une pomme ."), split_words("the black cat eats an apple .")};
+  const Batch one = collate(encode_pairs({pair}, fr, en), {0});
+  const std::vector<std::string> source = words_of(one.src, fr), input = words_of(one.tgt_in, en),
+                                 target = words_of(one.tgt_out, en);
+  DecoderLayer& layer = (*model.decoder->layers)[0];
+  layer.keep_attention = true;
+  Tensor probs;  // [T, V]
+  {
+    InferenceGuard inference(model);
+    probs = softmax(teacher_forced_logits(model, one), -1).value().select(0, 0);
+  }
+  const Tensor cross = mean(layer.cross_attention.select(0, 0), {0});  // [1, H, T, S] -> [T, S], mean of heads
+  layer.keep_attention = false;
+  std::cout << "encoder input:  " << join_words(source) << "\n";
+  std::printf("%-8s  %-13s  %-9s  %s\n", "position", "decoder input", "target", "the model's most likely next word");
+  int right = 0;
+  for (int64_t t = 0; t < probs.size(0); ++t) {
+    const int64_t best = static_cast<int64_t>(argmax(probs.select(0, t), 0).item());
+    const auto i = static_cast<size_t>(t);
+    std::printf("%8lld  %-13s  %-9s  %s (%.2f)\n", static_cast<long long>(t), input[i].c_str(), target[i].c_str(),
+                en.token(best).c_str(), probs.at({t, best}));
+    right += en.token(best) == target[i];
+  }
+  claim(right == probs.size(0), "teacher-forced, the trained decoder predicts every next word");
+
+  // The cross-attention: one row per English word predicted, one column per French word.
+  Heatmap picture = heatmap_of(cross, target, source, "cross-attention of the trained decoder, mean of 4 heads");
+  picture.row_axis = "English word predicted", picture.column_axis = "French word";
+  picture.range = std::make_pair(0.0, 1.0);
+  write_svg("09-cross-attention.svg", heatmap_svg(picture));
+  const int64_t black = 1, noir = 2;  // "black" is predicted at position 1; "noir" is French word 2
+  claim(argmax(cross.select(0, black), 0).item() == noir, "to write black the decoder looks at noir");
 }
 
 }  // namespace
@@ -42,6 +102,9 @@ int main() {
     claim(causal ? before == 0.0 : before > 1e-3,
           causal ? "the causal mask stops the future leaking" : "without it, it leaks");
   }
+
+  section("a trained decoder");
+  trained_decoder();
 
   // Generating one token at a time: the whole prefix again at every step, or a key/value cache.
   const int64_t steps = 60;

@@ -11,13 +11,19 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "claims.h"
 #include "nn/all.h"
+#include "small_translator.h"
 #include "tensor/parallel.h"
 #include "transformer/data/batch.h"
 #include "transformer/data/copy_task.h"
+#include "transformer/data/toy_corpus.h"
+#include "transformer/data/tsv.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
 
@@ -26,62 +32,160 @@ using namespace tutorial;
 
 namespace {
 
-std::string tokens_text(const std::vector<int64_t>& tokens) {
+// ---- 1. greedy and beam search --------------------------------------------------------------------
+
+// A hypothesis's tokens as words; the final </s> stays, so a finished one shows that it finished.
+std::string words_of(const std::vector<int64_t>& tokens, const Vocab& vocab) {
   std::string out;
-  for (int64_t t : tokens) {
-    if (!out.empty()) out += ' ';
-    out += std::to_string(t);
-  }
+  for (int64_t t : tokens) out += (out.empty() ? "" : " ") + vocab.token(t);
   return out;
 }
 
-// ---- 1. greedy and beam search --------------------------------------------------------------------
+// The length penalty of Wu et al. (2016): lp(y) = ((5 + |y|) / 6)^alpha, score = log P / lp.
+double length_penalty(size_t length, double alpha) {
+  return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+}
 
-void greedy_and_beam(bool quick) {
-  section("greedy and beam search");
-  // An untrained model over 20 tokens: its next-token distributions are broad, which is where the
-  // two searches part ways. No end token (eos -1): every output has exactly 8 tokens, so the
-  // length penalty plays no part and beam search ranks by log P alone.
-  TransformerConfig config{.src_vocab = 20,
-                           .tgt_vocab = 20,
-                           .d_model = 32,
-                           .d_ff = 64,
-                           .heads = 4,
-                           .layers = 2,
-                           .dropout = 0.0,
-                           .max_len = 64};
-  EncoderDecoder model(config, /*seed=*/5);
-  Generator gen(11);
-  const DecodeOptions options{.max_len = 8, .eos = -1};
-  const int sentences = quick ? 8 : 30;
-  int better = 0, worse = 0;
-  double gain = 0;
-  Hypothesis example_greedy, example_beam;
-  std::cout << "source  greedy log P  beam-4 log P\n";
-  for (int i = 0; i < sentences; ++i) {
-    const Tensor src = randint({1, 10}, 4, 20, gen);
+// The beam-search tree of one sentence: a column per step, in it every extension the search weighed
+// (the 2 x beam most probable, best first) with its cumulative log P, joined to the prefix it extends.
+void draw_beam_tree(const std::string& path, const std::string& title,
+                    const std::vector<std::vector<WeighedExtension>>& steps, const std::vector<int64_t>& chosen,
+                    const Vocab& vocab) {
+  const int column = 166, row = 30, top = 62, box_w = 118, box_h = 24;
+  size_t rows = 0;
+  for (const auto& weighed : steps) rows = std::max(rows, weighed.size());
+  const int width = 30 + column * static_cast<int>(steps.size()), height = top + row * static_cast<int>(rows) + 58;
+  std::ostringstream svg;
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 "
+      << width << " " << height << "' font-family='Helvetica, Arial, sans-serif' font-size='12'>\n"
+      << "<rect width='" << width << "' height='" << height << "' fill='#fff'/>\n"
+      << "<text x='16' y='22' font-size='15'>" << escape_xml(title) << "</text>\n";
+  auto is_prefix_of_chosen = [&](const std::vector<int64_t>& tokens) {
+    return tokens.size() <= chosen.size() && std::equal(tokens.begin(), tokens.end(), chosen.begin());
+  };
+  for (size_t step = 0; step < steps.size(); ++step) {
+    const int x = 16 + column * static_cast<int>(step);
+    svg << "<text x='" << x + box_w / 2 << "' y='48' text-anchor='middle' fill='#555'>step " << step + 1 << "</text>\n";
+    for (size_t i = 0; i < steps[step].size(); ++i) {
+      const WeighedExtension& e = steps[step][i];
+      const std::vector<int64_t>& tokens = e.hypothesis.tokens;
+      const int y = top + row * static_cast<int>(i);
+      const bool on_path = is_prefix_of_chosen(tokens) && e.fate != BeamFate::Pruned;
+      if (step > 0) {  // the edge from the prefix it extends: a live hypothesis of the step before
+        const std::vector<int64_t> parent(tokens.begin(), tokens.end() - 1);
+        for (size_t j = 0; j < steps[step - 1].size(); ++j)
+          if (steps[step - 1][j].fate == BeamFate::Alive && steps[step - 1][j].hypothesis.tokens == parent)
+            svg << "<line x1='" << x - column + box_w << "' y1='" << top + row * static_cast<int>(j) + box_h / 2
+                << "' x2='" << x << "' y2='" << y + box_h / 2 << "' stroke='" << (on_path ? "#222" : "#aaa")
+                << "' stroke-width='" << (on_path ? 2 : 1) << "'"
+                << (e.fate == BeamFate::Pruned ? " stroke-dasharray='3,3'" : "") << "/>\n";
+      }
+      const char* fill = e.fate == BeamFate::Alive ? "#dbe9f6" : e.fate == BeamFate::Finished ? "#d4f0d4" : "#f4f4f4";
+      const char* stroke = e.fate == BeamFate::Alive ? "#2c6fb0" : e.fate == BeamFate::Finished ? "#2e8b57" : "#c8c8c8";
+      char numbers[64];
+      if (e.fate == BeamFate::Finished)
+        std::snprintf(numbers, sizeof numbers, "%.2f (%.2f)", e.hypothesis.log_prob, e.hypothesis.score);
+      else
+        std::snprintf(numbers, sizeof numbers, "%.2f", e.hypothesis.log_prob);
+      svg << "<rect x='" << x << "' y='" << y << "' width='" << box_w << "' height='" << box_h << "' rx='4' fill='"
+          << fill << "' stroke='" << stroke << "' stroke-width='" << (on_path ? 2 : 1) << "'/>\n"
+          << "<text x='" << x + 6 << "' y='" << y + 16 << "'" << (e.fate == BeamFate::Pruned ? " fill='#999'" : "")
+          << (on_path ? " font-weight='bold'" : "") << ">" << escape_xml(vocab.token(tokens.back())) << "</text>\n"
+          << "<text x='" << x + box_w - 6 << "' y='" << y + 16 << "' text-anchor='end' fill='"
+          << (e.fate == BeamFate::Pruned ? "#999" : "#333") << "'>" << numbers << "</text>\n";
+    }
+  }
+  const int legend = top + row * static_cast<int>(rows) + 22;
+  svg << "<text x='16' y='" << legend << "' fill='#333'>Each box: the token added, and the log-probability of the "
+      << "whole prefix. Blue: kept alive. Green: finished with &lt;/s&gt;, its score log P / lp in brackets.</text>\n"
+      << "<text x='16' y='" << legend + 18 << "' fill='#333'>Grey, dashed: pruned, the beam already full. "
+      << "Bold: the path of the output beam search returns.</text>\n</svg>\n";
+  write_svg(path, svg.str());
+}
+
+// The source's ids as the model reads them: the French words' ids, then </s>. [1, S]
+Tensor source_ids(const std::vector<std::string>& words, const Vocab& fr) {
+  const std::vector<int64_t> ids = encode_source(fr, words);
+  return from_vector(ids, {1, static_cast<int64_t>(ids.size())});
+}
+
+struct Comparison {
+  int differ = 0, beam_scores_higher = 0, greedy_right = 0, beam_right = 0;
+  size_t first_difference = 0;  // the first sentence where the two differ (0 if none does)
+};
+
+// Greedy and beam 4 on the first `sentences` test pairs; the first `shown` of them printed.
+Comparison compare(EncoderDecoder& model, const Vocab& fr, const Vocab& en, const std::vector<SentencePair>& test,
+                   size_t sentences, size_t shown) {
+  Comparison c;
+  for (size_t i = 0; i < sentences; ++i) {
+    const Tensor src = source_ids(test[i].source, fr);
     const Tensor src_mask = padding_mask(src, Vocab::pad);
+    const DecodeOptions options{.max_len = 2 * static_cast<int64_t>(test[i].source.size()) + 10};
     const Hypothesis greedy = greedy_decode(model, src, src_mask, options)[0];
     const Hypothesis beam = beam_search(model, src, src_mask, /*beam=*/4, /*alpha=*/0.6, options);
-    if (i < 10) std::printf("%6d  %12.4f  %12.4f\n", i, greedy.log_prob, beam.log_prob);
-    if (beam.log_prob > greedy.log_prob + 1e-9 && better++ == 0) example_greedy = greedy, example_beam = beam;
-    worse += beam.log_prob < greedy.log_prob - 1e-9;
-    gain += beam.log_prob - greedy.log_prob;
+    const std::string reference = join_words(test[i].target) + " </s>";
+    c.greedy_right += words_of(greedy.tokens, en) == reference, c.beam_right += words_of(beam.tokens, en) == reference;
+    if (greedy.tokens != beam.tokens) {
+      if (c.differ++ == 0) c.first_difference = i;
+      c.beam_scores_higher += beam.score > greedy.log_prob / length_penalty(greedy.tokens.size(), 0.6);
+    }
+    if (i < shown || (shown == 0 && c.differ == 1 && c.first_difference == i))
+      std::printf("%s\n  greedy: %s   log P %.4f\n  beam 4: %s   log P %.4f\n  right:  %s\n",
+                  join_words(test[i].source).c_str(), words_of(greedy.tokens, en).c_str(), greedy.log_prob,
+                  words_of(beam.tokens, en).c_str(), beam.log_prob, reference.c_str());
   }
-  std::printf(
-      "of %d sources: beam search found a more probable output for %d, a less probable one for %d; "
-      "mean gain %.3f nats\n",
-      sentences, better, worse, gain / sentences);
-  claim(better > 0, "beam search finds more probable outputs than greedy");
-  claim(better > worse, "more often better than worse");
-  std::printf("the first of them:\ngreedy: %s   log P %.4f\nbeam 4: %s   log P %.4f\n",
-              tokens_text(example_greedy.tokens).c_str(), example_greedy.log_prob,
-              tokens_text(example_beam.tokens).c_str(), example_beam.log_prob);
+  return c;
+}
 
-  // The length penalty of Wu et al. (2016): lp(y) = ((5 + |y|) / 6)^alpha, score = log P / lp.
+void print_comparison(int64_t step, size_t sentences, const Comparison& c) {
+  std::printf(
+      "model of step %lld, %zu test sentences: greedy and beam 4 differ on %d (beam's output scores higher on %d); "
+      "exactly right: greedy %d, beam %d\n",
+      static_cast<long long>(step), sentences, c.differ, c.beam_scores_higher, c.greedy_right, c.beam_right);
+  claim(c.beam_scores_higher == c.differ, "where they differ, beam search found the higher score");
+}
+
+void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab& fr, const Vocab& en) {
+  section("greedy and beam search");
+  const std::vector<SentencePair> test = make_toy_corpus().test;
+  const size_t sentences = 200;
+  const Comparison sure = compare(trained, fr, en, test, sentences, /*shown=*/2);
+  print_comparison(600, sentences, sure);
+  claim(sure.greedy_right > static_cast<int>(sentences * 9 / 10), "the trained model translates");
+  const Comparison unsure = compare(early, fr, en, test, sentences, /*shown=*/0);
+  print_comparison(200, sentences, unsure);
+  claim(unsure.differ > sure.differ, "a less sure model leaves beam search more to find");
+
+  // The tree of one search: every extension weighed at every step, and what became of it.
+  const SentencePair& pair = test[unsure.first_difference];
+  const Tensor src = source_ids(pair.source, fr);
+  std::vector<std::vector<WeighedExtension>> steps;
+  DecodeOptions options{.max_len = 2 * static_cast<int64_t>(pair.source.size()) + 10};
+  options.on_weigh = [&](int64_t, const std::vector<WeighedExtension>& weighed) { steps.push_back(weighed); };
+  const Hypothesis chosen = beam_search(early, src, padding_mask(src, Vocab::pad), 4, 0.6, options);
+  int finished = 0;
+  for (const auto& weighed : steps)
+    for (const WeighedExtension& e : weighed)
+      if (e.fate == BeamFate::Finished)
+        std::printf("finished at step %zu: %s   log P %.4f  lp %.3f  score %.4f\n", e.hypothesis.tokens.size(),
+                    words_of(e.hypothesis.tokens, en).c_str(), e.hypothesis.log_prob,
+                    length_penalty(e.hypothesis.tokens.size(), 0.6), e.hypothesis.score),
+            ++finished;
+  std::printf("beam search returns: %s\n", words_of(chosen.tokens, en).c_str());
+  claim(finished >= 4, "the search stops once a beam's worth of hypotheses has finished");
+  const DecodeOptions plain{.max_len = options.max_len};
+  claim(beam_search(early, src, padding_mask(src, Vocab::pad), 4, /*alpha=*/0.0, plain).tokens.size() <
+            chosen.tokens.size(),
+        "without the length penalty the search returns a shorter sentence");
+  draw_beam_tree("12-beam-tree.svg",
+                 "beam search (beam 4, alpha 0.6) with the model of step 200: " + join_words(pair.source), steps,
+                 chosen.tokens, en);
+
+  // The length penalty's numbers, for a hypothesis losing 0.5 nats a token.
   std::cout << "length  lp (alpha 0.6)   score of log P = -0.5 per token\n";
   for (int length : {1, 2, 5, 10, 20, 40}) {
-    const double lp = std::pow((5.0 + length) / 6.0, 0.6);
+    const double lp = length_penalty(static_cast<size_t>(length), 0.6);
     std::printf("%6d  %14.3f   %8.3f\n", length, lp, -0.5 * length / lp);
   }
 }
@@ -150,7 +254,10 @@ void kv_cache(bool quick) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  greedy_and_beam(quick);
+  // A small translator trained in a few seconds (tutorials/small_translator.h; chapter 11 explains training).
+  const SmallTranslator small = train_small_translator(/*early_step=*/200);
+  greedy_and_beam(*small.loaded.model, *small.early->model, small.loaded.info.source_vocab,
+                  small.loaded.info.target_vocab);
   kv_cache(quick);
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";
   return failures == 0 ? 0 : 1;

@@ -3,7 +3,8 @@
 //
 //   13-translation                          the corpus, BLEU, your own TSV, a checkpoint's names
 //   13-translation --checkpoint MODEL       also translates with a model that `gradformer train
-//                                           --task toy-translation` wrote, shows its cross-attention, and
+//                                           --task toy-translation` wrote, shows its cross-attention (and
+//                                           draws it, 13-cross-attention.svg), and
 //                                           averages the checkpoints the run kept (--keep-last)
 //   13-translation --quick                  averages the checkpoints of a small run of its own
 //
@@ -28,6 +29,7 @@
 #include "transformer/data/batch_plan.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/data/tsv.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/train/average.h"
 #include "transformer/train/bleu.h"
@@ -199,6 +201,10 @@ void trained(const std::string& path) {
     std::printf("  predicting %-8s looks most at %-8s (%.2f)\n", predicted[static_cast<size_t>(t)].c_str(),
                 source_labels[static_cast<size_t>(s)].c_str(), weights.at({t, s}));
   }
+  Heatmap picture = heatmap_of(weights, predicted, source_labels, "cross-attention, last layer, mean of the heads");
+  picture.row_axis = "English token predicted", picture.column_axis = "French token";
+  picture.range = std::make_pair(0.0, 1.0);
+  write_svg("13-cross-attention.svg", heatmap_svg(picture));
   last.keep_attention = false;
   model.train();
 

@@ -123,14 +123,23 @@ Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& s
     std::vector<double> next_logp;
     std::vector<std::vector<int64_t>> next_tokens;
     // The 2 x beam best extensions: enough that `beam` stay alive even if `beam` of them end in </s>.
+    std::vector<WeighedExtension> weighed;
     for (const auto& [row, token, total] : best_extensions(alive_logp, logp, 2 * beam)) {
-      if (static_cast<int64_t>(origin.size()) >= beam) break;
+      if (static_cast<int64_t>(origin.size()) >= beam && !options.on_weigh) break;
       std::vector<int64_t> tokens = alive_tokens[static_cast<size_t>(row)];
       tokens.push_back(token);
+      const Hypothesis extended{tokens, total, total / length_penalty(tokens.size())};
+      if (static_cast<int64_t>(origin.size()) >= beam) {  // the beam is full: pruned
+        weighed.push_back({extended, BeamFate::Pruned});
+        continue;
+      }
       if (token == options.eos || step + 1 == options.max_len) {
-        if (static_cast<int64_t>(finished.size()) < beam || token == options.eos)
-          finished.push_back({tokens, total, total / length_penalty(tokens.size())});
+        const bool finishes = static_cast<int64_t>(finished.size()) < beam || token == options.eos;
+        if (finishes) finished.push_back(extended);
+        weighed.push_back({extended, finishes ? BeamFate::Finished : BeamFate::Alive});
         if (token == options.eos) continue;
+      } else {
+        weighed.push_back({extended, BeamFate::Alive});
       }
       origin.push_back(row);
       next_token.push_back(token);
@@ -150,6 +159,7 @@ Hypothesis beam_search(EncoderDecoder& model, const Tensor& src, const Tensor& s
         alive.push_back({next_tokens[i], next_logp[i], next_logp[i] / length_penalty(next_tokens[i].size())});
       options.on_step(step, alive);
     }
+    if (options.on_weigh) options.on_weigh(step, weighed);
     if (next_logp.empty() || (static_cast<int64_t>(finished.size()) >= beam && best_finished >= best_alive)) break;
     while (static_cast<int64_t>(origin.size()) < beam) {  // fewer live candidates than rows: pad with dead copies
       origin.push_back(origin.front());

@@ -26,6 +26,14 @@ struct Hypothesis {
   double score = 0;             // what beam search ranked by (log_prob for greedy)
 };
 
+/// What beam search did with one extension it weighed: kept it alive, finished it (it ended in
+/// </s>, or reached max_len and made the list of finished ones), or pruned it (the beam was full).
+enum class BeamFate { Alive, Finished, Pruned };
+struct WeighedExtension {
+  Hypothesis hypothesis;  // the extended prefix, its log P, and its score (log P over the length penalty)
+  BeamFate fate = BeamFate::Alive;
+};
+
 struct DecodeOptions {
   // The defaults are the data layer's ids of <s> and </s> (Vocab::bos, Vocab::eos; the training
   // layer checks that they agree, since the model knows nothing of vocabularies).
@@ -37,6 +45,9 @@ struct DecodeOptions {
   /// Beam search calls it after every step with the live hypotheses, best first (score: log P
   /// over the length penalty), so a tracer can show the beams; empty: nothing is called.
   std::function<void(int64_t step, const std::vector<Hypothesis>& alive)> on_step = nullptr;
+  /// Beam search calls it after every step with each extension it weighed there (the 2 x beam
+  /// most probable, best first) and its fate, so a picture can show the search's tree; empty: nothing.
+  std::function<void(int64_t step, const std::vector<WeighedExtension>& weighed)> on_weigh = nullptr;
 };
 
 /// src: [B, S] int64, src_mask: [B, 1, S] bool -> one hypothesis per sentence. Runs without

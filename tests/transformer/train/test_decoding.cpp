@@ -154,6 +154,60 @@ TEST_CASE("beam_search: beam 1 is greedy, cached and uncached agree, a wider bea
   }
 }
 
+TEST_CASE("beam_search: on_weigh reports each step's 2 x beam best extensions, best first, and what became of them") {
+  EncoderDecoder model(tiny_config(), 4);
+  const Batch b = sources();
+  const Tensor src = row(b.src, 0), mask = row(padding_mask(b.src, Vocab::pad), 0);
+  const int64_t beam = 3;
+  std::vector<std::vector<WeighedExtension>> steps;
+  std::vector<std::vector<Hypothesis>> alive_by_step;
+  DecodeOptions options{.max_len = 8};
+  options.on_weigh = [&](int64_t step, const std::vector<WeighedExtension>& weighed) {
+    CHECK(step == static_cast<int64_t>(steps.size()));
+    steps.push_back(weighed);
+  };
+  options.on_step = [&](int64_t, const std::vector<Hypothesis>& alive) { alive_by_step.push_back(alive); };
+  const Hypothesis result = beam_search(model, src, mask, beam, 0.6, options);
+  REQUIRE(!steps.empty());
+  REQUIRE(steps.size() == alive_by_step.size());
+  std::vector<Hypothesis> finished;
+  for (size_t step = 0; step < steps.size(); ++step) {
+    INFO("step " << step);
+    const std::vector<WeighedExtension>& weighed = steps[step];
+    CHECK(weighed.size() <= static_cast<size_t>(2 * beam));
+    std::vector<std::vector<int64_t>> alive, kept;
+    int64_t not_pruned = 0;
+    bool pruned_seen = false;
+    for (size_t i = 0; i < weighed.size(); ++i) {
+      const Hypothesis& h = weighed[i].hypothesis;
+      CHECK(h.tokens.size() == step + 1);
+      if (i > 0) CHECK(h.log_prob <= weighed[i - 1].hypothesis.log_prob);  // best first
+      // Its log P is the teacher-forced one, recomputed here from the model's logits.
+      CHECK(h.log_prob == Approx(teacher_forced(model, src, mask, h.tokens).log_prob).epsilon(1e-5).margin(1e-5));
+      CHECK(h.score == Approx(h.log_prob / std::pow((5.0 + static_cast<double>(step + 1)) / 6.0, 0.6)));
+      if (weighed[i].fate == BeamFate::Pruned) {
+        pruned_seen = true;
+      } else {
+        CHECK(!pruned_seen);  // pruning takes only what comes after the beam is full
+        if (weighed[i].fate == BeamFate::Finished) finished.push_back(h);
+        if (h.tokens.back() != Vocab::eos) ++not_pruned, kept.push_back(h.tokens);
+        if (weighed[i].fate == BeamFate::Finished) CHECK((h.tokens.back() == Vocab::eos || h.tokens.size() == 8));
+      }
+    }
+    CHECK(not_pruned <= beam);
+    if (pruned_seen) CHECK(not_pruned == beam);
+    for (const Hypothesis& h : alive_by_step[step]) alive.push_back(h.tokens);
+    CHECK(kept == alive);  // the ones kept alive are on_step's
+  }
+  // The result is the best-scoring of the finished ones.
+  REQUIRE(!finished.empty());
+  const auto best = std::max_element(finished.begin(), finished.end(),
+                                     [](const Hypothesis& x, const Hypothesis& y) { return x.score < y.score; });
+  CHECK(result.tokens == best->tokens);
+  // Weighing changes nothing in the search.
+  CHECK(beam_search(model, src, mask, beam, 0.6, {.max_len = 8}).tokens == result.tokens);
+}
+
 TEST_CASE("beam_search: a beam wide enough to keep every prefix finds the best sequence found by exhaustive search") {
   // Target vocabulary 6, at most 3 tokens: 1 + 5 + 5 * 5 * 6 = 156 sequences (</s> may only come
   // last; a sequence shorter than 3 must end in it). A beam of 25 keeps every live prefix.

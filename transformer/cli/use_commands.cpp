@@ -1,4 +1,4 @@
-// gradformer translate, score and params: using and inspecting a model.
+// gradformer translate, score and params: using and inspecting a model (trace: trace_command.cpp).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -9,7 +9,6 @@
 #include "tensor/parallel.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/inspect/trace.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/evaluate.h"
@@ -197,53 +196,6 @@ int params_command(int argc, char** argv) {
               static_cast<double>(parameter_count(c)) / 1e6);
   std::printf("forward FLOPs per target token (%lld-token sentences): %.3g  (training: about 3x, %.3g)\n",
               static_cast<long long>(length), flops.forward_per_target_token(), flops.training_per_target_token());
-  return 0;
-}
-
-}  // namespace gradformer
-
-namespace gradformer {
-
-int trace_command(int argc, char** argv) {
-  Flags f("trace",
-          "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
-          "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
-          "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
-          "cross-attention looks, the most likely next tokens, the choice).");
-  f.add_positional("\"SENTENCE\"", "the source sentence, tokens separated by spaces (quote it)");
-  f.add("--checkpoint", "", "a model saved by gradformer train (required)");
-  f.add("--beam", "1", "also run beam search with this many beams and show them at every step (1: greedy only)");
-  f.add("--top", "5", "next-token candidates shown at every step");
-  f.add("--html", "", "also write the walk as one self-contained HTML page (heatmaps, tables) to this file");
-  f.add("--threads", "0", "threads (0: all cores)");
-  if (!f.parse(argc, argv)) {
-    std::cout << f.help();
-    return 0;
-  }
-  f.require("--checkpoint");
-  if (!f.given("\"SENTENCE\"") || split_words(f.text("\"SENTENCE\"")).empty())
-    throw UsageError(
-        "trace: give the sentence to trace, e.g. gradformer trace --checkpoint model.safetensors \"le chat noir mange "
-        ".\"");
-  // User text, checked as LineReader checks every line of a file.
-  if (const auto problem = utf8_problem(f.text("\"SENTENCE\""))) throw UsageError("trace: the sentence is " + *problem);
-  (void)f.integer_in("--beam", 1), (void)f.integer_in("--top", 1);  // the upper bounds are the model's, below
-  apply_threads(f);
-  LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
-  const int64_t vocab = ckpt.info.target_vocab.size();
-  (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
-  (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
-  const SentenceTrace t =
-      trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, split_words(f.text("\"SENTENCE\"")),
-                     {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});
-  std::cout << trace_text(t);
-  if (f.has("--html")) {
-    std::ofstream out(f.text("--html"), std::ios::binary);
-    out << trace_html(t);
-    out.close();
-    if (!out) throw DataError(message("trace: cannot write ", f.text("--html")));
-    std::cout << "\nwrote " << f.text("--html") << " (open it in a browser)\n";
-  }
   return 0;
 }
 

@@ -6,8 +6,11 @@
 
 #include "transformer/inspect/svg.h"
 #include "transformer/inspect/trace.h"
+#include "transformer/inspect/trace_page.h"
 
 namespace gradformer {
+
+namespace trace_page {
 namespace {
 
 constexpr const char* kStyle = R"(
@@ -36,13 +39,39 @@ table.steps td, table.steps th { border-bottom: 1px solid #e3e8ee; padding: 6px 
 .bar i { display: inline-block; height: 10px; background: #457b9d; border-radius: 3px; }
 .chosen { font-weight: bold; color: #e63946; }
 .translation { font-size: 22px; }
+.bar i.grad { background: #e63946; }
+td.num { font-family: ui-monospace, Menlo, Consolas, monospace; text-align: right; }
 )";
 
-std::string fixed(double v, int digits = 3) {
+}  // namespace
+
+std::string begin(const std::string& title, const std::string& heading_html, const std::string& subtitle_html) {
+  return "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>" + escape_xml(title) +
+         "</title><style>" + kStyle + "</style></head><body>\n<header><h1>" + heading_html + "</h1><p>" +
+         subtitle_html + "</p></header>\n<main>\n";
+}
+
+std::string section(int number, const std::string& title, const std::string& why_html, const std::string& body_html) {
+  std::ostringstream out;
+  out << "<section><h2><span class='n'>" << number << "</span>" << escape_xml(title) << "</h2><p class='why'>"
+      << why_html << "</p>\n"
+      << body_html << "</section>\n";
+  return out.str();
+}
+
+std::string end() { return "</main></body></html>\n"; }
+
+std::string fixed(double v, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
   return buffer;
 }
+
+}  // namespace trace_page
+
+namespace {
+
+using trace_page::fixed, trace_page::section;
 
 std::string stage_html(const TraceStage& s) {
   std::ostringstream out;
@@ -55,14 +84,6 @@ std::string stage_html(const TraceStage& s) {
   return out.str();
 }
 
-std::string section(int number, const std::string& title, const std::string& why, const std::string& body) {
-  std::ostringstream out;
-  out << "<section><h2><span class='n'>" << number << "</span>" << escape_xml(title) << "</h2><p class='why'>" << why
-      << "</p>\n"
-      << body << "</section>\n";
-  return out.str();
-}
-
 }  // namespace
 
 std::string trace_html(const SentenceTrace& t) {
@@ -72,13 +93,13 @@ std::string trace_html(const SentenceTrace& t) {
   for (size_t i = 0; i < t.unknown.size(); ++i) sentence += (i ? " " : "") + t.source_tokens[i];
   std::string translation;
   for (size_t i = 0; i < t.translation.size(); ++i) translation += (i ? " " : "") + t.translation[i];
-  page << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>gradformer trace: "
-       << escape_xml(sentence) << "</title><style>" << kStyle << "</style></head><body>\n<header><h1>&ldquo;"
-       << escape_xml(sentence) << "&rdquo; &rarr; &ldquo;" << escape_xml(translation)
-       << "&rdquo;</h1><p>One sentence through an encoder-decoder Transformer: d_model " << c.d_model << ", "
-       << counted(c.layers, "layer") << " each side, " << counted(c.heads, "head") << ", d_ff " << c.d_ff << ", "
-       << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN")
-       << ". Each section is one box of the paper's figure 1.</p></header>\n<main>\n";
+  page << trace_page::begin(
+      "gradformer trace: " + sentence,
+      "&ldquo;" + escape_xml(sentence) + "&rdquo; &rarr; &ldquo;" + escape_xml(translation) + "&rdquo;",
+      message("One sentence through an encoder-decoder Transformer: d_model ", c.d_model, ", ",
+              counted(c.layers, "layer"), " each side, ", counted(c.heads, "head"), ", d_ff ", c.d_ff, ", ",
+              c.norm == NormPlacement::Post ? "post-LN" : "pre-LN",
+              ". Each section is one box of the paper's figure 1."));
   int number = 1;
 
   std::ostringstream tokens;
@@ -171,7 +192,7 @@ std::string trace_html(const SentenceTrace& t) {
       number++, "Translation", t.beam > 1 ? message("beam search's best of ", t.beam, " beams") : "greedy decoding's",
       "<p class='translation'>" +
           (translation.empty() ? "(nothing: the model ended the sentence at once)" : escape_xml(translation)) + "</p>");
-  page << "</main></body></html>\n";
+  page << trace_page::end();
   return page.str();
 }
 

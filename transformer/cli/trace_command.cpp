@@ -1,0 +1,172 @@
+// gradformer trace: one sentence through a trained encoder-decoder, or (--train) one training step
+// on a sentence pair. Without --checkpoint it traces runs/toy-translation's model, or else the
+// first-use model: a small toy-translation model trained once, by the same train() as
+// `gradformer train`, into runs/trace-model, and reused after.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "tensor/saved_state.h"
+#include "transformer/cli/commands.h"
+#include "transformer/cli/flags.h"
+#include "transformer/data/line_reader.h"
+#include "transformer/data/tsv.h"
+#include "transformer/inspect/trace.h"
+#include "transformer/inspect/train_trace.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/run_directory.h"
+#include "transformer/train/trainer.h"
+
+namespace gradformer {
+namespace {
+
+constexpr const char* kTrainedModel = "runs/toy-translation/model.safetensors";
+constexpr const char* kFirstUseDir = "runs/trace-model";
+
+// The first-use model: the toy-translation task's recipe at a quarter of its width, small enough
+// to train in seconds on two cores and still translate the toy corpus's sentences right.
+TrainOptions first_use_options(int64_t steps) {
+  TrainOptions o = default_train_options("toy-translation", Architecture::EncoderDecoder);
+  o.d_model = 64, o.d_ff = 256, o.layers = 2, o.epochs = 8;  // 1256 steps; test BLEU 99.5
+  o.out_dir = kFirstUseDir, o.quiet = true;
+  if (steps > 0) o.steps = steps;
+  return o;
+}
+
+// Trains the first-use model unless it is there; a second trace started meanwhile waits for the
+// first one's run (the run folder's lock) and then reads what it saved.
+std::string first_use_model(int64_t steps) {
+  const std::string path = run_checkpoint_path(kFirstUseDir);
+  for (bool said_waiting = false;;) {
+    if (std::filesystem::exists(path)) return path;  // saved whole or not at all (renamed into place)
+    try {
+      refuse_busy_folder(kFirstUseDir);  // another trace training it: wait below, rather than say "training"
+      std::cerr << "gradformer trace: no --checkpoint and no " << kTrainedModel
+                << ": training a small toy-translation model into " << kFirstUseDir
+                << " (once; later traces reuse it)\n";
+      const TrainReport report = train(first_use_options(steps));
+      std::cerr << "gradformer trace: trained " << counted(report.steps, "step") << " in "
+                << static_cast<int64_t>(report.train_seconds + 0.5) << " s; saved " << path << "\n";
+      return path;
+    } catch (const RunFolderBusy&) {
+      if (!said_waiting)
+        std::cerr << "gradformer trace: another gradformer started training the model in " << kFirstUseDir
+                  << " first; waiting for it to finish\n";
+      said_waiting = true;
+      for (;;) {
+        try {
+          refuse_busy_folder(kFirstUseDir);
+          break;
+        } catch (const RunFolderBusy&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+      }
+    }
+  }
+}
+
+std::string checkpoint_to_trace(const Flags& f) {
+  if (f.has("--checkpoint")) return f.text("--checkpoint");
+  if (std::filesystem::exists(kTrainedModel)) {
+    std::cerr << "gradformer trace: tracing " << kTrainedModel << " (--checkpoint to trace another)\n";
+    return kTrainedModel;
+  }
+  const std::string path = run_checkpoint_path(kFirstUseDir);
+  if (std::filesystem::exists(path))
+    std::cerr << "gradformer trace: tracing the first-use model " << path << " (--checkpoint to trace another)\n";
+  return first_use_model(f.integer("--first-use-steps"));
+}
+
+void write_page(const std::string& path, const std::string& page) {
+  std::ofstream out(path, std::ios::binary);
+  out << page;
+  out.close();
+  if (!out) throw DataError(message("trace: cannot write ", path));
+  std::cout << "\nwrote " << path << " (open it in a browser)\n";
+}
+
+std::vector<std::string> sentence(const std::string& text, const char* what) {
+  // User text, checked as LineReader checks every line of a file.
+  if (const auto problem = utf8_problem(text)) throw UsageError(message("trace: the ", what, " is ", *problem));
+  return split_words(text);
+}
+
+// The sentence, or with --train the pair: usage errors for a missing or empty one, or text that is not UTF-8.
+std::pair<std::vector<std::string>, std::vector<std::string>> sentences(const Flags& f) {
+  const std::vector<std::string>& given = f.positionals();
+  const size_t wanted = f.on("--train") ? 2 : 1;
+  for (const char* flag : {"--beam", "--top"})
+    if (wanted == 2 && f.given(flag)) throw UsageError(message("trace: ", flag, " is not used with --train"));
+  if (wanted == 1 && f.given("--lr")) throw UsageError("trace: --lr is used with --train only");
+  if (given.size() != wanted || split_words(given[0]).empty() || (wanted == 2 && split_words(given[1]).empty()))
+    throw UsageError(wanted == 1 ? "trace: give the sentence to trace, e.g. gradformer trace --checkpoint "
+                                   "model.safetensors \"le chat noir mange .\""
+                                 : "trace: --train takes a pair, e.g. gradformer trace --train \"je suis heureux .\" "
+                                   "\"i am happy .\"");
+  return {sentence(given[0], "sentence"), wanted == 2 ? sentence(given[1], "target") : std::vector<std::string>{}};
+}
+
+}  // namespace
+
+int trace_command(int argc, char** argv) {
+  Flags f("trace",
+          "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
+          "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
+          "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
+          "cross-attention looks, the most likely next tokens, the choice).\n"
+          "\n"
+          "With --train and a pair, SENTENCE TARGET, walk one training step instead: the pair teacher-forced,\n"
+          "each target position's probability of the right word and its loss, the mean loss (label-smoothed\n"
+          "if the model was trained so), the backward pass (the gradient's norm at every sub-layer's output,\n"
+          "decoder then encoder, and per layer of parameters), and the loss after one gradient-descent step.\n"
+          "\n"
+          "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
+          "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.");
+  f.add_positionals("\"SENTENCE\" [\"TARGET\"]",
+                    "the source sentence, tokens separated by spaces (quote it); with --train, then its translation");
+  f.add("--checkpoint", "", "a model saved by gradformer train (default: see above)");
+  f.add_switch("--train", "trace one training step on the pair SENTENCE TARGET");
+  f.add("--lr", "0.5", "--train: the learning rate of the gradient-descent step");
+  f.add("--beam", "1", "also run beam search with this many beams and show them at every step (1: greedy only)");
+  f.add("--top", "5", "next-token candidates shown at every step");
+  f.add("--html", "", "also write the walk as one self-contained HTML page (heatmaps, tables) to this file");
+  f.add("--first-use-steps", "0", "training steps of the first-use model, when it is trained (0: its recipe's)");
+  f.add("--threads", "0", "threads (0: all cores)");
+  if (!f.parse(argc, argv)) {
+    std::cout << f.help();
+    return 0;
+  }
+  const auto [source, target] = sentences(f);
+  (void)f.integer_in("--beam", 1), (void)f.integer_in("--top", 1);  // the upper bounds are the model's, below
+  (void)f.integer_in("--first-use-steps", 0, 1000000);
+  const double lr = f.number("--lr");
+  if (!(lr >= 0 && lr <= 1000)) throw UsageError(message("trace: --lr must be from 0 to 1000, got ", f.text("--lr")));
+  apply_threads(f);
+  LoadedCheckpoint ckpt = load_checkpoint(checkpoint_to_trace(f));
+  const int64_t vocab = ckpt.info.target_vocab.size();
+  (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
+  (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
+  if (f.on("--train")) {
+    const auto smoothing = ckpt.info.state.find("options.label_smoothing");
+    const TrainStepTrace t = trace_train_step(
+        *ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, source, target,
+        {.label_smoothing = smoothing == ckpt.info.state.end()
+                                ? 0.0  // a model gradformer did not train (import): none that we know of
+                                : parse_number(smoothing->second, "the checkpoint's options.label_smoothing"),
+         .lr = lr,
+         .source_eos = ckpt.info.source_eos});
+    std::cout << train_trace_text(t);
+    if (f.has("--html")) write_page(f.text("--html"), train_trace_html(t));
+    return 0;
+  }
+  const SentenceTrace t =
+      trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, source,
+                     {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});
+  std::cout << trace_text(t);
+  if (f.has("--html")) write_page(f.text("--html"), trace_html(t));
+  return 0;
+}
+
+}  // namespace gradformer

@@ -165,36 +165,48 @@ std::string four_decimals(double x) {
   return text;
 }
 
-// The picture: a box per value (name | data | grad), a circle per op, arrows the way data flowed.
-// Columns by distance from the output (the output rightmost), rows so that each value sits at the
-// mean height of the values it was computed from (the inputs in order of a depth-first search).
-std::string graph_svg(const V& root, const std::string& title) {
-  const std::vector<micro::Value*> order = micro::topological_order(root.get());
+// Where each value of the graph goes: columns by distance from the output (the output rightmost),
+// rows so that each value sits at the mean height of the values it was computed from (the inputs in
+// order of a depth-first search).
+struct GraphLayout {
   std::map<micro::Value*, int> column;  // 0 for the root, +1 for each step towards the inputs
-  for (micro::Value* v : order)
-    for (const V& p : v->parents) column[p.get()] = std::max(column[p.get()], column[v] + 1);
-  int columns = 0;
-  for (const auto& [v, c] : column) columns = std::max(columns, c + 1);
   std::map<micro::Value*, double> row;
-  double next_row = 0;
+  int columns = 0;
+  double rows = 0;  // the inputs' rows are 0, 1, ..., rows - 1
+};
+
+GraphLayout lay_out(const V& root) {
+  GraphLayout g;
+  for (micro::Value* v : micro::topological_order(root.get()))
+    for (const V& p : v->parents) g.column[p.get()] = std::max(g.column[p.get()], g.column[v] + 1);
+  for (const auto& [v, c] : g.column) g.columns = std::max(g.columns, c + 1);
   std::function<void(micro::Value*)> place = [&](micro::Value* v) {
-    if (row.count(v)) return;
+    if (g.row.count(v)) return;
     if (v->parents.empty()) {
-      row[v] = next_row++;
+      g.row[v] = g.rows++;
       return;
     }
     double sum = 0;
-    for (const V& p : v->parents) place(p.get()), sum += row[p.get()];
-    row[v] = sum / static_cast<double>(v->parents.size());
+    for (const V& p : v->parents) place(p.get()), sum += g.row[p.get()];
+    g.row[v] = sum / static_cast<double>(v->parents.size());
   };
   place(root.get());
+  return g;
+}
+
+// The picture: a box per value (name | data | grad), a circle per op, arrows the way data flowed.
+std::string graph_svg(const V& root, const std::string& title) {
+  const std::vector<micro::Value*> order = micro::topological_order(root.get());
+  GraphLayout g = lay_out(root);
+  const int columns = g.columns;
+  const double next_row = g.rows;
 
   const int name_w = 30, number_w = 114, box_w = name_w + 2 * number_w, box_h = 34, gap = 76, pitch = 64;
   const int left = 20, top = 60, op_r = 18;
   const int width = left * 2 + columns * box_w + (columns - 1) * gap;
   const int height = top + static_cast<int>(next_row - 1) * pitch + box_h + 56;
-  auto box_x = [&](micro::Value* v) { return left + (columns - 1 - column[v]) * (box_w + gap); };
-  auto box_y = [&](micro::Value* v) { return top + static_cast<int>(row[v] * pitch); };
+  auto box_x = [&](micro::Value* v) { return left + (columns - 1 - g.column[v]) * (box_w + gap); };
+  auto box_y = [&](micro::Value* v) { return top + static_cast<int>(g.row[v] * pitch); };
 
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 "

@@ -9,7 +9,8 @@
 //    This works for every view (a transpose, a slice, an expand), which is why views cost nothing.
 // Then:
 //   cmake --build build --target check-exercise-01_strides
-// (delete the `throw` lines when you write the bodies: they are how the checker knows the file is untouched).
+// Delete the `throw` lines when you write the bodies: they are how the checker knows that the file
+// is untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

@@ -8,7 +8,8 @@
 // while it is done. The edges are partial blocks: rows and cols need not be multiples of tile, and
 // tile may be larger than both. Then:
 //   cmake --build build --target check-exercise-02_blocked_transpose
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

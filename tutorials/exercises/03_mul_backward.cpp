@@ -5,7 +5,8 @@
 // is b's. Broadcasting is the engine's business (it sums a [3, 4] gradient down to a [4] input), so
 // write the calculus only. Then:
 //   cmake --build build --target check-exercise-03_mul_backward
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

@@ -4,7 +4,8 @@
 // checker), dP is dL/dP. Return dL/dS, shape [rows, C]. Chapter 4 derives the formula; write it with
 // tensor ops (mul, sub, sum with keepdim) or with a loop over P.data<double>(). Then:
 //   cmake --build build --target check-exercise-04_softmax_backward
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

@@ -5,7 +5,8 @@
 // 0. Use tensor ops (matmul, transpose, a softmax along the last dimension you write yourself with
 // exp, max and sum, or the autograd ops of chapter 3 on Variable(q) and .value() at the end). Then:
 //   cmake --build build --target check-exercise-05_attention_head
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

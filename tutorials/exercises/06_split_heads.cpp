@@ -8,7 +8,8 @@
 // or, to see each index move, with loops over x.contiguous().to_vector<double>() and from_vector.
 // The checker's tensors are float64. Then:
 //   cmake --build build --target check-exercise-06_split_heads
-// (delete the `throw` lines when you write the bodies: they are how the checker knows the file is untouched).
+// Delete the `throw` lines when you write the bodies: they are how the checker knows that the file
+// is untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

@@ -4,7 +4,8 @@
 // PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)): fill a std::vector<double> row by row and make it a
 // tensor with from_vector(values, {max_len, d_model}). Then:
 //   cmake --build build --target check-exercise-07_positional_encoding
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

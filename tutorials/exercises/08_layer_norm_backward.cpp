@@ -10,7 +10,8 @@
 // x.data<double>() (rows = x.size(0), d = x.size(1)) or with tensor ops (sum with keepdim, sqrt).
 // Then:
 //   cmake --build build --target check-exercise-08_layer_norm_backward
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

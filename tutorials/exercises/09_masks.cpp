@@ -11,7 +11,8 @@
 // make it a tensor with from_vector(values, shape) and compare it with ne(t, scalar(0, DType::Int64)).
 // Then:
 //   cmake --build build --target check-exercise-09_masks
-// (delete the `throw` lines when you write the bodies: they are how the checker knows the file is untouched).
+// Delete the `throw` lines when you write the bodies: they are how the checker knows that the file
+// is untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

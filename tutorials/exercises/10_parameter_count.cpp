@@ -11,7 +11,8 @@
 // has one attention, a feed-forward network and 2 LayerNorms; a decoder layer one more attention
 // (cross-attention) and a third LayerNorm. Then:
 //   cmake --build build --target check-exercise-10_parameter_count
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

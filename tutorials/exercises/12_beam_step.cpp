@@ -8,7 +8,8 @@
 // log P -inf (fewer than `count` come back then); of two equal ones, the one with the smaller
 // row * V + token first. log_probs.at({row, token}) reads one entry. Then:
 //   cmake --build build --target check-exercise-12_beam_step
-// (delete the `throw` line when you write the body: it is how the checker knows the file is untouched).
+// Delete the `throw` line when you write the body: it is how the checker knows that the file is
+// untouched, and says so.
 #include "exercises.h"
 
 namespace exercises {

@@ -19,8 +19,13 @@ static std::string difference(const Tensor& mask, const Shape& shape, const std:
   if (mask.shape() != shape) return "shape " + to_string(mask.shape()) + ", not " + to_string(shape);
   const std::vector<int64_t> values = mask.to(DType::Int64).contiguous().to_vector<int64_t>();
   for (size_t n = 0; n < values.size(); ++n)
-    if (values[n] != expected[n])
-      return "element " + std::to_string(n) + " (row-major) is " + (values[n] ? "true" : "false");
+    if (values[n] != expected[n]) {
+      std::string index;  // n, row-major, as [i, j] or [b, 0, s]
+      for (int64_t rest = static_cast<int64_t>(n), d = shape.rank() - 1; d >= 0;
+           rest /= shape[static_cast<int>(d)], --d)
+        index = std::to_string(rest % shape[static_cast<int>(d)]) + (index.empty() ? "" : ", ") + index;
+      return "element [" + index + "] is " + (values[n] ? "true" : "false");
+    }
   return "";
 }
 

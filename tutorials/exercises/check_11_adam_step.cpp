@@ -20,7 +20,7 @@ int failed = 0;
 
 void report(const std::string& what, double difference) {
   const bool ok = difference < 1e-12;
-  std::printf("%-58s: largest difference %.3g: %s\n", what.c_str(), difference, ok ? "yes" : "NO");
+  std::printf("%-60s: largest difference %.3g: %s\n", what.c_str(), difference, ok ? "yes" : "NO");
   if (!ok) ++failed;
 }
 

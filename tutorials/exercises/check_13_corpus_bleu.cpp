@@ -55,7 +55,7 @@ std::string difference(const BleuScore& mine, const BleuScore& expected) {
 
 void check(const std::string& what, const BleuScore& mine, const BleuScore& expected) {
   const std::string differs = difference(mine, expected);
-  std::printf("%-46s: %s\n", what.c_str(), differs.empty() ? "yes" : ("NO, " + differs).c_str());
+  std::printf("%-50s: %s\n", what.c_str(), differs.empty() ? "yes" : ("NO, " + differs).c_str());
   if (!differs.empty()) ++failed;
 }
 
@@ -125,8 +125,9 @@ int main() {
   check("clipping: 'the the the the' against 'the cat sat'", exercises::corpus_bleu(the4, the_cat),
         corpus_bleu(the4, the_cat));
   // The second sentence alone: its only 4-gram misses, so BLEU is 0 whatever the other precisions.
-  check("a precision of 0 makes BLEU 0", exercises::corpus_bleu({hypothesis2}, {reference2}),
-        corpus_bleu(std::vector{hypothesis2}, std::vector{reference2}));
+  const Corpus second{hypothesis2}, second_reference{reference2};
+  check("a precision of 0 makes BLEU 0", exercises::corpus_bleu(second, second_reference),
+        corpus_bleu(second, second_reference));
   Corpus toy_hypotheses, toy_references;
   toy_corpus(toy_hypotheses, toy_references);
   check("60 toy sentences with mistakes: the library's", exercises::corpus_bleu(toy_hypotheses, toy_references),

@@ -16,9 +16,12 @@ namespace {
 int failed = 0;
 
 std::string row_text(const Tensor& t, int64_t row) {
-  std::string out;
-  for (int64_t j = 0; j < t.size(1); ++j) out += (j ? " " : "") + std::to_string(static_cast<int64_t>(t.at({row, j})));
-  return "[" + out + "]";
+  std::string out = "[";
+  for (int64_t j = 0; j < t.size(1); ++j) {
+    if (j > 0) out += ' ';
+    out += std::to_string(static_cast<int64_t>(t.at({row, j})));
+  }
+  return out + "]";
 }
 
 // "" if the two batches are the same, else the first thing that differs.
@@ -41,7 +44,7 @@ std::string difference(const LmBatch& mine, const LmBatch& expected) {
 
 void check(const std::string& what, const LmBatch& mine, const LmBatch& expected) {
   const std::string differs = difference(mine, expected);
-  std::printf("%-48s: %s\n", what.c_str(), differs.empty() ? "yes" : ("NO, " + differs).c_str());
+  std::printf("%-50s: %s\n", what.c_str(), differs.empty() ? "yes" : ("NO, " + differs).c_str());
   if (!differs.empty()) ++failed;
 }
 

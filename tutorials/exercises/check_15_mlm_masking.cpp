@@ -26,30 +26,35 @@ struct Tally {
 };
 
 // Adds one draw to the tally: every position by the rules, a chosen one by what became of it.
-void tally(const std::vector<int64_t>& ids, const MlmBatch& batch, int64_t S, Tally& t) {
+void tally(const std::vector<int64_t>& ids, const MlmBatch& batch, size_t S, Tally& t) {
   const std::vector<int64_t> input = batch.input.to_vector<int64_t>(), labels = batch.labels.to_vector<int64_t>();
-  for (size_t i = 0; i < ids.size() && t.broken.empty(); ++i) {
-    const std::string at = "at [" + std::to_string(i / S) + ", " + std::to_string(i % S) + "] (id " +
-                           std::to_string(ids[i]) + "): input " + std::to_string(input[i]) + ", label " +
-                           std::to_string(labels[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto broke = [&](const char* rule) {  // keeps the first rule broken, with where
+      if (!t.broken.empty()) return;
+      char at[128];
+      std::snprintf(at, sizeof at, " at [%zu, %zu] (id %lld): input %lld, label %lld", i / S, i % S,
+                    static_cast<long long>(ids[i]), static_cast<long long>(input[i]),
+                    static_cast<long long>(labels[i]));
+      t.broken = rule + std::string(at);
+    };
     const bool first = i % S == 1;  // the first word of the row: <s> is at 0
     if (ids[i] < kFirstWordId) {
-      if (input[i] != ids[i] || labels[i] != Vocab::pad) t.broken = "a special was chosen " + at;
+      if (input[i] != ids[i] || labels[i] != Vocab::pad) broke("a special was chosen");
       continue;
     }
     ++t.words, t.first_words += first;
     if (labels[i] == Vocab::pad) {
-      if (input[i] != ids[i]) t.broken = "a word not chosen (label <pad>) was changed " + at;
+      if (input[i] != ids[i]) broke("a word not chosen (label <pad>) was changed");
       continue;
     }
-    if (labels[i] != ids[i]) t.broken = "the label of a chosen word is not the word " + at;
+    if (labels[i] != ids[i]) broke("the label of a chosen word is not the word");
     ++t.chosen, t.first_chosen += first;
     if (input[i] == kMaskId) {
       ++t.masked;
     } else if (input[i] == ids[i]) {
       ++t.kept;
     } else if (input[i] < kFirstWordId || input[i] >= kVocab) {
-      t.broken = "a replacement is not a word " + at;
+      broke("a replacement is not a word");
     } else {  // a random word other than the original: each of the other words equally likely
       ++t.replaced, ++t.replaced_by[static_cast<size_t>(input[i])];
       for (int64_t w = kFirstWordId; w < kVocab; ++w)
@@ -96,9 +101,9 @@ int main() {
     return 1;
   }
   Tally t;
-  tally(id_values, first, ids.size(1), t);
-  for (int draw = 1; draw < 3000 && t.broken.empty(); ++draw)
-    tally(id_values, exercises::mask_tokens(ids, kVocab, draws), ids.size(1), t);
+  tally(id_values, first, static_cast<size_t>(ids.size(1)), t);
+  for (int draw = 1; draw < 3000; ++draw)
+    tally(id_values, exercises::mask_tokens(ids, kVocab, draws), static_cast<size_t>(ids.size(1)), t);
   rule("every draw keeps the rules", t.broken);
   share("word positions chosen", t.chosen, t.words, 0.15);
   share("first words of a sentence chosen", t.first_chosen, t.first_words, 0.15);
@@ -109,7 +114,7 @@ int main() {
   std::string uneven;
   for (int64_t w = kFirstWordId; w < kVocab && uneven.empty(); ++w) {
     const double expected = t.expected_by[static_cast<size_t>(w)], sd = std::sqrt(expected * (1 - 1.0 / (kWords - 1)));
-    if (std::abs(static_cast<double>(t.replaced_by[static_cast<size_t>(w)]) - expected) >= 5 * sd)
+    if (!(std::abs(static_cast<double>(t.replaced_by[static_cast<size_t>(w)]) - expected) < 5 * sd + 1e-9))
       uneven = "word " + std::to_string(w) + " came in " + std::to_string(t.replaced_by[static_cast<size_t>(w)]) +
                " times, expected " + std::to_string(expected);
   }

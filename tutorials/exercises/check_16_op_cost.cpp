@@ -20,7 +20,7 @@ int failed = 0;
 
 void check(const std::string& what, const OpCost& mine, const OpCost& expected) {
   const bool ok = mine.flops == expected.flops && mine.bytes == expected.bytes;
-  std::printf("%-44s: %s", what.c_str(), ok ? "yes\n" : "NO, ");
+  std::printf("%-48s: %s", what.c_str(), ok ? "yes\n" : "NO, ");
   if (!ok)
     std::printf("%lld flops and %lld bytes, expected %lld and %lld\n", static_cast<long long>(mine.flops),
                 static_cast<long long>(mine.bytes), static_cast<long long>(expected.flops),
@@ -44,9 +44,11 @@ void against_profiler(int64_t M, int64_t K, int64_t N, DType dtype) {
   sum(matmul(a, b)).backward();
   const profiler::Trace trace = profiler::stop();
   const int64_t size = dtype == DType::Float32 ? 4 : 8;
-  const std::string shapes = "[" + std::to_string(M) + ", " + std::to_string(K) + "] x [" + std::to_string(K) + ", " +
-                             std::to_string(N) + "] " + (size == 4 ? "float32" : "float64");
-  check("profiler: matmul " + shapes, exercises::matmul_cost(M, K, N, size),
+  char shapes[96];
+  std::snprintf(shapes, sizeof shapes, "[%lld, %lld] x [%lld, %lld] %s", static_cast<long long>(M),
+                static_cast<long long>(K), static_cast<long long>(K), static_cast<long long>(N),
+                size == 4 ? "float32" : "float64");
+  check(std::string("profiler: matmul ") + shapes, exercises::matmul_cost(M, K, N, size),
         recorded(trace, "matmul", profiler::Phase::Forward));
   check("profiler: its backward", exercises::matmul_backward_cost(M, K, N, size),
         recorded(trace, "matmul", profiler::Phase::Backward));
@@ -64,13 +66,16 @@ int main() {
   // [1, 1] x [1, 1]: one multiply and one add; three float32 numbers moved.
   check("[1, 1] x [1, 1] float32: 2 flops, 12 bytes", untouched, {2, 12});
   // A square product n x n x n in float32: 2 n^3 flops on 3 n^2 * 4 bytes, n / 6 flops per byte.
-  for (int64_t n : {6, 128, 1024})
-    check("[" + std::to_string(n) + ", " + std::to_string(n) + "] squared: n / 6 flops per byte",
-          matmul_cost(n, n, n, 4), {2 * n * n * n, 12 * n * n});
+  for (int64_t n : {6, 128, 1024}) {
+    char what[64];
+    std::snprintf(what, sizeof what, "[%lld, %lld] squared: n / 6 flops per byte", static_cast<long long>(n),
+                  static_cast<long long>(n));
+    check(what, matmul_cost(n, n, n, 4), {2 * n * n * n, 12 * n * n});
+  }
   check("the same in float64: twice the bytes", matmul_cost(128, 128, 128, 8), {2 * 128 * 128 * 128, 24 * 128 * 128});
-  // The backward is two products of the forward's size: twice its flops.
-  check("backward of [6, 6] x [6, 6]: twice the flops", {matmul_backward_cost(6, 6, 6, 4).flops, 0},
-        {2 * matmul_cost(6, 6, 6, 4).flops, 0});
+  // The backward is two products of the forward's size, twice its flops, and it moves five tensors of
+  // 36 floats: G, A and B read, dA and dB written.
+  check("backward of [6, 6] x [6, 6] float32", matmul_backward_cost(6, 6, 6, 4), {4 * 6 * 6 * 6, 5 * 36 * 4});
   // An add: one flop per element on 12 bytes (two floats read, one written): 1 / 12 flops per byte.
   check("add of 1000 float32: 1 flop per 12 bytes", add_cost(1000, 4), {1000, 12000});
   check("add of 1000 float64: 1 flop per 24 bytes", add_cost(1000, 8), {1000, 24000});

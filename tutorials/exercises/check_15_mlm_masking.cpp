@@ -28,6 +28,10 @@ struct Tally {
 // Adds one draw to the tally: every position by the rules, a chosen one by what became of it.
 void tally(const std::vector<int64_t>& ids, const MlmBatch& batch, size_t S, Tally& t) {
   const std::vector<int64_t> input = batch.input.to_vector<int64_t>(), labels = batch.labels.to_vector<int64_t>();
+  if (input.size() != ids.size() || labels.size() != ids.size()) {
+    if (t.broken.empty()) t.broken = "a draw returned input or labels of another size than the ids";
+    return;
+  }
   for (size_t i = 0; i < ids.size(); ++i) {
     const auto broke = [&](const char* rule) {  // keeps the first rule broken, with where
       if (!t.broken.empty()) return;

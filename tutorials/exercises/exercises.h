@@ -1,12 +1,70 @@
 // The functions the exercises ask you to write. Your versions live in tutorials/exercises/NN_*.cpp
-// (stubs to fill in); the reference solutions in tutorials/exercises/solutions/. The checkers
-// (check_NN_*.cpp) test whichever of the two the build uses: see README.md in this folder.
+// (stubs to fill in); the reference solutions in tutorials/exercises/solutions/. Each checker
+// (check_NN_*.cpp) is built twice: exercise_NN_* with the reference solution (the test suite's, to
+// prove the checker works) and exercise_NN_*_yours with your file: see README.md in this folder.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "autograd/all.h"
+#include "nn/adam.h"
+#include "transformer/data/lm_batch.h"
+#include "transformer/data/mlm.h"
 #include "transformer/model/decoding.h"
+#include "transformer/model/encoder_decoder.h"
+#include "transformer/train/bleu.h"
 
 namespace exercises {
+
+/// What every stub throws until you write its body: the checker then says which file to fill in.
+struct NotWrittenYet : std::logic_error {
+  NotWrittenYet() : std::logic_error("this exercise's function is still the stub") {}
+};
+
+/// A checker's main: runs `checks` (which print what they find and return the number that failed)
+/// and turns a stub's NotWrittenYet, or any other exception, into a message and exit status 1.
+/// `file` is the exercise's file name (06_split_heads.cpp), `chapter` the chapter that asks for it.
+inline int run_checks(const char* file, int chapter, int (*checks)()) {
+  try {
+    return checks() == 0 ? 0 : 1;
+  } catch (const NotWrittenYet&) {
+    std::printf(
+        "tutorials/exercises/%s still throws NotWrittenYet, the stub's placeholder: write the function body "
+        "(chapter %d, Try this)\n",
+        file, chapter);
+  } catch (const std::exception& e) {
+    std::printf("tutorials/exercises/%s threw an exception the checks did not expect: %s\n", file, e.what());
+  }
+  return 1;
+}
+
+/// For the checkers: the largest |a - b| over two tensors of one shape (infinity if the shapes
+/// differ or one is missing).
+inline double max_difference(const gradformer::Tensor& a, const gradformer::Tensor& b) {
+  using gradformer::DType;
+  if (!a.defined() || !b.defined() || a.shape() != b.shape()) return INFINITY;
+  const std::vector<double> x = a.to(DType::Float64).to_vector<double>(), y = b.to(DType::Float64).to_vector<double>();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
+}
+
+/// Chapter 1: the row-major (contiguous) strides of a shape, in elements: {2, 3, 4} -> {12, 4, 1}.
+gradformer::Shape row_major_strides(const gradformer::Shape& shape);
+/// Chapter 1: where element `index` of `t` lives in its storage, in elements from the storage's
+/// start (t.offset() plus the index dotted with the strides).
+int64_t element_offset(const gradformer::Tensor& t, const std::vector<int64_t>& index);
+
+/// Chapter 2: out = a^T, with a [rows, cols] and out [cols, rows] both row-major, walked in
+/// tile x tile blocks so that the reads and the writes both stay in the cache.
+void blocked_transpose(const float* a, float* out, int64_t rows, int64_t cols, int64_t tile);
 
 /// Chapter 3: a * b (elementwise, with broadcasting) whose backward you write.
 gradformer::Variable mul(const gradformer::Variable& a, const gradformer::Variable& b);
@@ -21,9 +79,39 @@ gradformer::Tensor softmax_backward(const gradformer::Tensor& P, const gradforme
 gradformer::Tensor attention_head(const gradformer::Tensor& q, const gradformer::Tensor& k, const gradformer::Tensor& v,
                                   const gradformer::Tensor& allowed);
 
+/// Chapter 6: [B, T, d] -> [B, h, T, d_k] (d_k = d / h): head i is features [i d_k, (i + 1) d_k).
+gradformer::Tensor split_heads(const gradformer::Tensor& x, int64_t heads);
+/// Chapter 6: the inverse, [B, h, T, d_k] -> [B, T, h d_k].
+gradformer::Tensor merge_heads(const gradformer::Tensor& x);
+
 /// Chapter 7: the sinusoidal positional encoding, [max_len, d_model] float64:
 /// PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 gradformer::Tensor positional_encoding(int64_t max_len, int64_t d_model);
+
+/// Chapter 8: LayerNorm's backward. y = gamma * (x - mean) / sqrt(var + eps) + beta over the last
+/// dimension (var: the mean of the squared deviations, divided by d). x: [rows, d], gamma: [d],
+/// dy: dL/dy [rows, d], all float64 -> dL/dx [rows, d].
+gradformer::Tensor layer_norm_backward(const gradformer::Tensor& x, const gradformer::Tensor& gamma,
+                                       const gradformer::Tensor& dy, double eps);
+
+/// Chapter 9: [T, T] bool, true where query i may see key j: j <= i.
+gradformer::Tensor causal_mask(int64_t length);
+/// Chapter 9: ids [B, S] int64 -> [B, 1, S] bool, true where the token is not `pad`.
+gradformer::Tensor padding_mask(const gradformer::Tensor& ids, int64_t pad);
+
+/// Chapter 10: the number of parameters of an encoder-decoder of this configuration (sinusoidal or
+/// learned positions, post- or pre-LN, tied or separate embeddings).
+int64_t parameter_count(const gradformer::TransformerConfig& config);
+
+/// Chapter 11: the paper's learning rate at step `step` (counting from 1):
+/// d_model^-0.5 * min(step^-0.5, step * warmup^-1.5).
+double noam_rate(int64_t d_model, int64_t warmup, int64_t step);
+
+/// Chapter 11: one Adam update of a parameter p with gradient g, its t-th (t = 1, 2, ...), in place:
+/// m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2,
+/// p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps). All four vectors one size.
+void adam_step(std::vector<double>& p, const std::vector<double>& g, std::vector<double>& m, std::vector<double>& v,
+               int64_t t, const gradformer::AdamOptions& options);
 
 /// Chapter 12: one beam-search step. alive_log_probs [rows]: log P of each live prefix (-inf: a row
 /// not alive); log_probs [rows, V] float64: log P(next token | prefix). -> the `count` best extensions
@@ -31,5 +119,35 @@ gradformer::Tensor positional_encoding(int64_t max_len, int64_t d_model);
 /// -inf; of equal ones, the smaller row * V + token first.
 std::vector<gradformer::BeamCandidate> beam_step(const std::vector<double>& alive_log_probs,
                                                  const gradformer::Tensor& log_probs, int64_t count);
+
+/// Chapter 13: corpus BLEU-4, one reference per sentence, no smoothing (every field of BleuScore:
+/// clipped matches and totals of n-grams summed over the corpus, p_n, the lengths, BP and BLEU).
+gradformer::BleuScore corpus_bleu(const std::vector<std::vector<std::string>>& hypotheses,
+                                  const std::vector<std::vector<std::string>>& references);
+
+/// Chapter 14: the batch of causal language modelling from sequences (each <s> ... </s>): pad them
+/// with <pad> to the longest, L; inputs = tokens[:, :-1] [B, L-1], targets = tokens[:, 1:] [B, L-1]
+/// with <pad> where a token is not scored (position < first_scored, or padding); ntokens the scored.
+gradformer::LmBatch lm_batch(const std::vector<gradformer::LmSequence>& sequences);
+
+/// Chapter 15: BERT's masked-LM corruption of ids [B, S] int64 (<s> words </s> <pad>...): each word
+/// position (id >= 5) chosen with probability 0.15; a chosen one becomes <mask> (id 4) 80% of the
+/// time, a word drawn uniformly from [5, vocab_size) 10%, and stays 10%. input: the corrupted ids,
+/// labels: the original id at chosen positions, <pad> elsewhere (the counts may stay 0).
+gradformer::MlmBatch mask_tokens(const gradformer::Tensor& ids, int64_t vocab_size, gradformer::Generator& gen);
+
+/// Chapter 16: what an op costs, counted the profiler's way: the floating-point operations it does
+/// and the bytes of the tensors it reads and writes, each once. Its intensity is flops / bytes.
+struct OpCost {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+/// C = A B with A [M, K], B [K, N] (C [M, N]), elements of `element_bytes` bytes.
+OpCost matmul_cost(int64_t M, int64_t K, int64_t N, int64_t element_bytes);
+/// The backward of that product: dA = G B^T and dB = A^T G from G = dL/dC [M, N], reading G, A and
+/// B and writing dA and dB.
+OpCost matmul_backward_cost(int64_t M, int64_t K, int64_t N, int64_t element_bytes);
+/// c = a + b elementwise over n elements of `element_bytes` bytes each.
+OpCost add_cost(int64_t n, int64_t element_bytes);
 
 }  // namespace exercises

@@ -1,0 +1,32 @@
+# Runs the checkers of the reader's exercises (or any exercise_NN_x checkers) and says, exercise by
+# exercise, PASS or what failed.
+#   cmake -DCHECKERS=path/exercise_01_strides_yours,path/exercise_03_mul_backward_yours -P run_checkers.cmake
+# Fails (exit status 1) if any exercise fails. The targets check-exercises and check-exercise-NN_x
+# (tutorials/CMakeLists.txt) build the checkers and run this.
+if(NOT CHECKERS)
+  message(FATAL_ERROR "run_checkers.cmake: give -DCHECKERS=checker,checker,...")
+endif()
+string(REPLACE "," ";" checkers "${CHECKERS}")
+set(failed "")
+foreach(checker IN LISTS checkers)
+  get_filename_component(program "${checker}" NAME_WE)
+  string(REGEX REPLACE "^exercise_(.*)$" "\\1" exercise "${program}")
+  string(REGEX REPLACE "_yours$" "" exercise "${exercise}")
+  execute_process(COMMAND "${checker}" RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(status EQUAL 0)
+    message("PASS  ${exercise}")
+  else()
+    string(STRIP "${output}" output)
+    string(REPLACE "\n" "\n      " indented "${output}")
+    message("FAIL  ${exercise}\n      ${indented}")
+    list(APPEND failed ${exercise})
+  endif()
+endforeach()
+list(LENGTH checkers total)
+list(LENGTH failed failures)
+if(failures GREATER 0)
+  list(JOIN failed " " names)
+  message("${failures} of ${total} exercise(s) fail: ${names}")
+  message(FATAL_ERROR "exercises failing")
+endif()
+message("all ${total} exercise(s) pass")

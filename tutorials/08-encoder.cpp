@@ -220,7 +220,8 @@ void draw_encoder_decoder() {
   // encoder's output (the memory), the same for every decoder layer.
   const double cross_y = cross_bottom - 50;  // the middle of the cross-attention's box
   d.arrow({{enc, top}, {enc, top - 60}, {dec - 175, top - 60}, {dec - 175, cross_y}, {dec - 115, cross_y}}, "#1f5fa8");
-  d.text((enc + dec) / 2 - 20, top - 68, "memory [B, S, d]: the encoder's output", {.size = 12, .colour = "#1f5fa8"});
+  d.text((enc + dec) / 2 - 50, top - 68, "memory [B, S, d]: the last encoder layer's output",
+         {.size = 12, .colour = "#1f5fa8"});
   d.text(dec - 170, cross_y - 8, "K, V", {.size = 12, .anchor = "start", .colour = "#1f5fa8", .bold = true});
   d.text(dec - 8, cross_bottom - 10, "Q", {.size = 12, .anchor = "end", .bold = true});
   d.text(enc, top - 150, "Cross-attention: the queries Q come from", {.size = 13});

@@ -311,7 +311,7 @@ std::string train_trace_text(const TrainStepTrace& t) {
   out << "One training step of an encoder-decoder Transformer: d_model " << c.d_model << ", "
       << counted(c.layers, "layer") << " each side, " << counted(c.heads, "head") << ", d_ff " << c.d_ff << ", "
       << (c.norm == NormPlacement::Post ? "post-LN" : "pre-LN")
-      << "\n(eval mode: no dropout, so the losses are those gradformer score gives)\n\n";
+      << "\n(eval mode: no dropout; the loss is the model's training loss on this pair without dropout)\n\n";
   print_pair(out, t);
   print_losses(out, t);
   print_backward(out, t);

@@ -58,7 +58,7 @@ void draw_beam_tree(const std::string& path, const std::vector<std::string>& tit
   for (const auto& weighed : steps) rows = std::max(rows, weighed.size());
   const size_t first_band = (steps.size() + 1) / 2;  // steps [0, first_band) above, [first_band - 1, end) below
   const std::vector<std::pair<size_t, size_t>> bands = {{0, first_band}, {first_band - 1, steps.size()}};
-  const int title_h = 22 * static_cast<int>(title.size()) + 12, band_h = 34 + row * static_cast<int>(rows) + 16;
+  const int title_h = 22 * static_cast<int>(title.size()) + 26, band_h = 34 + row * static_cast<int>(rows) + 16;
   const int width = 32 + column * static_cast<int>(steps.size() - first_band + 1) - (column - box_w);
   const int height = title_h + band_h * 2 + 4 * 18 + 10;
   std::ostringstream svg;

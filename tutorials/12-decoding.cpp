@@ -48,58 +48,76 @@ double length_penalty(size_t length, double alpha) {
 
 // The beam-search tree of one sentence: a column per step, in it every extension the search weighed
 // (the 2 x beam most probable, best first) with its cumulative log P, joined to the prefix it extends.
-void draw_beam_tree(const std::string& path, const std::string& title,
+// The steps are laid out in two bands, the second opening with the last step of the first again, so
+// the figure stays narrow enough to read at page width.
+void draw_beam_tree(const std::string& path, const std::vector<std::string>& title,
                     const std::vector<std::vector<WeighedExtension>>& steps, const std::vector<int64_t>& chosen,
                     const Vocab& vocab) {
-  const int column = 166, row = 30, top = 62, box_w = 118, box_h = 24;
+  const int column = 140, row = 30, box_w = 108, box_h = 24;
   size_t rows = 0;
   for (const auto& weighed : steps) rows = std::max(rows, weighed.size());
-  const int width = 30 + column * static_cast<int>(steps.size()), height = top + row * static_cast<int>(rows) + 58;
+  const size_t first_band = (steps.size() + 1) / 2;  // steps [0, first_band) above, [first_band - 1, end) below
+  const std::vector<std::pair<size_t, size_t>> bands = {{0, first_band}, {first_band - 1, steps.size()}};
+  const int title_h = 22 * static_cast<int>(title.size()) + 26, band_h = 34 + row * static_cast<int>(rows) + 16;
+  const int width = 32 + column * static_cast<int>(steps.size() - first_band + 1) - (column - box_w);
+  const int height = title_h + band_h * 2 + 4 * 18 + 10;
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height << "' viewBox='0 0 "
       << width << " " << height << "' font-family='Helvetica, Arial, sans-serif' font-size='12'>\n"
-      << "<rect width='" << width << "' height='" << height << "' fill='#fff'/>\n"
-      << "<text x='16' y='22' font-size='15'>" << escape_xml(title) << "</text>\n";
+      << "<rect width='" << width << "' height='" << height << "' fill='#fff'/>\n";
+  for (size_t line = 0; line < title.size(); ++line)
+    svg << "<text x='16' y='" << 22 + 22 * line << "' font-size='15'>" << escape_xml(title[line]) << "</text>\n";
   auto is_prefix_of_chosen = [&](const std::vector<int64_t>& tokens) {
     return tokens.size() <= chosen.size() && std::equal(tokens.begin(), tokens.end(), chosen.begin());
   };
-  for (size_t step = 0; step < steps.size(); ++step) {
-    const int x = 16 + column * static_cast<int>(step);
-    svg << "<text x='" << x + box_w / 2 << "' y='48' text-anchor='middle' fill='#555'>step " << step + 1 << "</text>\n";
-    for (size_t i = 0; i < steps[step].size(); ++i) {
-      const WeighedExtension& e = steps[step][i];
-      const std::vector<int64_t>& tokens = e.hypothesis.tokens;
-      const int y = top + row * static_cast<int>(i);
-      const bool on_path = is_prefix_of_chosen(tokens) && e.fate != BeamFate::Pruned;
-      if (step > 0) {  // the edge from the prefix it extends: a live hypothesis of the step before
-        const std::vector<int64_t> parent(tokens.begin(), tokens.end() - 1);
-        for (size_t j = 0; j < steps[step - 1].size(); ++j)
-          if (steps[step - 1][j].fate == BeamFate::Alive && steps[step - 1][j].hypothesis.tokens == parent)
-            svg << "<line x1='" << x - column + box_w << "' y1='" << top + row * static_cast<int>(j) + box_h / 2
-                << "' x2='" << x << "' y2='" << y + box_h / 2 << "' stroke='" << (on_path ? "#222" : "#aaa")
-                << "' stroke-width='" << (on_path ? 2 : 1) << "'"
-                << (e.fate == BeamFate::Pruned ? " stroke-dasharray='3,3'" : "") << "/>\n";
+  for (size_t band = 0; band < bands.size(); ++band) {
+    const int band_top = title_h + band_h * static_cast<int>(band), top = band_top + 14;
+    for (size_t step = bands[band].first; step < bands[band].second; ++step) {
+      const int x = 16 + column * static_cast<int>(step - bands[band].first);
+      const bool repeated = band > 0 && step == bands[band].first;
+      svg << "<text x='" << x + box_w / 2 << "' y='" << band_top << "' text-anchor='middle' fill='#555'>step "
+          << step + 1 << (repeated ? " (again)" : "") << "</text>\n";
+      for (size_t i = 0; i < steps[step].size(); ++i) {
+        const WeighedExtension& e = steps[step][i];
+        const std::vector<int64_t>& tokens = e.hypothesis.tokens;
+        const int y = top + row * static_cast<int>(i);
+        const bool on_path = is_prefix_of_chosen(tokens) && e.fate != BeamFate::Pruned;
+        if (step > bands[band].first) {  // the edge from the prefix it extends: a live hypothesis of the step before
+          const std::vector<int64_t> parent(tokens.begin(), tokens.end() - 1);
+          for (size_t j = 0; j < steps[step - 1].size(); ++j)
+            if (steps[step - 1][j].fate == BeamFate::Alive && steps[step - 1][j].hypothesis.tokens == parent)
+              svg << "<line x1='" << x - column + box_w << "' y1='" << top + row * static_cast<int>(j) + box_h / 2
+                  << "' x2='" << x << "' y2='" << y + box_h / 2 << "' stroke='" << (on_path ? "#222" : "#aaa")
+                  << "' stroke-width='" << (on_path ? 2 : 1) << "'"
+                  << (e.fate == BeamFate::Pruned ? " stroke-dasharray='3,3'" : "") << "/>\n";
+        }
+        const char* fill = e.fate == BeamFate::Alive ? "#dbe9f6" : e.fate == BeamFate::Finished ? "#d4f0d4" : "#f4f4f4";
+        const char* stroke = e.fate == BeamFate::Alive      ? "#2c6fb0"
+                             : e.fate == BeamFate::Finished ? "#2e8b57"
+                                                            : "#c8c8c8";
+        char numbers[64];
+        if (e.fate == BeamFate::Finished)
+          std::snprintf(numbers, sizeof numbers, "%.2f (%.2f)", e.hypothesis.log_prob, e.hypothesis.score);
+        else
+          std::snprintf(numbers, sizeof numbers, "%.2f", e.hypothesis.log_prob);
+        svg << "<rect x='" << x << "' y='" << y << "' width='" << box_w << "' height='" << box_h << "' rx='4' fill='"
+            << fill << "' stroke='" << stroke << "' stroke-width='" << (on_path ? 2 : 1) << "'/>\n"
+            << "<text x='" << x + 6 << "' y='" << y + 16 << "'" << (e.fate == BeamFate::Pruned ? " fill='#999'" : "")
+            << (on_path ? " font-weight='bold'" : "") << ">" << escape_xml(vocab.token(tokens.back())) << "</text>\n"
+            << "<text x='" << x + box_w - 6 << "' y='" << y + 16 << "' text-anchor='end' fill='"
+            << (e.fate == BeamFate::Pruned ? "#999" : "#333") << "'>" << numbers << "</text>\n";
       }
-      const char* fill = e.fate == BeamFate::Alive ? "#dbe9f6" : e.fate == BeamFate::Finished ? "#d4f0d4" : "#f4f4f4";
-      const char* stroke = e.fate == BeamFate::Alive ? "#2c6fb0" : e.fate == BeamFate::Finished ? "#2e8b57" : "#c8c8c8";
-      char numbers[64];
-      if (e.fate == BeamFate::Finished)
-        std::snprintf(numbers, sizeof numbers, "%.2f (%.2f)", e.hypothesis.log_prob, e.hypothesis.score);
-      else
-        std::snprintf(numbers, sizeof numbers, "%.2f", e.hypothesis.log_prob);
-      svg << "<rect x='" << x << "' y='" << y << "' width='" << box_w << "' height='" << box_h << "' rx='4' fill='"
-          << fill << "' stroke='" << stroke << "' stroke-width='" << (on_path ? 2 : 1) << "'/>\n"
-          << "<text x='" << x + 6 << "' y='" << y + 16 << "'" << (e.fate == BeamFate::Pruned ? " fill='#999'" : "")
-          << (on_path ? " font-weight='bold'" : "") << ">" << escape_xml(vocab.token(tokens.back())) << "</text>\n"
-          << "<text x='" << x + box_w - 6 << "' y='" << y + 16 << "' text-anchor='end' fill='"
-          << (e.fate == BeamFate::Pruned ? "#999" : "#333") << "'>" << numbers << "</text>\n";
     }
   }
-  const int legend = top + row * static_cast<int>(rows) + 22;
-  svg << "<text x='16' y='" << legend << "' fill='#333'>Each box: the token added, and the log-probability of the "
-      << "whole prefix. Blue: kept alive. Green: finished with &lt;/s&gt;, its score log P / lp in brackets.</text>\n"
-      << "<text x='16' y='" << legend + 18 << "' fill='#333'>Grey, dashed: pruned, the beam already full. "
-      << "Bold: the path of the output beam search returns.</text>\n</svg>\n";
+  const int legend = title_h + band_h * 2 + 8;
+  const char* lines[] = {
+      "Each box: the token added, and the log-probability of the whole prefix.",
+      "Blue: kept alive. Green: finished with &lt;/s&gt;, its score log P / lp in brackets.",
+      "Grey, dashed: pruned, the beam already full. Bold: the path of the output beam search returns.",
+      "The second row of steps goes on from the first: it repeats the last step above."};
+  for (int line = 0; line < 4; ++line)
+    svg << "<text x='16' y='" << legend + 18 * line << "' fill='#333'>" << lines[line] << "</text>\n";
+  svg << "</svg>\n";
   write_svg(path, svg.str());
 }
 
@@ -179,7 +197,7 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab
             chosen.tokens.size(),
         "without the length penalty the search returns a shorter sentence");
   draw_beam_tree("12-beam-tree.svg",
-                 "beam search (beam 4, alpha 0.6) with the model of step 200: " + join_words(pair.source), steps,
+                 {"beam search (beam 4, alpha 0.6) with the model of step 200:", join_words(pair.source)}, steps,
                  chosen.tokens, en);
 
   // The length penalty's numbers, for a hypothesis losing 0.5 nats a token.

@@ -51,10 +51,13 @@ void three_masks() {
   print_mask("encoder-only (BERT) self-attention: padding_mask", encoder_only.select(0, 0));
   print_mask("decoder-only (GPT) self-attention: padding_mask AND causal_mask", decoder_only.select(0, 0));
   // The encoder-decoder has both: its encoder uses the first, its decoder's self-attention the second,
-  // and its decoder's cross-attention lets every target position see every real source token.
-  const Tensor src = from_vector(std::vector<int64_t>{7, 8, 9, 2}, {1, 4});
-  print_mask("encoder-decoder cross-attention (6 target positions x 4 source tokens): padding_mask(source)",
-             padding_mask(src, 0).expand({1, 6, 4}).select(0, 0));
+  // and its decoder's cross-attention lets every target position see every real source token. The
+  // source: le chat noir </s> <pad>   (ids 4 5 6 2 0)
+  const Tensor src = from_vector(std::vector<int64_t>{4, 5, 6, 2, 0}, {1, 5});
+  print_mask(
+      "encoder-decoder cross-attention (6 target positions x source le chat noir </s> <pad>): "
+      "padding_mask(source)",
+      padding_mask(src, 0).expand({1, 6, 5}).select(0, 0));
   const std::vector<int64_t> e = encoder_only.to(DType::Int64).contiguous().to_vector<int64_t>();
   const std::vector<int64_t> d = decoder_only.to(DType::Int64).contiguous().to_vector<int64_t>();
   const std::vector<int64_t> c = causal_mask(6).to(DType::Int64).contiguous().to_vector<int64_t>();

@@ -46,6 +46,26 @@ double length_penalty(size_t length, double alpha) {
   return std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
 }
 
+// One extension's box: the token it adds and its cumulative log P (a finished one's score too), coloured
+// by its fate (alive blue, finished green, pruned grey), bold on the path beam search returns.
+constexpr int kBoxW = 108, kBoxH = 24;
+void draw_extension_box(std::ostream& svg, const WeighedExtension& e, int x, int y, bool on_path, const Vocab& vocab) {
+  const std::vector<int64_t>& tokens = e.hypothesis.tokens;
+  const char* fill = e.fate == BeamFate::Alive ? "#dbe9f6" : e.fate == BeamFate::Finished ? "#d4f0d4" : "#f4f4f4";
+  const char* stroke = e.fate == BeamFate::Alive ? "#2c6fb0" : e.fate == BeamFate::Finished ? "#2e8b57" : "#c8c8c8";
+  char numbers[64];
+  if (e.fate == BeamFate::Finished)
+    std::snprintf(numbers, sizeof numbers, "%.2f (%.2f)", e.hypothesis.log_prob, e.hypothesis.score);
+  else
+    std::snprintf(numbers, sizeof numbers, "%.2f", e.hypothesis.log_prob);
+  svg << "<rect x='" << x << "' y='" << y << "' width='" << kBoxW << "' height='" << kBoxH << "' rx='4' fill='" << fill
+      << "' stroke='" << stroke << "' stroke-width='" << (on_path ? 2 : 1) << "'/>\n"
+      << "<text x='" << x + 6 << "' y='" << y + 16 << "'" << (e.fate == BeamFate::Pruned ? " fill='#999'" : "")
+      << (on_path ? " font-weight='bold'" : "") << ">" << escape_xml(vocab.token(tokens.back())) << "</text>\n"
+      << "<text x='" << x + kBoxW - 6 << "' y='" << y + 16 << "' text-anchor='end' fill='"
+      << (e.fate == BeamFate::Pruned ? "#999" : "#333") << "'>" << numbers << "</text>\n";
+}
+
 // The beam-search tree of one sentence: a column per step, in it every extension the search weighed
 // (the 2 x beam most probable, best first) with its cumulative log P, joined to the prefix it extends.
 // The steps are laid out in two bands, the second opening with the last step of the first again, so
@@ -53,7 +73,7 @@ double length_penalty(size_t length, double alpha) {
 void draw_beam_tree(const std::string& path, const std::vector<std::string>& title,
                     const std::vector<std::vector<WeighedExtension>>& steps, const std::vector<int64_t>& chosen,
                     const Vocab& vocab) {
-  const int column = 140, row = 30, box_w = 108, box_h = 24;
+  const int column = 140, row = 30, box_w = kBoxW, box_h = kBoxH;
   size_t rows = 0;
   for (const auto& weighed : steps) rows = std::max(rows, weighed.size());
   const size_t first_band = (steps.size() + 1) / 2;  // steps [0, first_band) above, [first_band - 1, end) below
@@ -91,21 +111,7 @@ void draw_beam_tree(const std::string& path, const std::vector<std::string>& tit
                   << "' stroke-width='" << (on_path ? 2 : 1) << "'"
                   << (e.fate == BeamFate::Pruned ? " stroke-dasharray='3,3'" : "") << "/>\n";
         }
-        const char* fill = e.fate == BeamFate::Alive ? "#dbe9f6" : e.fate == BeamFate::Finished ? "#d4f0d4" : "#f4f4f4";
-        const char* stroke = e.fate == BeamFate::Alive      ? "#2c6fb0"
-                             : e.fate == BeamFate::Finished ? "#2e8b57"
-                                                            : "#c8c8c8";
-        char numbers[64];
-        if (e.fate == BeamFate::Finished)
-          std::snprintf(numbers, sizeof numbers, "%.2f (%.2f)", e.hypothesis.log_prob, e.hypothesis.score);
-        else
-          std::snprintf(numbers, sizeof numbers, "%.2f", e.hypothesis.log_prob);
-        svg << "<rect x='" << x << "' y='" << y << "' width='" << box_w << "' height='" << box_h << "' rx='4' fill='"
-            << fill << "' stroke='" << stroke << "' stroke-width='" << (on_path ? 2 : 1) << "'/>\n"
-            << "<text x='" << x + 6 << "' y='" << y + 16 << "'" << (e.fate == BeamFate::Pruned ? " fill='#999'" : "")
-            << (on_path ? " font-weight='bold'" : "") << ">" << escape_xml(vocab.token(tokens.back())) << "</text>\n"
-            << "<text x='" << x + box_w - 6 << "' y='" << y + 16 << "' text-anchor='end' fill='"
-            << (e.fate == BeamFate::Pruned ? "#999" : "#333") << "'>" << numbers << "</text>\n";
+        draw_extension_box(svg, e, x, y, on_path, vocab);
       }
     }
   }

@@ -103,7 +103,7 @@ profiler::Trace profile_one_step(CopyTask& task) {
   profiler::start();
   {
     const profiler::Scope step("train step", profiler::Phase::Other, profiler::Kind::Region);
-    task.step();  // train_step(adam, translation_batch(model, batches.next(), loss), lr, 0): the copy task's
+    task.step();  // the copy task's train_step, as in chapter 11
   }
   return profiler::stop();
 }

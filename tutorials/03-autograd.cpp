@@ -194,14 +194,15 @@ GraphLayout lay_out(const V& root) {
   return g;
 }
 
-// The picture: a box per value (name | data | grad), a circle per op, arrows the way data flowed.
+// The picture: a box per value (name | data over grad), a circle per op, arrows the way data flowed.
+// Data and grad are stacked, not side by side, so that four columns fit a page at full size.
 std::string graph_svg(const V& root, const std::string& title) {
   const std::vector<micro::Value*> order = micro::topological_order(root.get());
   GraphLayout g = lay_out(root);
   const int columns = g.columns;
   const double next_row = g.rows;
 
-  const int name_w = 30, number_w = 114, box_w = name_w + 2 * number_w, box_h = 34, gap = 76, pitch = 64;
+  const int name_w = 26, number_w = 108, box_w = name_w + number_w, box_h = 44, gap = 64, pitch = 66;
   const int left = 20, top = 60, op_r = 18;
   const int width = left * 2 + columns * box_w + (columns - 1) * gap;
   const int height = top + static_cast<int>(next_row - 1) * pitch + box_h + 56;
@@ -232,15 +233,15 @@ std::string graph_svg(const V& root, const std::string& title) {
     const char* fill = v->parents.empty() ? "#dbe9f6" : "#ffffff";  // inputs filled, as to_dot does
     svg << "<rect x='" << x << "' y='" << y << "' width='" << box_w << "' height='" << box_h << "' fill='" << fill
         << "' stroke='#333'/>\n";
-    for (int split : {name_w, name_w + number_w})
-      svg << "<line x1='" << x + split << "' y1='" << y << "' x2='" << x + split << "' y2='" << y + box_h
-          << "' stroke='#333'/>\n";
-    const double text_y = mid + 4.5;
-    svg << "<text x='" << x + name_w / 2.0 << "' y='" << text_y << "' text-anchor='middle' font-weight='bold'>"
+    svg << "<line x1='" << x + name_w << "' y1='" << y << "' x2='" << x + name_w << "' y2='" << y + box_h
+        << "' stroke='#333'/>\n";  // name | numbers
+    svg << "<line x1='" << x + name_w << "' y1='" << mid << "' x2='" << x + box_w << "' y2='" << mid
+        << "' stroke='#bbb'/>\n";  // data over grad
+    svg << "<text x='" << x + name_w / 2.0 << "' y='" << mid + 4.5 << "' text-anchor='middle' font-weight='bold'>"
         << v->name << "</text>\n";
-    svg << "<text x='" << x + name_w + 6 << "' y='" << text_y << "'>data " << four_decimals(v->data) << "</text>\n";
-    svg << "<text x='" << x + name_w + number_w + 6 << "' y='" << text_y << "' fill='#b02020'>grad "
-        << four_decimals(v->grad) << "</text>\n";
+    svg << "<text x='" << x + name_w + 5 << "' y='" << mid - 6 << "'>data " << four_decimals(v->data) << "</text>\n";
+    svg << "<text x='" << x + name_w + 5 << "' y='" << mid + 16 << "' fill='#b02020'>grad " << four_decimals(v->grad)
+        << "</text>\n";
   }
   svg << "<text x='" << left << "' y='" << height - 16 << "' font-family='sans-serif' font-size='12' fill='#444'>"
       << "data: the value computed forward.  grad (red): dL/d(value), computed by backward.  "

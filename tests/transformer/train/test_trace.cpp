@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catch.h"
+#include "tiny_translator.h"
 #include "transformer/data/batch.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/model/decoding.h"
@@ -12,18 +13,6 @@
 using namespace gradformer;
 
 namespace {
-
-struct TinyTranslator {
-  Vocab source = Vocab::build({{"le", "chat", "noir", "mange", "."}, {"je", "suis", "heureux", "."}});
-  Vocab target = Vocab::build({{"the", "black", "cat", "eats", "."}, {"i", "am", "happy", "."}});
-  std::unique_ptr<EncoderDecoder> model;
-  explicit TinyTranslator(NormPlacement norm) {
-    TransformerConfig c = TransformerConfig::tutorial(source.size(), target.size());
-    c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 2, c.norm = norm,
-    c.max_len = 32;  // dropout 0.1: eval must turn it off
-    model = std::make_unique<EncoderDecoder>(c, 7);
-  }
-};
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "catch.h"
+#include "tiny_translator.h"
 #include "transformer/data/batch.h"
 #include "transformer/inspect/train_trace.h"
 #include "transformer/model/masks.h"
@@ -17,16 +18,9 @@ namespace {
 
 const std::vector<std::string> kSource = {"je", "suis", "heureux", "."}, kTarget = {"i", "am", "happy", "."};
 
-struct TinyTranslator {
-  Vocab source = Vocab::build({{"le", "chat", "noir", "mange", "."}, {"je", "suis", "heureux", "."}});
-  Vocab target = Vocab::build({{"the", "black", "cat", "eats", "."}, {"i", "am", "happy", "."}});
-  std::unique_ptr<EncoderDecoder> model;
-  explicit TinyTranslator(NormPlacement norm) {
-    TransformerConfig c = TransformerConfig::tutorial(source.size(), target.size());
-    c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 2, c.norm = norm,
-    c.max_len = 32;  // dropout 0.1: eval must turn it off
-    model = std::make_unique<EncoderDecoder>(c, 7);
-  }
+// The tracers' tiny translator, with the pair every test here traces.
+struct TraceTranslator : TinyTranslator {
+  using TinyTranslator::TinyTranslator;
   Batch batch() const { return collate({{source.encode(kSource), target.encode(kTarget)}}, {0}); }
   Tensor logits() const {  // [1, T, V], eval mode, the model's own forward pass
     InferenceGuard inference(*model);
@@ -79,7 +73,7 @@ const GradientAt& gradient(const TrainStepTrace& t, const std::string& stage, co
 
 TEST_CASE("trace --train: the loss is the training loss of the model's forward pass, and score's") {
   for (const NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre}) {
-    TinyTranslator tiny(norm);
+    TraceTranslator tiny(norm);
     const Batch batch = tiny.batch();
     const double training_loss = [&] {
       InferenceGuard inference(*tiny.model);
@@ -111,7 +105,7 @@ TEST_CASE("trace --train: the loss is the training loss of the model's forward p
 
 TEST_CASE("trace --train: the gradients are the model's own, and those worked out by hand") {
   for (const NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre}) {
-    TinyTranslator tiny(norm), twin(norm);  // the same seed: the same parameters
+    TraceTranslator tiny(norm), twin(norm);  // the same seed: the same parameters
     const double eps = 0.1;
     const Tensor logits = tiny.logits();
     const auto by_hand = logits_gradient(logits, tiny.batch().tgt_out, eps);
@@ -176,7 +170,7 @@ TEST_CASE("trace --train: the gradients are the model's own, and those worked ou
 }
 
 TEST_CASE("trace --train: the step is w <- w - lr dL/dw, and lowers the loss as lr |dL/dw|^2 says") {
-  TinyTranslator tiny(NormPlacement::Post);
+  TraceTranslator tiny(NormPlacement::Post);
   const std::vector<std::pair<std::string, Variable>> parameters = tiny.model->named_parameters();
   std::vector<Tensor> before;
   for (const auto& [name, p] : parameters) before.push_back(p.value().clone());
@@ -201,7 +195,7 @@ TEST_CASE("trace --train: the step is w <- w - lr dL/dw, and lowers the loss as 
 }
 
 TEST_CASE("trace --train: the text and the page show every stage and every word") {
-  TinyTranslator tiny(NormPlacement::Pre);
+  TraceTranslator tiny(NormPlacement::Pre);
   const TrainStepTrace t = trace_train_step(*tiny.model, tiny.source, tiny.target, {"je", "suis", "triste", "."},
                                             kTarget, {.label_smoothing = 0.1});
   CHECK(t.unknown == std::vector<bool>{false, false, true, false});
@@ -230,7 +224,7 @@ TEST_CASE("trace --train: the text and the page show every stage and every word"
 }
 
 TEST_CASE("trace --train: bad requests are errors naming the problem") {
-  TinyTranslator tiny(NormPlacement::Post);
+  TraceTranslator tiny(NormPlacement::Post);
   CHECK_THROWS_MSG(trace_train_step(*tiny.model, tiny.source, tiny.target, {}, kTarget), ValueError,
                    "trace_train_step: the source sentence is empty");
   CHECK_THROWS_MSG(trace_train_step(*tiny.model, tiny.source, tiny.target, kSource, {}), ValueError,

@@ -1,0 +1,329 @@
+#include "transformer/data/bpe.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "nn/json.h"
+#include "tensor/utf8.h"
+
+namespace gradformer {
+
+namespace {
+
+/// Appends code point cp (at most U+10FFFF) as UTF-8.
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+/// The code point starting at text[pos] (text is valid UTF-8); advances pos past it.
+char32_t next_code_point(std::string_view text, size_t& pos) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(pos);
+  int length = 1;
+  char32_t cp = lead;
+  if (lead >= 0xF0) {
+    length = 4;
+    cp = lead & 0x07;
+  } else if (lead >= 0xE0) {
+    length = 3;
+    cp = lead & 0x0F;
+  } else if (lead >= 0xC0) {
+    length = 2;
+    cp = lead & 0x1F;
+  }
+  for (int i = 1; i < length; ++i) cp = (cp << 6) | (byte(pos + static_cast<size_t>(i)) & 0x3F);
+  pos += static_cast<size_t>(length);
+  return cp;
+}
+
+/// The byte GPT-2's table gives character cp, or -1 if it stands for none.
+int byte_of_character(char32_t cp) {
+  // Every byte character is below U+0144 (the last of the 68 moved bytes is U+0100 + 67).
+  static const std::array<int, 0x144> table = [] {
+    std::array<int, 0x144> t{};
+    t.fill(-1);
+    for (int b = 0; b < 256; ++b) t[gpt2_byte_characters()[static_cast<size_t>(b)]] = b;
+    return t;
+  }();
+  return cp < table.size() ? table[cp] : -1;
+}
+
+/// A token for messages: its bytes as GPT-2 writes them, in quotes.
+std::string quoted(std::string_view bytes) {
+  std::string text = "\"";
+  text += gpt2_bytes_to_text(bytes);
+  text += '"';
+  return text;
+}
+
+std::string rank_key(const std::string& left, const std::string& right) {
+  return std::to_string(left.size()) + "|" + left + right;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ReadError(message(path, ": read failed"));
+  return text.str();
+}
+
+/// encoder.json: one object, token (in byte characters) -> id, the ids 0 .. n-1 each once.
+std::vector<std::string> parse_encoder_json(std::string_view text, const std::string& name) {
+  if (const auto bad = invalid_utf8_at(text)) {
+    throw DataError(message(name, ": not UTF-8 at byte ", *bad));
+  }
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const JsonError& e) {
+    throw DataError(message(name, ": ", e.what()));
+  }
+  if (!json.is_object()) {
+    throw DataError(message(name, ": expected an object of token -> id, found a ", kind_name(json.kind())));
+  }
+  const Json::Members& members = json.members();
+  const auto count = static_cast<int64_t>(members.size());
+  std::vector<std::string> tokens(members.size());
+  std::vector<bool> seen(members.size(), false);
+  for (const auto& [text_token, value] : members) {
+    if (!value.is_integer()) {
+      throw DataError(message(name, ": token \"", text_token, "\" has a ", kind_name(value.kind()),
+                              " for its id, expected an integer"));
+    }
+    const int64_t id = value.value();
+    if (id < 0 || id >= count) {
+      throw DataError(message(name, ": token \"", text_token, "\" has id ", id, ", outside 0 .. ", count - 1,
+                              " (the ids of ", count, " tokens must be 0 .. ", count - 1, ")"));
+    }
+    const auto slot = static_cast<size_t>(id);
+    if (seen[slot]) {
+      throw DataError(
+          message(name, ": id ", id, " is given to both ", quoted(tokens[slot]), " and \"", text_token, "\""));
+    }
+    seen[slot] = true;
+    tokens[slot] = gpt2_text_to_bytes(text_token, message(name, ": token \"", text_token, "\""));
+  }
+  return tokens;
+}
+
+/// vocab.bpe: a version comment, then "left right" a line, every line ended by '\n' ("\r\n" too).
+/// encoder.py reads it as bpe_data.split('\n')[1:-1]: the first line is skipped and so is
+/// whatever follows the last line end, so a last merge without a line end would be lost silently;
+/// here it is an error instead.
+std::vector<BytePairEncoding::Merge> parse_vocab_bpe(std::string_view text, const std::string& name) {
+  if (const auto bad = invalid_utf8_at(text)) {
+    throw DataError(message(name, ": not UTF-8 at byte ", *bad));
+  }
+  if (!text.empty() && text.back() != '\n') {
+    throw DataError(message(name, ": the last line has no line end (GPT-2's reader would drop it)"));
+  }
+  std::vector<BytePairEncoding::Merge> merges;
+  int64_t line_number = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line_number == 1) {
+      if (line.empty() || line.front() != '#') {
+        throw DataError(at_line(
+            name, 1,
+            message("expected a version comment such as \"#version: 0.2\", found \"", std::string(line), "\"")));
+      }
+      continue;
+    }
+    // Python's merge_str.split(): fields separated by runs of whitespace.
+    std::vector<std::string> fields;
+    size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      const size_t field_start = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      if (i > field_start) fields.emplace_back(line.substr(field_start, i - field_start));
+    }
+    if (fields.size() != 2) {
+      throw DataError(
+          at_line(name, line_number,
+                  message("expected a merge, two tokens separated by a space, found \"", std::string(line), "\"")));
+    }
+    const std::string where = at_line(name, line_number, "merge \"" + std::string(line) + "\"");
+    merges.emplace_back(gpt2_text_to_bytes(fields[0], where), gpt2_text_to_bytes(fields[1], where));
+  }
+  return merges;
+}
+
+}  // namespace
+
+const std::array<char32_t, 256>& gpt2_byte_characters() {
+  static const std::array<char32_t, 256> table = [] {
+    std::array<char32_t, 256> t{};
+    char32_t next_moved = 0x100;
+    for (char32_t b = 0; b < 256; ++b) {
+      const bool prints = (b >= U'!' && b <= U'~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      t[b] = prints ? b : next_moved++;
+    }
+    return t;
+  }();
+  return table;
+}
+
+std::string gpt2_bytes_to_text(std::string_view bytes) {
+  std::string text;
+  for (const char c : bytes) append_utf8(text, gpt2_byte_characters()[static_cast<unsigned char>(c)]);
+  return text;
+}
+
+std::string gpt2_text_to_bytes(std::string_view text, const std::string& where) {
+  if (const auto bad = invalid_utf8_at(text)) {
+    throw DataError(message(where, ": not UTF-8 at byte ", *bad));
+  }
+  std::string bytes;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const char32_t cp = next_code_point(text, pos);
+    const int byte = byte_of_character(cp);
+    if (byte < 0) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
+      throw DataError(message(where, ": character ", hex, " stands for no byte in GPT-2's byte-to-unicode table"));
+    }
+    bytes += static_cast<char>(byte);
+  }
+  return bytes;
+}
+
+BytePairEncoding::BytePairEncoding(std::vector<std::string> tokens, std::vector<Merge> merges)
+    : tokens_(std::move(tokens)), merges_(std::move(merges)) {
+  for (size_t id = 0; id < tokens_.size(); ++id) {
+    const std::string& token = tokens_[id];
+    if (token.empty()) throw ValueError(message("BytePairEncoding: token ", id, " is empty"));
+    const auto [it, added] = ids_.emplace(token, static_cast<int64_t>(id));
+    if (!added) {
+      throw ValueError(message("BytePairEncoding: token ", quoted(token), " has two ids, ", it->second, " and ", id));
+    }
+  }
+  for (int b = 0; b < 256; ++b) {
+    const std::string byte(1, static_cast<char>(b));
+    if (!ids_.count(byte)) {
+      throw ValueError(message("BytePairEncoding: byte ", b, " (", quoted(byte),
+                               ") is not a token, so a text holding it could not be encoded"));
+    }
+  }
+  for (size_t r = 0; r < merges_.size(); ++r) {
+    const auto& [left, right] = merges_[r];
+    if (left.empty() || right.empty()) {
+      throw ValueError(message("BytePairEncoding: merge ", r, " has an empty side"));
+    }
+    const auto [it, added] = ranks_.emplace(rank_key(left, right), static_cast<int64_t>(r));
+    if (!added) {
+      throw ValueError(message("BytePairEncoding: merge ", quoted(left), " ", quoted(right), " appears twice, ranks ",
+                               it->second, " and ", r));
+    }
+  }
+}
+
+BytePairEncoding BytePairEncoding::read_gpt2(const std::string& encoder_json_path, const std::string& vocab_bpe_path) {
+  const std::string encoder_json = read_whole_file(encoder_json_path);
+  const std::string vocab_bpe = read_whole_file(vocab_bpe_path);
+  return parse_gpt2(encoder_json, encoder_json_path, vocab_bpe, vocab_bpe_path);
+}
+
+BytePairEncoding BytePairEncoding::parse_gpt2(std::string_view encoder_json, const std::string& encoder_name,
+                                              std::string_view vocab_bpe, const std::string& vocab_name) {
+  std::vector<std::string> tokens = parse_encoder_json(encoder_json, encoder_name);
+  std::vector<Merge> merges = parse_vocab_bpe(vocab_bpe, vocab_name);
+  try {
+    return BytePairEncoding(std::move(tokens), std::move(merges));
+  } catch (const ValueError& e) {
+    throw DataError(message(encoder_name, " and ", vocab_name, ": ", e.what()));
+  }
+}
+
+int64_t BytePairEncoding::rank(const std::string& left, const std::string& right) const {
+  const auto it = ranks_.find(rank_key(left, right));
+  return it == ranks_.end() ? -1 : it->second;
+}
+
+std::vector<std::string> BytePairEncoding::bpe(std::string_view pre_token) const {
+  std::vector<std::string> word;
+  for (const char c : pre_token) word.emplace_back(1, c);
+  while (word.size() > 1) {
+    // The neighbouring pair of lowest rank (encoder.py: min(pairs, key=bpe_ranks.get)).
+    int64_t best = -1;
+    for (size_t i = 0; i + 1 < word.size(); ++i) {
+      const int64_t r = rank(word[i], word[i + 1]);
+      if (r >= 0 && (best < 0 || r < best)) best = r;
+    }
+    if (best < 0) break;
+    // Join every occurrence of that pair, scanning left to right, without overlap.
+    const auto& [left, right] = merges_[static_cast<size_t>(best)];
+    std::vector<std::string> joined;
+    for (size_t i = 0; i < word.size();) {
+      if (i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
+        joined.push_back(left + right);
+        i += 2;
+      } else {
+        joined.push_back(std::move(word[i]));
+        i += 1;
+      }
+    }
+    word = std::move(joined);
+  }
+  return word;
+}
+
+std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pre_tokens) const {
+  std::vector<int64_t> ids;
+  for (const std::string& pre_token : pre_tokens) {
+    for (const std::string& piece : bpe(pre_token)) {
+      const int64_t piece_id = id(piece);
+      if (piece_id < 0) {
+        throw DataError(message("BytePairEncoding encode: the merges make ", quoted(piece), " from ", quoted(pre_token),
+                                ", which is not a token of the vocabulary"));
+      }
+      ids.push_back(piece_id);
+    }
+  }
+  return ids;
+}
+
+std::string BytePairEncoding::decode(const std::vector<int64_t>& ids) const {
+  std::string bytes;
+  for (const int64_t i : ids) bytes += token(i);
+  return bytes;
+}
+
+const std::string& BytePairEncoding::token(int64_t id) const {
+  if (id < 0 || id >= size()) {
+    throw ValueError(message("BytePairEncoding: id ", id, " is outside the vocabulary of ", size(), " tokens"));
+  }
+  return tokens_[static_cast<size_t>(id)];
+}
+
+int64_t BytePairEncoding::id(std::string_view token) const {
+  const auto it = ids_.find(std::string(token));
+  return it == ids_.end() ? -1 : it->second;
+}
+
+}  // namespace gradformer

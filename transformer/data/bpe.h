@@ -1,0 +1,92 @@
+// Byte-pair encoding as GPT-2 does it, on bytes: a text is its UTF-8 bytes, every byte is a token,
+// and a list of merges, applied lowest rank first, joins neighbouring tokens into longer ones. No
+// input is ever unknown, and decoding the ids gives back the very bytes encoded.
+//
+// STATUS (work in progress toward the byte-level BPE tokenizer):
+//   done and tested: GPT-2's byte-to-unicode table and its inverse; BytePairEncoding (the tokens by
+//   id, the merge ranks); bpe() merging one pre-token exactly as GPT-2's encoder.py does; encode of
+//   a sequence of pre-tokens; decode of ids back to the exact bytes; loading encoder.json and
+//   vocab.bpe with a DataError naming the file, line and value for a malformed file.
+//   remains: the pre-tokenizer (GPT-2's pattern, split by Unicode category, written by hand);
+//   learning merges from a corpus to a vocabulary size; decode to text with GPT-2's replacement of
+//   invalid UTF-8 (decode here returns bytes); a cache of bpe() results for speed; saving a learned
+//   tokenizer; the `tokenize` and `learn-bpe` commands; a check against GPT-2's real files.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "transformer/data/data_error.h"
+
+namespace gradformer {
+
+/// GPT-2's bytes_to_unicode(): a printable character for each of the 256 bytes, so that a token's
+/// bytes can be written in a JSON or text file. The 188 bytes that already print as one
+/// character ('!' to '~', '¡' to '¬', '®' to 'ÿ') stand for themselves; the other 68 (space,
+/// control characters, DEL, the no-break and soft hyphens) take U+0100, U+0101, ... in byte order,
+/// so space (byte 32, the 33rd such byte) becomes U+0120 'Ġ' and newline becomes U+010A 'Ċ'.
+const std::array<char32_t, 256>& gpt2_byte_characters();
+
+/// The bytes written as GPT-2's byte characters, as UTF-8: "hi there" -> "hiĠthere".
+std::string gpt2_bytes_to_text(std::string_view bytes);
+
+/// The inverse: UTF-8 text of GPT-2 byte characters back to the bytes. DataError
+/// "<where>: ..." for text that is not UTF-8 or holds a character that stands for no byte.
+std::string gpt2_text_to_bytes(std::string_view text, const std::string& where);
+
+/// A byte-level BPE tokenizer: the tokens by id (each a string of bytes) and the merges by rank.
+class BytePairEncoding {
+ public:
+  /// Two tokens joined by a merge, as bytes.
+  using Merge = std::pair<std::string, std::string>;
+
+  /// tokens[id] is token id's bytes; merges[rank] the merge of that rank (0 is applied first).
+  /// ValueError for a duplicate token, a token that is empty, a single byte that is not a token (a
+  /// text holding it could not be encoded), a duplicate merge or a merge with an empty side.
+  BytePairEncoding(std::vector<std::string> tokens, std::vector<Merge> merges);
+
+  /// Reads GPT-2's released files: encoder.json (token -> id, tokens in byte characters) and
+  /// vocab.bpe (a version comment line, then one merge a line: two tokens separated by a space,
+  /// each line ending in a line end). DataError "path: ..." or "path:line: ..." for a file that
+  /// cannot be read or is malformed.
+  static BytePairEncoding read_gpt2(const std::string& encoder_json_path, const std::string& vocab_bpe_path);
+  /// As read_gpt2, from the files' contents; the names stand in for the paths in messages.
+  static BytePairEncoding parse_gpt2(std::string_view encoder_json, const std::string& encoder_name,
+                                     std::string_view vocab_bpe, const std::string& vocab_name);
+
+  /// One pre-token split into tokens as GPT-2's bpe() does: start from single bytes; while some
+  /// neighbouring pair is a merge, take the pair of lowest rank and join every occurrence of it,
+  /// left to right, without overlap ("aaa" with merge "a a" -> "aa", "a"). Empty in, empty out.
+  std::vector<std::string> bpe(std::string_view pre_token) const;
+
+  /// The ids of bpe(pre_token) for each pre-token in turn. DataError if a merge makes a token the
+  /// vocabulary lacks (a vocab.bpe and encoder.json that do not belong together).
+  std::vector<int64_t> encode(const std::vector<std::string>& pre_tokens) const;
+
+  /// The bytes of the tokens, concatenated: decode(encode(split(text))) == text for any bytes.
+  /// ValueError for an id outside [0, size()).
+  std::string decode(const std::vector<int64_t>& ids) const;
+
+  int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
+  const std::string& token(int64_t id) const;
+  /// The id of a token's bytes, or -1 if it is not a token.
+  int64_t id(std::string_view token) const;
+  const std::vector<Merge>& merges() const { return merges_; }
+
+ private:
+  /// The rank of merging left and right, or -1 if they are not a merge.
+  int64_t rank(const std::string& left, const std::string& right) const;
+
+  std::vector<std::string> tokens_;
+  std::unordered_map<std::string, int64_t> ids_;
+  std::vector<Merge> merges_;
+  // Keyed by the pair written as one string: the left side's length, '|', left, right.
+  std::unordered_map<std::string, int64_t> ranks_;
+};
+
+}  // namespace gradformer

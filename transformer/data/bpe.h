@@ -6,11 +6,14 @@
 //   done and tested: GPT-2's byte-to-unicode table and its inverse; BytePairEncoding (the tokens by
 //   id, the merge ranks); bpe() merging one pre-token exactly as GPT-2's encoder.py does; encode of
 //   a sequence of pre-tokens; decode of ids back to the exact bytes; loading encoder.json and
-//   vocab.bpe with a DataError naming the file, line and value for a malformed file.
-//   remains: the pre-tokenizer (GPT-2's pattern, split by Unicode category, written by hand);
-//   learning merges from a corpus to a vocabulary size; decode to text with GPT-2's replacement of
-//   invalid UTF-8 (decode here returns bytes); a cache of bpe() results for speed; saving a learned
-//   tokenizer; the `tokenize` and `learn-bpe` commands; a check against GPT-2's real files.
+//   vocab.bpe with a DataError naming the file, line and value for a malformed file; GPT-2's
+//   pre-tokenizer for ASCII text (pre_tokenize.h), so encode(gpt2_pre_tokens(text)) is GPT-2's ids
+//   for an ASCII text.
+//   remains: the pre-tokenizer's Unicode classes (pre_tokenize.h says what); learning merges from a
+//   corpus to a vocabulary size; decode to text with GPT-2's replacement of invalid UTF-8 (decode
+//   here returns bytes); a cache of bpe() results for speed (bpe() rescans every pair per merge);
+//   saving a learned tokenizer; the `tokenize` and `learn-bpe` commands; a check against GPT-2's
+//   real files.
 #pragma once
 
 #include <array>

@@ -5,6 +5,7 @@
 
 #include "catch.h"
 #include "transformer/data/bpe.h"
+#include "transformer/data/pre_tokenize.h"
 
 using namespace gradformer;
 using Ids = std::vector<int64_t>;
@@ -233,4 +234,14 @@ TEST_CASE("merges that make a token encoder.json lacks are an error when encodin
       BytePairEncoding::parse_gpt2(encoder_json({}), "encoder.json", "#version: 0.2\na b\n", "vocab.bpe");
   CHECK(bpe.encode({"ba"}) == Ids{'b', 'a'});
   CHECK_THROWS_MSG(bpe.encode({"cab"}), DataError, "the merges make \"ab\" from \"cab\", which is not a token");
+}
+
+TEST_CASE("text pre-tokenized as GPT-2 does, then encoded") {
+  const BytePairEncoding bpe = small_bpe();
+  // Pre-tokens " the", " hello", " there". " hello": Ġ h e l l o -> Ġ he l l o -> Ġ he ll o ->
+  // Ġ he llo, and "Ġ he" is no merge. " there": Ġt h e r e -> Ġt he r e -> Ġthe r e.
+  const std::string text = " the hello there";
+  const Ids ids = bpe.encode(gpt2_pre_tokens(text));
+  CHECK(ids == Ids{258, ' ', 257, 260, 258, 'r', 'e'});
+  CHECK(bpe.decode(ids) == text);
 }

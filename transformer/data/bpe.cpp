@@ -137,6 +137,7 @@ std::vector<BytePairEncoding::Merge> parse_vocab_bpe(std::string_view text, cons
     throw DataError(message(name, ": the last line has no line end (GPT-2's reader would drop it)"));
   }
   std::vector<BytePairEncoding::Merge> merges;
+  std::unordered_map<std::string, int64_t> line_of_merge;  // "left right" -> its line
   int64_t line_number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -168,6 +169,9 @@ std::vector<BytePairEncoding::Merge> parse_vocab_bpe(std::string_view text, cons
                   message("expected a merge, two tokens separated by a space, found \"", std::string(line), "\"")));
     }
     const std::string where = at_line(name, line_number, "merge \"" + std::string(line) + "\"");
+    // A merge given twice would take the later rank in encoder.py (a dict built in file order).
+    const auto [first, added] = line_of_merge.emplace(fields[0] + " " + fields[1], line_number);
+    if (!added) throw DataError(message(where, " appears twice, first on line ", first->second));
     merges.emplace_back(gpt2_text_to_bytes(fields[0], where), gpt2_text_to_bytes(fields[1], where));
   }
   return merges;

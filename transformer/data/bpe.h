@@ -8,12 +8,13 @@
 //   a sequence of pre-tokens; decode of ids back to the exact bytes; loading encoder.json and
 //   vocab.bpe with a DataError naming the file, line and value for a malformed file; GPT-2's
 //   pre-tokenizer for ASCII text (pre_tokenize.h), so encode(gpt2_pre_tokens(text)) is GPT-2's ids
-//   for an ASCII text.
-//   remains: the pre-tokenizer's Unicode classes (pre_tokenize.h says what); learning merges from a
-//   corpus to a vocabulary size; decode to text with GPT-2's replacement of invalid UTF-8 (decode
-//   here returns bytes); a cache of bpe() results for speed (bpe() rescans every pair per merge);
-//   saving a learned tokenizer; the `tokenize` and `learn-bpe` commands; a check against GPT-2's
-//   real files.
+//   for an ASCII text; learning merges to a vocabulary size (learn_bpe.h, correct but slow); a fuzz
+//   harness (tests/fuzz/fuzz_bpe.cpp).
+//   remains: the pre-tokenizer's Unicode classes (pre_tokenize.h says what); fast learning
+//   (learn_bpe.h says how); decode to text with GPT-2's replacement of invalid UTF-8 (decode here
+//   returns bytes); a cache of bpe() results for speed (bpe() rescans every pair per merge); saving
+//   and reading a learned tokenizer; the `tokenize` and `learn-bpe` commands; a check against
+//   GPT-2's real files (never run here: only files of the same format written by the tests).
 #pragma once
 
 #include <array>

@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "nn/json.h"
+#include "tensor/json.h"
 
 namespace gradformer {
 

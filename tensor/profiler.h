@@ -132,7 +132,7 @@ int64_t wall_ns(const Trace& trace);
 /// event, one track (tid) per thread, and each thread's name as metadata ("ph": "M"). Times ("ts",
 /// "dur") are whole microseconds, each end rounded down, so nesting is kept exactly; the args hold
 /// the kind, the exact start_ns and duration_ns, flops and bytes. Numbers are integers only (the
-/// library's own JSON reader, nn/json.h, reads the file back).
+/// library's own JSON reader, tensor/json.h, reads the file back).
 void write_chrome_trace(const Trace& trace, std::ostream& out);
 
 }  // namespace gradformer::profiler

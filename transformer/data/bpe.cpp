@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "nn/json.h"
+#include "tensor/json.h"
 #include "tensor/utf8.h"
 
 namespace gradformer {

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <vector>
 
-#include "nn/json.h"
 #include "tensor/error.h"
+#include "tensor/json.h"
 #include "transformer/data/data_error.h"
 
 namespace gradformer {

@@ -1,12 +1,12 @@
 // The profiler on real training steps: the ops add up to the measured step time, every phase is
-// there, and the Chrome trace file reads back (with nn/json.h) as well-formed, nested tracks.
+// there, and the Chrome trace file reads back (with tensor/json.h) as well-formed, nested tracks.
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "nn/json.h"
+#include "tensor/json.h"
 #include "tensor/profiler.h"
 #include "training_helpers.h"
 #include "transformer/data/copy_task.h"

@@ -1,4 +1,5 @@
-// A minimal JSON reader and writer: exactly what a safetensors header needs, and strict.
+// A minimal JSON reader and writer: exactly what a safetensors header (and GPT-2's encoder.json)
+// needs, and strict.
 // Values are objects, arrays, strings and integers; true, false, null and non-integer numbers are
 // rejected as unsupported (a safetensors header never holds them). Object members keep their file
 // order and duplicates are kept, so the caller can report a duplicate name.

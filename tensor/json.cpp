@@ -1,4 +1,4 @@
-#include "nn/json.h"
+#include "tensor/json.h"
 
 #include <cstdio>
 #include <limits>

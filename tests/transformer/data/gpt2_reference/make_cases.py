@@ -8,8 +8,13 @@
 #
 # Not run by the build. To regenerate (needs Python 3 and the regex module):
 #   cd tests/transformer/data/gpt2_reference && python3 make_cases.py
-import regex as re, json, random, subprocess
-from functools import lru_cache
+import json
+import random
+from collections import Counter
+
+import regex as re
+
+# --- OpenAI gpt-2 src/encoder.py, step for step ---
 def bytes_to_unicode():
     bs = list(range(ord("!"), ord("~")+1))+list(range(ord("¡"), ord("¬")+1))+list(range(ord("®"), ord("ÿ")+1))
     cs = bs[:]
@@ -54,7 +59,7 @@ class Encoder:
             token = ''.join(self.byte_encoder[b] for b in token.encode('utf-8'))
             out.extend(self.encoder[t] for t in self.bpe(token).split(' '))
         return out
-# Learn merges (in byte characters) from a text, python-side, for realistic files.
+# --- The fixture: merges (in byte characters) learned from a random text ---
 be = bytes_to_unicode()
 order = list(be.keys())  # GPT-2's order: printable first, then the moved bytes
 random.seed(7)
@@ -69,7 +74,6 @@ def rand_text(k):
         else: parts.append(random.choice(["\n", "\n\n", "  ", "\t", "   ", " \r\n"]))
     return "".join(random.choice([" ", "", " "]) + p for p in parts)
 pat = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
-from collections import Counter
 wc = Counter(''.join(be[b] for b in t.encode()) for t in pat.findall(rand_text(20000)))
 vocab = [be[b] for b in order]
 merges = []
@@ -89,7 +93,7 @@ for _ in range(300):
             if i + 1 < len(s) and s[i] == a and s[i+1] == b: o.append(a+b); i += 2
             else: o.append(s[i]); i += 1
         wsplit[w] = o
-# Shuffle merge order a little so ranks differ from frequency order (still a valid file).
+# Shuffled, so that ranks differ from frequency order (still a valid file).
 random.shuffle(merges)
 vocab.append("<|endoftext|>")
 encoder = {t: i for i, t in enumerate(vocab)}

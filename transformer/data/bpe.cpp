@@ -98,7 +98,7 @@ std::vector<std::string> parse_encoder_json(std::string_view text, const std::st
     throw DataError(message(name, ": ", e.what()));
   }
   if (!json.is_object()) {
-    throw DataError(message(name, ": expected an object of token -> id, found a ", kind_name(json.kind())));
+    throw DataError(message(name, ": expected an object of token -> id, found: ", kind_name(json.kind())));
   }
   const Json::Members& members = json.members();
   const auto count = static_cast<int64_t>(members.size());
@@ -106,8 +106,8 @@ std::vector<std::string> parse_encoder_json(std::string_view text, const std::st
   std::vector<bool> seen(members.size(), false);
   for (const auto& [text_token, value] : members) {
     if (!value.is_integer()) {
-      throw DataError(message(name, ": token \"", text_token, "\" has a ", kind_name(value.kind()),
-                              " for its id, expected an integer"));
+      throw DataError(
+          message(name, ": token \"", text_token, "\": its id must be an integer, found: ", kind_name(value.kind())));
     }
     const int64_t id = value.value();
     if (id < 0 || id >= count) {

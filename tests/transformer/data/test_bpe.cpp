@@ -189,11 +189,12 @@ TEST_CASE("read_gpt2 reads the two files from disk") {
 }
 
 TEST_CASE("a malformed encoder.json is a DataError naming the file and the value") {
-  CHECK(encoder_error("[1, 2]").find("encoder.json: expected an object of token -> id, found a array") !=
+  CHECK(encoder_error("[1, 2]").find("encoder.json: expected an object of token -> id, found: array") !=
         std::string::npos);
   CHECK(encoder_error("{\"a\": 0").find("encoder.json: ") == 0);  // the JSON reader's error, prefixed
-  CHECK(encoder_error("{\"a\": \"zero\"}").find("encoder.json: token \"a\" has a string for its id") !=
-        std::string::npos);
+  CHECK(
+      encoder_error("{\"a\": \"zero\"}").find("encoder.json: token \"a\": its id must be an integer, found: string") !=
+      std::string::npos);
   CHECK(encoder_error("{\"a\": 0, \"b\": 2}").find("encoder.json: token \"b\" has id 2, outside 0 .. 1") !=
         std::string::npos);
   CHECK(encoder_error("{\"a\": 0, \"b\": 0}").find("encoder.json: id 0 is given to both \"a\" and \"b\"") !=

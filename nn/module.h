@@ -87,19 +87,30 @@ class Module {
   bool training_ = true;
 };
 
+/// Eval mode (dropout off) for as long as it lives, the graph still recorded (to take gradients of an
+/// eval-mode forward pass); the module's previous mode comes back when it goes out of scope, even by
+/// an exception.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(Module& module) : module_(module), was_training_(module.is_training()) { module_.eval(); }
+  ~EvalModeGuard() { module_.train(was_training_); }
+  EvalModeGuard(const EvalModeGuard&) = delete;
+  EvalModeGuard& operator=(const EvalModeGuard&) = delete;
+
+ private:
+  Module& module_;
+  bool was_training_;
+};
+
 /// Inference for as long as it lives: the module in eval mode (dropout off) and no graph recorded;
 /// the module's previous mode comes back when it goes out of scope, even by an exception.
 ///   { InferenceGuard inference(model); auto logits = model.forward(...); }
 class InferenceGuard {
  public:
-  explicit InferenceGuard(Module& module) : module_(module), was_training_(module.is_training()) { module_.eval(); }
-  ~InferenceGuard() { module_.train(was_training_); }
-  InferenceGuard(const InferenceGuard&) = delete;
-  InferenceGuard& operator=(const InferenceGuard&) = delete;
+  explicit InferenceGuard(Module& module) : eval_(module) {}
 
  private:
-  Module& module_;
-  bool was_training_;
+  EvalModeGuard eval_;
   NoGradGuard no_grad_;
 };
 

@@ -27,19 +27,6 @@ struct KeptStage {
   }
 };
 
-// Eval mode (dropout off) with the graph still recorded, for as long as it lives.
-class EvalMode {
- public:
-  explicit EvalMode(Module& m) : module_(m), was_training_(m.is_training()) { m.eval(); }
-  ~EvalMode() { module_.train(was_training_); }
-  EvalMode(const EvalMode&) = delete;
-  EvalMode& operator=(const EvalMode&) = delete;
-
- private:
-  Module& module_;
-  bool was_training_;
-};
-
 // One sub-layer with its residual connection and LayerNorm (section 3.1, eval mode: no dropout):
 //   post-LN: y = LayerNorm(x + Sublayer(x))      pre-LN: y = x + Sublayer(LayerNorm(x))
 template <class Sublayer>
@@ -52,10 +39,6 @@ Variable residual(KeptStage& s, const Variable& x, NormPlacement placement, cons
   const Variable normed = s.keep("LayerNorm (" + norm_name + ")", norm.forward(x));
   const Variable out = s.keep(what, sublayer(normed));
   return s.keep("add (residual)", x + out);
-}
-
-Variable ffn(const Variable& x, const Linear& linear1, const Linear& linear2, const Dropout& dropout, Activation a) {
-  return feed_forward(x, linear1, linear2, dropout, a);
 }
 
 // The encoder-decoder's forward pass, teacher-forced, as EncoderDecoder::forward computes it, every
@@ -72,7 +55,7 @@ Variable kept_forward(const EncoderDecoder& m, const Batch& b, std::vector<KeptS
     x = residual(s, x, layer.norm_placement, *layer.norm1, "norm1", "self-attention",
                  [&](const Variable& h) { return layer.self_attn->forward(h, h, h, src_mask).output; });
     x = residual(s, x, layer.norm_placement, *layer.norm2, "norm2", "feed-forward", [&](const Variable& h) {
-      return ffn(h, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
+      return feed_forward(h, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
     });
   }
   KeptStage& encoded = stages.emplace_back(KeptStage{"encoder output", {}});
@@ -89,7 +72,7 @@ Variable kept_forward(const EncoderDecoder& m, const Batch& b, std::vector<KeptS
     y = residual(s, y, layer.norm_placement, *layer.norm2, "norm2", "cross-attention",
                  [&](const Variable& h) { return layer.multihead_attn->forward(h, memory, memory, src_mask).output; });
     y = residual(s, y, layer.norm_placement, *layer.norm3, "norm3", "feed-forward", [&](const Variable& h) {
-      return ffn(h, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
+      return feed_forward(h, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
     });
   }
   KeptStage& output = stages.emplace_back(KeptStage{"output layer", {}});
@@ -198,7 +181,7 @@ TrainStepTrace trace_train_step(EncoderDecoder& model, const Vocab& source_vocab
                                  out = target_vocab.decode(batch.tgt_out.select(0, 0).to_vector<int64_t>());
   for (size_t i = 0; i < in.size(); ++i) t.positions.push_back({in[i], out[i]});
 
-  const EvalMode eval(model);
+  const EvalModeGuard eval(model);
   SGD sgd(model.parameters(), {.lr = options.lr});
   sgd.zero_grad();
   std::vector<KeptStage> stages;

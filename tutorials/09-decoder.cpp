@@ -36,7 +36,7 @@ std::vector<std::string> words_of(const Tensor& ids, const Vocab& vocab) {
 void trained_decoder() {
   const SmallTranslator small = train_small_translator();  // a few seconds; chapter 11 explains training
   EncoderDecoder& model = *small.loaded.model;
-  const Vocab &fr = small.loaded.info.source_vocab, &en = small.loaded.info.target_vocab;
+  const Vocab &fr = small.loaded.info.source_tokenizer.vocab(), &en = small.loaded.info.target_tokenizer.vocab();
   const TranslationReport& test = *small.report.test_translation;
   const TransformerConfig& c = small.loaded.info.config;
   std::printf(

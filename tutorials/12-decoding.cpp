@@ -280,8 +280,8 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   // A small translator trained in a few seconds (tutorials/small_translator.h; chapter 11 explains training).
   const SmallTranslator small = train_small_translator(/*early_step=*/200);
-  greedy_and_beam(*small.loaded.model, *small.early->model, small.loaded.info.source_vocab,
-                  small.loaded.info.target_vocab);
+  greedy_and_beam(*small.loaded.model, *small.early->model, small.loaded.info.source_tokenizer.vocab(),
+                  small.loaded.info.target_tokenizer.vocab());
   kv_cache(quick);
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";
   return failures == 0 ? 0 : 1;

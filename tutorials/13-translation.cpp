@@ -169,7 +169,7 @@ void trained(const std::string& path) {
   section("a trained model");
   LoadedCheckpoint loaded = load_checkpoint(path);
   EncoderDecoder& model = *loaded.model;
-  const Vocab &fr = loaded.info.source_vocab, &en = loaded.info.target_vocab;
+  const Vocab &fr = loaded.info.source_tokenizer.vocab(), &en = loaded.info.target_tokenizer.vocab();
   for (const char* sentence :
        {"le chat noir mange une pomme verte .", "les petites souris ne cherchent pas de gâteaux .",
         "nous regardons la grande maison blanche ."}) {
@@ -225,7 +225,7 @@ struct Scores {
 // Test loss (teacher-forced cross-entropy per token, no smoothing), BLEU and exact match (greedy).
 Scores score(const std::string& path, const std::vector<SentencePair>& test) {
   LoadedCheckpoint loaded = load_checkpoint(path);
-  const Vocab &fr = loaded.info.source_vocab, &en = loaded.info.target_vocab;
+  const Vocab &fr = loaded.info.source_tokenizer.vocab(), &en = loaded.info.target_tokenizer.vocab();
   const std::vector<EncodedPair> encoded = encode_pairs(test, fr, en);
   std::vector<Batch> batches;
   for (const auto& indices : plan_batches(encoded, {.max_sentences = 64}, nullptr))

@@ -118,7 +118,7 @@ void sampling(const std::string& checkpoint) {
   section("the next-token distribution and the three knobs");
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(checkpoint);
   DecoderOnly& model = *ckpt.model;
-  const Vocab& vocab = ckpt.info.target_vocab;
+  const Vocab& vocab = ckpt.info.target_tokenizer.vocab();
   const std::vector<int64_t> prompt{Vocab::bos, vocab.id("le"), vocab.id("chat")};
   Tensor logits;
   {
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   three_masks();
   const TrainReport lm = language_model(quick);
   const LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(lm.checkpoint_path);
-  the_shift(ckpt.info.target_vocab);
+  the_shift(ckpt.info.target_tokenizer.vocab());
   sampling(lm.checkpoint_path);
   return failures == 0 ? 0 : 1;
 }

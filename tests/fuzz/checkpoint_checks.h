@@ -66,8 +66,8 @@ inline void check_round_trip(const LoadedCheckpoint& loaded, const std::string& 
       [](const std::string& path) { return load_checkpoint(path); },
       [](const LoadedCheckpoint& l) {
         return Settings{config_to_metadata(l.info.config),
-                        {{"source", l.info.source_vocab.to_text()},
-                         {"target", l.info.target_vocab.to_text()},
+                        {{"source", l.info.source_tokenizer.vocab().to_text()},
+                         {"target", l.info.target_tokenizer.vocab().to_text()},
                          {"source_eos", l.info.source_eos ? "true" : "false"}},
                         l.info.state};
       });
@@ -82,7 +82,8 @@ inline void check_round_trip(const LoadedDecoderOnly& loaded, const std::string&
       [](const std::string& path) { return load_decoder_only_checkpoint(path); },
       [](const LoadedDecoderOnly& l) {
         return Settings{config_to_metadata(l.info.config),
-                        {{"source", l.info.source_vocab.to_text()}, {"target", l.info.target_vocab.to_text()}},
+                        {{"source", l.info.source_tokenizer.vocab().to_text()},
+                         {"target", l.info.target_tokenizer.vocab().to_text()}},
                         l.info.state};
       });
 }

@@ -33,8 +33,8 @@ void import_as_state_dict(const std::string& path) {
   c.norm = s.norm, c.tie_embeddings = s.tie_embeddings, c.positions = s.positions, c.dtype = s.dtype;
   c.heads = 1, c.max_len = s.positions == Positions::Learned ? s.max_len : 16;
   c.validate();  // before the vocabularies: their sizes are now bounded
-  info.source_vocab = vocab_of_size(c.src_vocab);
-  info.target_vocab = c.tie_embeddings ? info.source_vocab : vocab_of_size(c.tgt_vocab);
+  info.source_tokenizer = vocab_of_size(c.src_vocab);
+  info.target_tokenizer = c.tie_embeddings ? info.source_tokenizer.vocab() : vocab_of_size(c.tgt_vocab);
   import_weights(file.tensors, info, path);
 }
 

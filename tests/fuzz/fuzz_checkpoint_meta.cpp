@@ -36,8 +36,8 @@ const Base& base() {
     EncoderDecoder model(config, 1);
     CheckpointInfo info;
     info.config = config;
-    info.source_vocab = Vocab::build({{"a", "b"}});
-    info.target_vocab = Vocab::build({{"x", "y"}});
+    info.source_tokenizer = Vocab::build({{"a", "b"}});
+    info.target_tokenizer = Vocab::build({{"x", "y"}});
     info.state = {{"train.step", "3"}, {"options.seed", "7"}, {"options.task", "copy"}};
     StateDict optimizer{{"adam.step", zeros({1}, DType::Int64)}, {"adam.m.0", zeros({6, 4})}};
     const std::string path = fuzz::scratch_path("checkpoint-meta-base");

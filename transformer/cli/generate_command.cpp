@@ -47,7 +47,7 @@ int generate_command(int argc, char** argv) {
                              " checkpoint; generate needs a decoder-only one (translate and score take "
                              "encoder-decoder ones, classify encoder-only ones)"));
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
-  const Vocab& vocab = ckpt.info.target_vocab;
+  const Vocab& vocab = ckpt.info.target_tokenizer.vocab();
   std::vector<int64_t> prompt{Vocab::bos};
   for (int64_t id : vocab.encode(split_words(f.text("--prompt")))) prompt.push_back(id);
   const int64_t room = ckpt.model->config().max_len + 1 - static_cast<int64_t>(prompt.size());

@@ -109,8 +109,8 @@ int import_command(int argc, char** argv) {
     throw UsageError(message("import: the weights with --heads ", f.text("--heads"), ", --max-len ", c.max_len,
                              " and --dropout ", f.text("--dropout"), " make a model the library refuses: ", e.what()));
   }
-  info.source_vocab = Vocab::read_file(f.text("--src-vocab"));
-  info.target_vocab = Vocab::read_file(f.text("--tgt-vocab"));
+  info.source_tokenizer = Vocab::read_file(f.text("--src-vocab"));
+  info.target_tokenizer = Vocab::read_file(f.text("--tgt-vocab"));
   info.source_eos = source_eos;
 
   const LoadedCheckpoint imported = import_weights(file.tensors, info, path);

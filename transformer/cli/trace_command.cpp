@@ -145,13 +145,13 @@ int trace_command(int argc, char** argv) {
   if (!(lr >= 0 && lr <= 1000)) throw UsageError(message("trace: --lr must be from 0 to 1000, got ", f.text("--lr")));
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(checkpoint_to_trace(f));
-  const int64_t vocab = ckpt.info.target_vocab.size();
+  const int64_t vocab = ckpt.info.target_tokenizer.vocab().size();
   (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
   if (f.on("--train")) {
     const auto smoothing = ckpt.info.state.find("options.label_smoothing");
     const TrainStepTrace t = trace_train_step(
-        *ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, source, target,
+        *ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source, target,
         {.label_smoothing = smoothing == ckpt.info.state.end()
                                 ? 0.0  // a model gradformer did not train (import): none that we know of
                                 : parse_number(smoothing->second, "the checkpoint's options.label_smoothing"),
@@ -162,7 +162,7 @@ int trace_command(int argc, char** argv) {
     return 0;
   }
   const SentenceTrace t =
-      trace_sentence(*ckpt.model, ckpt.info.source_vocab, ckpt.info.target_vocab, source,
+      trace_sentence(*ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source,
                      {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});
   std::cout << trace_text(t);
   if (f.has("--html")) write_page(f.text("--html"), trace_html(t));

@@ -57,14 +57,15 @@ int translate_command(int argc, char** argv) {
   // A bound for the command line, not for beam_search: more beams than target tokens keep no more
   // hypotheses at the first step and cost a batch row each after it (an exhaustive search, the
   // tests' use of a huge beam, is no user's), and 10^11 beams would only fail to allocate.
-  (void)f.integer_in("--beam", 1, ckpt.info.target_vocab.size(), " (the target vocabulary's size)");
+  (void)f.integer_in("--beam", 1, ckpt.info.target_tokenizer.vocab().size(), " (the target vocabulary's size)");
   int64_t unknown = 0, unknown_lines = 0;
   const int64_t untranslated = answer_each_line("translate", "translated", [&](const std::vector<std::string>& words) {
-    const auto unk = std::count_if(words.begin(), words.end(),
-                                   [&](const std::string& w) { return !ckpt.info.source_vocab.contains(w); });
+    const auto unk = std::count_if(words.begin(), words.end(), [&](const std::string& w) {
+      return !ckpt.info.source_tokenizer.vocab().contains(w);
+    });
     const std::string translation =
-        join_words(translate(*ckpt.model, words, ckpt.info.source_vocab, ckpt.info.target_vocab, f.integer("--beam"),
-                             f.number("--alpha"), ckpt.info.source_eos));
+        join_words(translate(*ckpt.model, words, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(),
+                             f.integer("--beam"), f.number("--alpha"), ckpt.info.source_eos));
     unknown += unk, unknown_lines += unk > 0;  // counted once translated: a refused line says so itself
     return translation;
   });
@@ -87,7 +88,8 @@ void print_scores(const LoadedCheckpoint& ckpt, const std::vector<std::optional<
     size_t end = printed;
     for (; end < lines.size() && batch.size() < batch_size; ++end)
       if (const auto& pair = lines[end])
-        batch.push_back({ckpt.info.source_vocab.encode(pair->source), ckpt.info.target_vocab.encode(pair->target)});
+        batch.push_back({ckpt.info.source_tokenizer.vocab().encode(pair->source),
+                         ckpt.info.target_tokenizer.vocab().encode(pair->target)});
     std::vector<double> scores;
     if (!batch.empty()) {
       std::vector<int64_t> indices(batch.size());

@@ -8,6 +8,7 @@
 
 #include "tensor/json.h"
 #include "tensor/utf8.h"
+#include "transformer/data/line_reader.h"
 
 namespace gradformer {
 
@@ -75,15 +76,6 @@ std::string quoted(std::string_view bytes) {
 
 std::string rank_key(const std::string& left, const std::string& right) {
   return std::to_string(left.size()) + "|" + left + right;
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ReadError(message(path, ": read failed"));
-  return text.str();
 }
 
 /// encoder.json: one object, token (in byte characters) -> id, the ids 0 .. n-1 each once.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "tensor/utf8.h"
 
@@ -21,6 +23,15 @@ void check_limit(int64_t max_line_bytes) {
 std::string reason(int error) { return error != 0 ? std::strerror(error) : "an input/output error"; }
 
 }  // namespace
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ReadError(message(path, ": read failed"));
+  return text.str();
+}
 
 std::optional<std::string> utf8_problem(std::string_view text) {
   const auto bad = invalid_utf8_at(text);

@@ -27,6 +27,10 @@ inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 /// LineReader asks of every line, for user text that does not come in lines (a command's argument).
 std::optional<std::string> utf8_problem(std::string_view text);
 
+/// The whole file as bytes, for a format read at once (JSON). DataError "path: cannot open for
+/// reading: reason", ReadError "path: read failed".
+std::string read_whole_file(const std::string& path);
+
 /// The lines of a text a user gave us, read the same way by every command: "\r\n" ends a line as
 /// "\n" does, a UTF-8 byte-order mark before the first line is dropped, and
 ///  - a line that is not UTF-8 is a DataError "name:line: not valid UTF-8 (byte B at column C); ...",

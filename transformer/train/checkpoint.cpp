@@ -35,18 +35,29 @@ Vocab vocab_entry(const CheckpointFile& file, const std::string& key) {
   }
 }
 
+// A side's tokenizer: its vocabulary (vocab.<side>) and, for bytes and byte-pair encoding, the
+// tokenizer.<side>.* entries (none in a checkpoint of a model of words).
+Tokenizer tokenizer_entry(const CheckpointFile& file, const std::string& side) {
+  const Vocab vocab = vocab_entry(file, "vocab." + side);
+  try {
+    return Tokenizer::from_metadata(vocab, file.metadata, "tokenizer." + side, file.path);
+  } catch (const DataError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
 // An encoder-decoder's or decoder-only model's checkpoint, all but its tensors: the configuration,
 // the vocabularies (their sizes the configuration's), data.source_eos.
 CheckpointInfo transformer_info(const CheckpointFile& file) {
   const std::string& path = file.path;
   CheckpointInfo info;
   info.config = config_from_metadata(file.metadata, path);
-  info.source_vocab = vocab_entry(file, "vocab.source");
-  info.target_vocab = vocab_entry(file, "vocab.target");
-  if (info.source_vocab.size() != info.config.src_vocab || info.target_vocab.size() != info.config.tgt_vocab)
-    throw CheckpointError(message(path, ": vocabularies of ", info.source_vocab.size(), " and ",
-                                  info.target_vocab.size(), " tokens do not match the model's ", info.config.src_vocab,
-                                  " and ", info.config.tgt_vocab));
+  info.source_tokenizer = tokenizer_entry(file, "source");
+  info.target_tokenizer = tokenizer_entry(file, "target");
+  if (info.source_tokenizer.size() != info.config.src_vocab || info.target_tokenizer.size() != info.config.tgt_vocab)
+    throw CheckpointError(message(path, ": vocabularies of ", info.source_tokenizer.size(), " and ",
+                                  info.target_tokenizer.size(), " tokens do not match the model's ",
+                                  info.config.src_vocab, " and ", info.config.tgt_vocab));
   // Checkpoints from before the entry: gradformer has always ended every source in </s>.
   const auto entry = file.metadata.find(kSourceEos);
   const std::string source_eos = entry == file.metadata.end() ? "true" : entry->second;
@@ -114,8 +125,10 @@ void save_checkpoint_parameters(const std::string& path, const StateDict& parame
 void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
                      const StateDict& optimizer_state, const CheckpointInfo& info) {
   std::map<std::string, std::string> metadata = config_to_metadata(config);
-  metadata["vocab.source"] = info.source_vocab.to_text();
-  metadata["vocab.target"] = info.target_vocab.to_text();
+  metadata["vocab.source"] = info.source_tokenizer.vocab().to_text();
+  metadata["vocab.target"] = info.target_tokenizer.vocab().to_text();
+  metadata.merge(info.source_tokenizer.metadata("tokenizer.source"));
+  metadata.merge(info.target_tokenizer.metadata("tokenizer.target"));
   if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
   save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
 }

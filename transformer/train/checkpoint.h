@@ -19,6 +19,7 @@
 #include <string>
 
 #include "nn/safetensors.h"
+#include "transformer/data/tokenizer.h"
 #include "transformer/data/vocab.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/model/encoder_decoder.h"
@@ -48,7 +49,9 @@ CheckpointFile read_checkpoint_file(const std::string& path);
 /// What a checkpoint holds besides the tensors.
 struct CheckpointInfo {
   TransformerConfig config;
-  Vocab source_vocab, target_vocab;
+  /// How text becomes each side's ids: words (the vocabulary alone, as in the first checkpoints),
+  /// bytes or byte-pair encoding (the vocabulary and the tokenizer.source / tokenizer.target entries).
+  Tokenizer source_tokenizer, target_tokenizer;
   /// Free-form string state: "train.step", "train.task", generator states, ... (kept as text so a
   /// person can read them with any safetensors tool).
   std::map<std::string, std::string> state;

@@ -24,7 +24,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
  public:
   DecoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o) {
     std::optional<LoadedDecoderOnly> saved;
-    if (resumed) saved = load_decoder_only_checkpoint(*resumed), vocab_ = saved->info.target_vocab;
+    if (resumed) saved = load_decoder_only_checkpoint(*resumed), vocab_ = saved->info.target_tokenizer.vocab();
     read_data(resumed != nullptr);
     if (saved) {
       model_ = std::move(saved->model);

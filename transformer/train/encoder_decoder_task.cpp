@@ -98,7 +98,7 @@ class EncoderDecoderTask : public ModelTask<EncoderDecoder> {
       if (!o_.test_path.empty()) test_pairs_ = read_tsv(o_.test_path, max_tokens);
     }
     if (resumed) {
-      source_vocab_ = resumed->source_vocab, target_vocab_ = resumed->target_vocab;
+      source_vocab_ = resumed->source_tokenizer.vocab(), target_vocab_ = resumed->target_tokenizer.vocab();
     } else {
       std::vector<std::vector<std::string>> sources, targets;
       for (const SentencePair& p : train) sources.push_back(p.source), targets.push_back(p.target);

@@ -126,14 +126,14 @@ LoadedCheckpoint import_weights(const StateDict& tensors, const CheckpointInfo& 
   } catch (const Error& e) {
     throw CheckpointError(message(source, ": the configuration is invalid: ", e.what()));
   }
-  if (info.source_vocab.size() != c.src_vocab)
-    throw CheckpointError(message(source, ": the source vocabulary has ", info.source_vocab.size(),
+  if (info.source_tokenizer.vocab().size() != c.src_vocab)
+    throw CheckpointError(message(source, ": the source vocabulary has ", info.source_tokenizer.vocab().size(),
                                   " tokens, but src_embed.weight has ", c.src_vocab, " rows (one per token)"));
-  if (info.target_vocab.size() != c.tgt_vocab)
-    throw CheckpointError(message(source, ": the target vocabulary has ", info.target_vocab.size(), " tokens, but ",
-                                  c.tie_embeddings ? "src_embed.weight (tied)" : "tgt_embed.weight", " has ",
-                                  c.tgt_vocab, " rows (one per token)"));
-  if (c.tie_embeddings && !(info.source_vocab == info.target_vocab))
+  if (info.target_tokenizer.vocab().size() != c.tgt_vocab)
+    throw CheckpointError(message(source, ": the target vocabulary has ", info.target_tokenizer.vocab().size(),
+                                  " tokens, but ", c.tie_embeddings ? "src_embed.weight (tied)" : "tgt_embed.weight",
+                                  " has ", c.tgt_vocab, " rows (one per token)"));
+  if (c.tie_embeddings && !(info.source_tokenizer.vocab() == info.target_tokenizer.vocab()))
     throw CheckpointError(message(source,
                                   ": tied embeddings (one matrix for both sides) need one vocabulary, but the source "
                                   "and target vocabularies differ"));

@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
     const CheckpointContents contents = read_checkpoint(argv[1]);
     std::filesystem::create_directories(std::filesystem::path(argv[2]).parent_path());
     save_safetensors(argv[2], contents.parameters, {{"format", "pt"}});
-    std::ofstream(argv[3], std::ios::binary) << contents.info.source_vocab.to_text();
-    std::ofstream(argv[4], std::ios::binary) << contents.info.target_vocab.to_text();
+    std::ofstream(argv[3], std::ios::binary) << contents.info.source_tokenizer.vocab().to_text();
+    std::ofstream(argv[4], std::ios::binary) << contents.info.target_tokenizer.vocab().to_text();
   } catch (const std::exception& e) {
     std::cerr << "write_state_dict: " << e.what() << "\n";
     return 1;

@@ -27,8 +27,8 @@ std::string checkpoint_with(const std::string& key, const std::string& value, co
   const EncoderDecoder model(config, 1);
   CheckpointInfo info;
   info.config = config;
-  info.source_vocab = Vocab::build({{"a"}});
-  info.target_vocab = Vocab::build({{"z"}});
+  info.source_tokenizer = Vocab::build({{"a"}});
+  info.target_tokenizer = Vocab::build({{"z"}});
   const std::string path =
       (std::filesystem::temp_directory_path() / ("gradformer-test-" + name + ".safetensors")).string();
   save_checkpoint(path, model, {}, info);

@@ -72,7 +72,7 @@ CheckpointInfo info_from_shapes(const WeightShapes& s, const Vocab& source, cons
   c.src_vocab = s.src_vocab, c.tgt_vocab = s.tgt_vocab, c.d_model = s.d_model, c.d_ff = s.d_ff, c.layers = s.layers;
   c.norm = s.norm, c.tie_embeddings = s.tie_embeddings, c.positions = s.positions, c.dtype = s.dtype;
   c.heads = heads, c.max_len = s.positions == Positions::Learned ? s.max_len : max_len, c.activation = activation;
-  info.source_vocab = source, info.target_vocab = target, info.source_eos = source_eos;
+  info.source_tokenizer = source, info.target_tokenizer = target, info.source_eos = source_eos;
   return info;
 }
 
@@ -129,8 +129,8 @@ TEST_CASE("import: a checkpoint written as a PyTorch state dict and imported sco
     LoadedCheckpoint after = load_checkpoint(imported_path);
 
     CHECK(config_to_metadata(after.info.config) == config_to_metadata(before.info.config));
-    CHECK(after.info.source_vocab == t.source);
-    CHECK(after.info.target_vocab == t.target);
+    CHECK(after.info.source_tokenizer.vocab() == t.source);
+    CHECK(after.info.target_tokenizer.vocab() == t.target);
     CHECK(after.info.source_eos);
     const StateDict x = after.model->state_dict(), y = before.model->state_dict();
     REQUIRE(x.size() == y.size());
@@ -259,12 +259,12 @@ TEST_CASE("import: vocabularies, a configuration and tensors that do not fit are
   const CheckpointInfo info = info_from_shapes(s, t.source, t.target, 4, 24, Activation::ReLU, true);
 
   CheckpointInfo small = info;
-  small.source_vocab = Vocab();
+  small.source_tokenizer = Vocab();
   CHECK_THROWS_MSG(import_weights(good, small, src), CheckpointError,
                    message("w.safetensors: the source vocabulary has 4 tokens, but src_embed.weight has ",
                            t.source.size(), " rows (one per token)"));
   small = info;
-  small.target_vocab = t.source;
+  small.target_tokenizer = t.source;
   CHECK_THROWS_MSG(import_weights(good, small, src), CheckpointError,
                    message("w.safetensors: the target vocabulary has ", t.source.size(),
                            " tokens, but tgt_embed.weight has ", t.target.size(), " rows (one per token)"));
@@ -302,8 +302,8 @@ TEST_CASE("import: vocabularies, a configuration and tensors that do not fit are
                                               24, Activation::ReLU, true);
   std::vector<std::string> other_tokens;
   for (int64_t i = 4; i < tied.source.size(); ++i) other_tokens.push_back("other" + std::to_string(i));
-  tied_info.target_vocab = Vocab::build({other_tokens});
-  REQUIRE(tied_info.target_vocab.size() == tied.source.size());
+  tied_info.target_tokenizer = Vocab::build({other_tokens});
+  REQUIRE(tied_info.target_tokenizer.vocab().size() == tied.source.size());
   CHECK_THROWS_MSG(import_weights(tied.model->state_dict(), tied_info, src), CheckpointError,
                    "w.safetensors: tied embeddings (one matrix for both sides) need one vocabulary, but the source and "
                    "target vocabularies differ");

@@ -167,11 +167,12 @@ TEST_CASE(
   CHECK(saved.info.state.at("options.task") == "lm");
   CHECK(saved.info.state.at("options.data_path") == dir / "train.txt");
   CHECK(saved.info.state.at("options.d_model") == "16");
-  CHECK(saved.info.target_vocab.id("dort") == Vocab::unk);
+  CHECK(saved.info.target_tokenizer.vocab().id("dort") == Vocab::unk);
   std::vector<LmSequence> valid, test;
   for (const auto& s : words_of(dir / "valid.txt"))
-    valid.push_back(sentence_sequence(saved.info.target_vocab.encode(s)));
-  for (const auto& s : words_of(dir / "test.txt")) test.push_back(sentence_sequence(saved.info.target_vocab.encode(s)));
+    valid.push_back(sentence_sequence(saved.info.target_tokenizer.vocab().encode(s)));
+  for (const auto& s : words_of(dir / "test.txt"))
+    test.push_back(sentence_sequence(saved.info.target_tokenizer.vocab().encode(s)));
   CHECK(test::same_bits({lm_eval_loss(*saved.model, lm_batches(valid, 100))}, {full.valid_loss}));
   const double test_loss = lm_eval_loss(*saved.model, lm_batches(test, 100));
   CHECK(summary_number(full, "test loss ") == Approx(test_loss).epsilon(1e-5));
@@ -218,7 +219,8 @@ TEST_CASE("train: a decoder-only translator of the user's pairs scores its test 
   // The hypotheses are the saved model's greedy translations.
   const LoadedDecoderOnly saved = load_decoder_only_checkpoint(r.checkpoint_path);
   for (size_t i = 0; i < test.size(); ++i)
-    CHECK(translate_as_lm(*saved.model, test[i].source, saved.info.target_vocab) == r.test_translation->hypotheses[i]);
+    CHECK(translate_as_lm(*saved.model, test[i].source, saved.info.target_tokenizer.vocab()) ==
+          r.test_translation->hypotheses[i]);
   CHECK(summary_number(r, "test: BLEU ") == Approx(r.test_translation->bleu.bleu).epsilon(1e-5).margin(1e-12));
 }
 

@@ -406,7 +406,7 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
   LoadedCheckpoint ckpt = load_checkpoint(done.checkpoint_path);
   const std::string stateless = dir / "stateless.safetensors";
   save_checkpoint(stateless, *ckpt.model, ckpt.optimizer_state,
-                  {ckpt.info.config, ckpt.info.source_vocab, ckpt.info.target_vocab, {}});
+                  {ckpt.info.config, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), {}});
   CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), stateless), CheckpointError, "no 'options.task' saved");
   for (const char* key : {"train.step", "train.dropout_generator"}) {
     INFO(key);
@@ -452,9 +452,9 @@ TEST_CASE(
       CHECK(c.norm == (pre ? NormPlacement::Pre : NormPlacement::Post));
       CHECK(c.tie_embeddings == tie);
       CHECK(c.dtype == DType::Float32);
-      CHECK(back.info.source_vocab.to_text() == tiny.source.to_text());
-      CHECK(back.info.target_vocab.to_text() == tiny.target.to_text());
-      CHECK(back.info.target_vocab.token(Vocab::eos) == "</s>");
+      CHECK(back.info.source_tokenizer.vocab().to_text() == tiny.source.to_text());
+      CHECK(back.info.target_tokenizer.vocab().to_text() == tiny.target.to_text());
+      CHECK(back.info.target_tokenizer.vocab().token(Vocab::eos) == "</s>");
       CHECK(back.info.state == tiny.info().state);
       CHECK(back.optimizer_state.empty());
       CHECK(back.model->parameter_count() == tiny.model->parameter_count());

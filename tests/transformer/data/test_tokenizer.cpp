@@ -1,0 +1,106 @@
+#include "catch.h"
+#include "transformer/data/learn_bpe.h"
+#include "transformer/data/tokenizer.h"
+
+using namespace gradformer;
+using Ids = std::vector<int64_t>;
+
+namespace {
+// What every byte-level tokenizer must do: any text it accepts comes back byte for byte.
+void check_round_trip(const Tokenizer& t, const std::string& text) {
+  INFO("text: " << text);
+  CHECK(t.decode_bytes(t.encode(text)) == text);
+}
+}  // namespace
+
+TEST_CASE("Tokenizer of words: the vocabulary's ids, unknown words <unk>, decoded joined by spaces") {
+  const Vocab vocab = Vocab::build({{"le", "chat"}, {"le", "chien"}});  // le 4, chat 5, chien 6
+  const Tokenizer t(vocab);
+  CHECK(t.kind_name() == "words");
+  CHECK(t.size() == 7);
+  CHECK(t.encode("le  chat\tchien") == Ids{4, 5, 6});
+  CHECK(t.encode("le oiseau") == Ids{4, Vocab::unk});
+  CHECK(t.decode(Ids{4, 6}) == "le chien");
+  CHECK(t.piece(5) == "chat");
+  CHECK(t.byte_length(5) == 4);
+  CHECK(t.byte_length(Vocab::eos) == 0);
+  CHECK(t.metadata("tokenizer.target").empty());  // a word model's checkpoint is as it was
+  CHECK(t.special("<s>") == Vocab::bos);
+  CHECK_THROWS_MSG(t.byte_pair_encoding(), ValueError, "words has no byte-pair encoding");
+}
+
+TEST_CASE("Tokenizer of bytes: ids are the specials, then byte value + specials; any bytes round-trip") {
+  const Tokenizer t = Tokenizer::bytes({"<sep>"});
+  CHECK(t.size() == 5 + 256);
+  CHECK(t.special("<sep>") == 4);
+  CHECK_FALSE(t.special("<mask>").has_value());
+  CHECK(t.encode("A\n") == Ids{5 + 'A', 5 + '\n'});
+  CHECK(t.piece(5 + ' ') == "\xC4\xA0");  // GPT-2's byte character for a space, U+0120
+  CHECK(t.piece(Vocab::eos) == "</s>");
+  CHECK(t.decode_bytes(Ids{5 + 'h', Vocab::eos}) == "h</s>");
+  std::string every_byte;
+  for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
+  check_round_trip(t, every_byte);
+  CHECK_THROWS_MSG(t.decode(Ids{261}), ValueError, "id 261 is outside the vocabulary of 261 tokens");
+  CHECK_THROWS_MSG(t.decode(Ids{-1}), ValueError, "id -1");
+}
+
+TEST_CASE("Tokenizer::learn_bpe: the first merges of a text worked by hand, offset by the specials") {
+  // GPT-2's pre-tokens of "aaab aaab": "aaab" and " aaab". Pairs: aa 4, ab 2, " a" 1 -> aa, then
+  // (aa,a) 2 ties (a,b) 2: the smaller pair of ids, (97, 98), wins: ab. Then (aa,ab) 2 -> "aaab".
+  const Tokenizer t = Tokenizer::learn_bpe({"aaab aaab"}, 4 + 256 + 3);
+  REQUIRE(t.size() == 263);
+  CHECK(t.piece(4 + 256) == "aa");
+  CHECK(t.piece(4 + 257) == "ab");
+  CHECK(t.piece(4 + 258) == "aaab");
+  CHECK(t.encode("aaab aaab") == Ids{262, 4 + ' ', 262});
+  CHECK(t.byte_length(262) == 4);
+  check_round_trip(t, "aaab aaab");
+  check_round_trip(t, "a b\n\n  tab\there, 12 3 don't");
+  CHECK_THROWS_MSG(Tokenizer::learn_bpe({"x"}, 259), ValueError, "smaller than its 4 specials and the 256 bytes (260)");
+  CHECK_THROWS_MSG(t.encode("caf\xE9"), ValueError, "byte 3 is not");
+}
+
+TEST_CASE("Tokenizer: a learned token may not spell a special, nor a special be malformed") {
+  const BytePairEncoding spells_s = learn_bpe({"<s>", "<s>"}, 258);  // <s, then <s>
+  REQUIRE(spells_s.token(257) == "<s>");
+  CHECK_THROWS_MSG(Tokenizer::byte_pairs(spells_s), ValueError, "spells the special <s>");
+  CHECK_THROWS_MSG(Tokenizer::bytes({"sep"}), ValueError, "written <name> without spaces, got \"sep\"");
+  CHECK_THROWS_MSG(Tokenizer::bytes({"<s>"}), ValueError, "special token <s> given twice");
+}
+
+TEST_CASE("Tokenizer: checkpoint entries and the learn-bpe file give the same tokenizer back") {
+  const Tokenizer learned = Tokenizer::learn_bpe({"the cat, the hat; the bat\nthe end"}, 4 + 1 + 256 + 12, {"<sep>"});
+  const auto entries = learned.metadata("tokenizer.target");
+  CHECK(entries.at("tokenizer.target.kind") == "bpe");
+  CHECK(entries.at("tokenizer.target.specials") == "5");
+  CHECK(Tokenizer::from_metadata(learned.vocab(), entries, "tokenizer.target", "ckpt") == learned);
+  CHECK(Tokenizer::from_json(learned.to_json(), "tok.json") == learned);
+  const Tokenizer bytes = Tokenizer::bytes();
+  CHECK(Tokenizer::from_json(bytes.to_json(), "tok.json") == bytes);
+  const Tokenizer words(Vocab::build({{"a", "b"}}));
+  CHECK(Tokenizer::from_json(words.to_json(), "tok.json") == words);
+  CHECK(Tokenizer::from_metadata(words.vocab(), {}, "tokenizer.target", "ckpt") == words);
+}
+
+TEST_CASE("Tokenizer: malformed checkpoint entries and files are DataErrors naming where") {
+  const Tokenizer learned = Tokenizer::learn_bpe({"abab abab"}, 262);
+  auto entries = learned.metadata("t");
+  entries["t.kind"] = "wordpiece";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m.safetensors"), DataError,
+                   "m.safetensors: t.kind is \"wordpiece\"");
+  entries = learned.metadata("t");
+  entries["t.specials"] = "x";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError, "t.specials must count");
+  entries = learned.metadata("t");
+  entries["t.merges"] += "a\n";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
+                   "merge 3 is \"a\", not two tokens and one space");
+  entries = learned.metadata("t");
+  entries["t.merges"] = "x y\n";  // "xy" is no token of the vocabulary
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
+                   "makes a token the vocabulary lacks");
+  CHECK_THROWS_MSG(Tokenizer::from_json("{}", "tok.json"), DataError, "tok.json: not a tokenizer file");
+  CHECK_THROWS_MSG(Tokenizer::from_json("[1", "tok.json"), DataError, "tok.json: not a tokenizer file");
+  CHECK_THROWS_MSG(Tokenizer::read_file("/nonexistent/tok.json"), DataError, "/nonexistent/tok.json: cannot open");
+}

@@ -1,0 +1,108 @@
+// How text becomes the ids a model reads, and back: one class for the three ways this library
+// cuts text into tokens.
+//   words  the whitespace-separated words of a closed vocabulary (vocab.h): simple, readable, and
+//          a word the training data lacked becomes <unk>
+//   bytes  every byte is a token: 256 tokens, nothing is ever unknown, sequences as long as the
+//          text in bytes
+//   bpe    byte-level byte-pair encoding (bpe.h): bytes joined by learned merges into frequent
+//          pieces ("Ġthe", "ing"), so common words are one token and nothing is unknown either
+// Ids: the specials first (<pad> <s> </s> <unk>, then any the task adds, such as <sep>), then the
+// words, or the 256 bytes and the merged tokens in the order they were learned. GPT-2's released
+// tokenizer (Tokenizer::gpt2) has no specials in front: its ids are exactly GPT-2's.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transformer/data/bpe.h"
+#include "transformer/data/vocab.h"
+
+namespace gradformer {
+
+class Tokenizer {
+ public:
+  enum class Kind { Words, Bytes, Bpe };
+
+  /// The words of `vocab` (implicit: every model trained on words keeps its Vocab as before).
+  Tokenizer(Vocab vocab = Vocab());  // NOLINT(google-explicit-constructor)
+
+  /// Vocab::specials, then extra_specials, then the 256 bytes (id = specials + byte value).
+  static Tokenizer bytes(const std::vector<std::string>& extra_specials = {});
+  /// Vocab::specials, then extra_specials, then bpe's tokens in bpe's order. ValueError for an
+  /// extra special that is not "<name>" or repeats one, and for a token of bpe that spells a special
+  /// (its text would then be read back as the special).
+  static Tokenizer byte_pairs(BytePairEncoding bpe, const std::vector<std::string>& extra_specials = {});
+  /// Merges learned from `texts` (each cut by GPT-2's pre-tokenizer; merges never cross a
+  /// pre-token) until the tokenizer has vocab_size ids, specials included, or no pair is left.
+  /// ValueError for a vocab_size below the specials and the 256 bytes.
+  static Tokenizer learn_bpe(const std::vector<std::string_view>& texts, int64_t vocab_size,
+                             const std::vector<std::string>& extra_specials = {});
+  /// GPT-2's released tokenizer: its ids exactly, no specials in front (its <|endoftext|> is a
+  /// token of its encoder.json, 50256).
+  static Tokenizer gpt2(BytePairEncoding bpe);
+
+  Kind kind() const { return kind_; }
+  std::string kind_name() const;  // "words", "bytes", "bpe"
+  int64_t size() const;
+  /// The ids before the byte-level tokens (0 for words: their specials are part of the vocab).
+  int64_t special_count() const { return specials_; }
+  /// The id of a special by name ("<sep>"), or nullopt.
+  std::optional<int64_t> special(std::string_view name) const;
+
+  /// The ids of a text, no specials added. Words: split at spaces and tabs, an unknown word <unk>.
+  /// Bytes: any bytes. Bpe: the text must be UTF-8 (ValueError naming the byte offset otherwise).
+  std::vector<int64_t> encode(std::string_view text) const;
+  /// The bytes the ids stand for, exactly (words: joined by single spaces); a special as its name.
+  /// ValueError for an id outside [0, size()).
+  std::string decode_bytes(const std::vector<int64_t>& ids) const;
+  /// decode_bytes as text: each invalid UTF-8 sequence (a byte-level model may emit half of a
+  /// character) replaced by U+FFFD, as GPT-2's decode does (Python's errors='replace').
+  std::string decode(const std::vector<int64_t>& ids) const;
+  /// One id's token as a person reads it: the word, the special's name, or a byte-level token in
+  /// GPT-2's byte characters ("Ġthe": a leading space shows as Ġ, a newline as Ċ).
+  std::string piece(int64_t id) const;
+  /// How many bytes the id's token stands for (a special: 0), to count bits per byte.
+  int64_t byte_length(int64_t id) const;
+
+  /// The id table a model of this library keeps in its checkpoint, one token a line: words as they
+  /// are, byte-level tokens in GPT-2's byte characters. ValueError for gpt2 (no specials in front).
+  const Vocab& vocab() const;
+  /// The byte-pair encoding of a bytes or bpe tokenizer (ValueError for words).
+  const BytePairEncoding& byte_pair_encoding() const;
+
+  /// What a checkpoint stores besides vocab(), under `prefix` ("tokenizer.target"): prefix.kind,
+  /// prefix.specials (their count) and prefix.merges (one merge a line, GPT-2's vocab.bpe format
+  /// without its version line). Words: nothing, so checkpoints of word models are as they were.
+  std::map<std::string, std::string> metadata(const std::string& prefix) const;
+  /// The inverse: the tokenizer of a checkpoint's vocab and entries. DataError naming `source`
+  /// for an unknown kind, a specials count that does not fit, merges that do not make the
+  /// vocabulary's tokens.
+  static Tokenizer from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
+                                 const std::string& prefix, const std::string& source);
+
+  /// The file `gradformer learn-bpe` writes: one JSON object {"format": "gradformer-tokenizer",
+  /// "kind": ..., "specials": [names], "tokens": [every byte-level token in byte characters, by
+  /// id], "merges": ["Ġ t", ...]}. Words: the vocab as "tokens" and no merges.
+  std::string to_json() const;
+  /// The inverse; DataError naming `source` and what is wrong.
+  static Tokenizer from_json(std::string_view json, const std::string& source);
+  /// from_json of a file; DataError "path: ..." for a file that cannot be read.
+  static Tokenizer read_file(const std::string& path);
+
+  friend bool operator==(const Tokenizer& a, const Tokenizer& b);
+
+ private:
+  Tokenizer(Kind kind, BytePairEncoding bpe, const std::vector<std::string>& extra_specials, bool has_vocab);
+
+  Kind kind_ = Kind::Words;
+  Vocab vocab_;                          // words: the vocabulary; bytes, bpe: specials, then tokens in byte characters
+  int64_t specials_ = 0;                 // ids before the byte-level tokens
+  bool has_vocab_ = true;                // false for GPT-2's, whose ids have no specials in front
+  std::optional<BytePairEncoding> bpe_;  // bytes, bpe
+};
+
+}  // namespace gradformer

@@ -39,6 +39,13 @@ gradformer_cli_test("tokenize with <sep> in front: ids 263 37 263, and 4 is <sep
 gradformer_cli_test("tokenize --decode of a special writes its name"
   "-DARGS=tokenize|--tokenizer|${aaab}-sep.json|--decode" -DWRITE=${aaab}-sep-ids.txt "-DWRITE_TEXT=263 4 2"
   -DSTDIN=${aaab}-sep-ids.txt "-DSTDOUT=^aaab<sep></s>$" REQUIRES gradformer_tok_aaab_sep)
+# An existing --out is replaced, as average and import replace theirs.
+gradformer_cli_test("learn-bpe replaces an existing --out"
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${aaab}-replaced.json" -DWRITE=${aaab}-replaced.json
+  "-DWRITE_TEXT=an old file" "-DSTDOUT=^learned 3 merges" REQUIRES gradformer_tok_aaab FIXTURE gradformer_tok_aaab_replaced)
+gradformer_cli_test("tokenize with the replaced --out reads the new tokenizer"
+  "-DARGS=tokenize|--tokenizer|${aaab}-replaced.json" -DSTDIN=${aaab}.txt "-DSTDOUT=^262 36 262\n$"
+  REQUIRES gradformer_tok_aaab_replaced)
 gradformer_cli_test("learn-bpe on two files counts both"
   "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|${aaab}.txt|--out|${aaab}-twice.json"
   "-DSTDOUT=^learned 3 merges from 18 bytes in 2 files .*: 263 tokens .*, 0.333 tokens per byte" REQUIRES gradformer_tok_aaab)

@@ -13,11 +13,12 @@ namespace gradformer {
 inline constexpr int64_t kMaxTextBytes = int64_t{1} << 30;
 
 /// All of `in`; `name` (a path, "standard input") stands for it in messages. ReadError "name: read
-/// failed: reason" and "name: more than 1073741824 bytes, the most a text read whole may hold".
-std::string read_whole_text(std::FILE* in, const std::string& name);
+/// failed: reason", and "name: more than MAX bytes, the most a text read whole may hold" once a
+/// byte past max_bytes has been read.
+std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_bytes = kMaxTextBytes);
 
 /// The file at `path`, whole. DataError "path: cannot open for reading: reason" and "path: a
 /// directory, not a text file"; then as read_whole_text.
-std::string read_whole_text_file(const std::string& path);
+std::string read_whole_text_file(const std::string& path, int64_t max_bytes = kMaxTextBytes);
 
 }  // namespace gradformer

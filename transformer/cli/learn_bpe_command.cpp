@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <limits>
 #include <optional>
 
 #include "tensor/utf8.h"
@@ -19,6 +18,7 @@
 #include "transformer/cli/whole_text.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/tokenizer.h"
+#include "transformer/model/encoder_decoder.h"
 #include "transformer/train/average.h"
 
 namespace gradformer {
@@ -124,8 +124,9 @@ int learn_bpe_command(int argc, char** argv) {
   f.require("--out");
   const std::vector<std::string> specials = extra_specials(f.text("--specials"));
   const auto special_count = static_cast<int64_t>(Vocab::specials.size() + specials.size());
-  const int64_t vocab_size = f.integer_in("--vocab-size", special_count + 256, std::numeric_limits<int64_t>::max(),
-                                          message(" (its ", special_count, " specials and the 256 bytes)"));
+  const int64_t vocab_size = f.integer_in(
+      "--vocab-size", special_count + 256, TransformerConfig::max_vocab,
+      message(" (its ", special_count, " specials and the 256 bytes at least, a model's largest vocabulary at most)"));
   const std::vector<std::string>& paths = f.positionals();
   if (paths.empty()) throw UsageError("learn-bpe: give the text files to learn from (see gradformer learn-bpe --help)");
   const std::string out = f.text("--out");

@@ -147,10 +147,12 @@ gradformer_cli_test("learn-bpe without --out is status 2" "-DARGS=learn-bpe|a.tx
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --out is required\n$")
 gradformer_cli_test("learn-bpe --vocab-size 259 is status 2, naming the minimum" "-DARGS=learn-bpe|a.txt|--vocab-size|259|--out|o.json"
   -DEXIT=2 ${one_error_line}
-  "-DSTDERR=^gradformer learn-bpe: --vocab-size must be at least 260 \\(its 4 specials and the 256 bytes\\), got 259\n$")
+  "-DSTDERR=^gradformer learn-bpe: --vocab-size must be from 260 to 16777216 \\(its 4 specials and the 256 bytes at least, a model.s largest vocabulary at most\\), got 259\n$")
 gradformer_cli_test("learn-bpe --vocab-size counts the extra specials" "-DARGS=learn-bpe|a.txt|--vocab-size|261|--specials|<sep>,<mask>|--out|o.json"
   -DEXIT=2 ${one_error_line}
-  "-DSTDERR=^gradformer learn-bpe: --vocab-size must be at least 262 \\(its 6 specials and the 256 bytes\\), got 261\n$")
+  "-DSTDERR=^gradformer learn-bpe: --vocab-size must be from 262 to 16777216 .*, got 261\n$")
+gradformer_cli_test("learn-bpe --vocab-size past a model's largest vocabulary is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|16777217|--out|o.json"
+  -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --vocab-size must be from 260 to 16777216 .*, got 16777217\n$")
 gradformer_cli_test("learn-bpe --vocab-size abc is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|abc|--out|o.json"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --vocab-size expects an integer, got 'abc'\n$")
 gradformer_cli_test("learn-bpe --specials sep (not <sep>) is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|300|--specials|sep|--out|o.json"
@@ -229,3 +231,28 @@ if(UNIX AND GRADFORMER_SH)
     -DPROGRAM=${GRADFORMER_SH} "-DARGS=-c|exec \"$0\" \"$@\" <&-|$<TARGET_FILE:gradformer>|tokenize|--bytes"
     -DEXIT=1 ${one_error_line} "-DSTDOUT_ABSENT=." "-DSTDERR=^gradformer tokenize: error: standard input: read failed: [^\n]+\n$")
 endif()
+
+# --- a checkpoint of a model that is not of words: source the bytes, target the tokenizer learned on
+# "aaab aaab" (written by write_tokenizer_checkpoint.cpp). Each side's ids as above.
+add_executable(write_tokenizer_checkpoint cli/write_tokenizer_checkpoint.cpp)
+target_link_libraries(write_tokenizer_checkpoint PRIVATE gradformer_train gradformer_warnings)
+set(bpe_model ${GRADFORMER_TOK_DIR}/bpe-model.safetensors)
+add_test(NAME "gradformer program: tokenize: write a checkpoint with a bytes source and a learned target"
+         COMMAND write_tokenizer_checkpoint ${bpe_model} ${aaab}.json)
+set_tests_properties("gradformer program: tokenize: write a checkpoint with a bytes source and a learned target"
+                     PROPERTIES FIXTURES_REQUIRED gradformer_tok_aaab FIXTURES_SETUP gradformer_tok_bpe_model)
+gradformer_cli_test("tokenize --checkpoint: the target side is the learned tokenizer"
+  "-DARGS=tokenize|--checkpoint|${bpe_model}" -DSTDIN=${aaab}.txt "-DSTDOUT=^262 36 262\n$" REQUIRES gradformer_tok_bpe_model)
+gradformer_cli_test("tokenize --checkpoint --side source: the bytes"
+  "-DARGS=tokenize|--checkpoint|${bpe_model}|--side|source" -DSTDIN=${aaab}.txt
+  "-DSTDOUT=^101 101 101 102 36 101 101 101 102\n$" REQUIRES gradformer_tok_bpe_model)
+gradformer_cli_test("tokenize --checkpoint --pieces of the learned target side" "-DARGS=tokenize|--checkpoint|${bpe_model}|--pieces"
+  -DSTDIN=${aaab}.txt "-DSTDOUT=^aaab Ġ aaab\n$" REQUIRES gradformer_tok_bpe_model)
+gradformer_round_trip("checkpoint, source side, newlines tabs and runs of spaces" "--checkpoint|${bpe_model}|--side|source"
+  "-DTEXT=${spaced_text}")
+set_tests_properties("gradformer program: tokenize round trip: checkpoint, source side, newlines tabs and runs of spaces"
+                     PROPERTIES FIXTURES_REQUIRED gradformer_tok_bpe_model)
+gradformer_round_trip("checkpoint, target side, newlines tabs and runs of spaces" "--checkpoint|${bpe_model}"
+  "-DTEXT=${spaced_text}")
+set_tests_properties("gradformer program: tokenize round trip: checkpoint, target side, newlines tabs and runs of spaces"
+                     PROPERTIES FIXTURES_REQUIRED gradformer_tok_bpe_model)

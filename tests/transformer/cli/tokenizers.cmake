@@ -256,3 +256,8 @@ gradformer_round_trip("checkpoint, target side, newlines tabs and runs of spaces
   "-DTEXT=${spaced_text}")
 set_tests_properties("gradformer program: tokenize round trip: checkpoint, target side, newlines tabs and runs of spaces"
                      PROPERTIES FIXTURES_REQUIRED gradformer_tok_bpe_model)
+foreach(flag --tokenizer --checkpoint)
+  gradformer_cli_test("tokenize ${flag} of a directory names it, status 1" "-DARGS=tokenize|${flag}|${CMAKE_CURRENT_SOURCE_DIR}/cli"
+    -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line}
+    "-DSTDERR=^gradformer tokenize: error: [^ ]*tests/transformer/cli: a directory, but ${flag} takes a file\n$")
+endforeach()

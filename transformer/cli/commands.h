@@ -42,6 +42,8 @@ int generate_command(int argc, char** argv);
 int classify_command(int argc, char** argv);
 int import_command(int argc, char** argv);
 int average_command(int argc, char** argv);
+int tokenize_command(int argc, char** argv);
+int learn_bpe_command(int argc, char** argv);
 /// params --preset bert-base.
 int bert_base_params();
 

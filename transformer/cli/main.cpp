@@ -11,6 +11,8 @@
 //   gradformer classify --checkpoint runs/encoder-only-classify/model.safetensors < sentences.txt
 //   gradformer import --weights w.safetensors --heads 8 ... --out m.safetensors   a PyTorch state dict in
 //   gradformer average --run runs/toy-translation --last 5 --out average.safetensors
+//   gradformer learn-bpe --vocab-size 1000 corpus.txt --out tokenizer.json
+//   gradformer tokenize --tokenizer tokenizer.json < text.txt      the ids of a text (--decode: back)
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <fcntl.h>
@@ -45,6 +47,8 @@ constexpr const char* kUsage =
     "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
     "  import      turn an encoder-decoder's weights saved from PyTorch (.safetensors) into a checkpoint\n"
     "  average     average the parameters of a run's last checkpoints into one checkpoint\n"
+    "  tokenize    the token ids of standard input's text (--pieces: the tokens; --decode: ids back to text)\n"
+    "  learn-bpe   learn a byte-pair tokenizer from text files and write it for tokenize --tokenizer\n"
     "\n"
     "gradformer <command> --help describes each command's flags.\n";
 
@@ -93,7 +97,7 @@ int main(int argc, char** argv) {
       {"train", train_command},         {"translate", translate_command}, {"score", score_command},
       {"gradcheck", gradcheck_command}, {"params", params_command},       {"trace", trace_command},
       {"generate", generate_command},   {"classify", classify_command},   {"import", import_command},
-      {"average", average_command}};
+      {"average", average_command},     {"tokenize", tokenize_command},   {"learn-bpe", learn_bpe_command}};
   const auto found = commands.find(command);
   if (found == commands.end()) {
     std::cerr << "gradformer: unknown command '" << command << "' (see gradformer --help)\n";  // the usage is --help's

@@ -1,0 +1,167 @@
+// gradformer tokenize: the ids a tokenizer cuts standard input into (or its tokens, --pieces), and
+// back from ids to text (--decode); the tokenizer of a checkpoint, of a learn-bpe file, GPT-2's, or
+// the bytes (transformer/data/tokenizer.h).
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "tensor/utf8.h"
+#include "transformer/cli/commands.h"
+#include "transformer/cli/flags.h"
+#include "transformer/cli/whole_text.h"
+#include "transformer/data/tokenizer.h"
+#include "transformer/train/checkpoint.h"
+
+namespace gradformer {
+namespace {
+
+constexpr const char* kSummary =
+    "Read all of standard input as one text, byte for byte (its newlines, tabs and runs of spaces are\n"
+    "part of it, a last newline too) and print the ids of its tokens on one line, separated by spaces.\n"
+    "--pieces prints the tokens instead, as a person reads them (in a byte-level token a space shows as\n"
+    "Ġ, a newline as Ċ: GPT-2's byte characters). --decode goes back: it reads ids separated by any\n"
+    "whitespace and writes the text they stand for, exactly, nothing added.\n"
+    "\n"
+    "The tokenizer is one of:\n"
+    "  --checkpoint FILE  a model's: an encoder-decoder's target side unless --side source (what it\n"
+    "                     writes: translate's output), a decoder-only model's only one, an encoder-only\n"
+    "                     model's vocabulary. A model of words cuts the text at any whitespace (newlines\n"
+    "                     too), a word it does not know is <unk>, and --decode joins words by one space.\n"
+    "  --tokenizer FILE   a byte-pair tokenizer gradformer learn-bpe wrote (<pad> <s> </s> <unk> first)\n"
+    "  --gpt2 DIR         GPT-2's released tokenizer, DIR/encoder.json and DIR/vocab.bpe: GPT-2's ids\n"
+    "  --bytes            every byte one token, id 4 + its value: any bytes, nothing unknown\n"
+    "A byte-pair tokenizer reads UTF-8 text only; the bytes tokenizer takes anything.";
+
+constexpr const char* kSources[] = {"--checkpoint", "--tokenizer", "--gpt2", "--bytes"};
+
+/// A file a flag names must be a file: a directory would be read as nothing.
+void require_not_directory(const std::string& path, const char* flag) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw DataError(message(path, ": a directory, but ", flag, " takes a file"));
+}
+
+/// The tokenizer of a checkpoint, by its architecture: an encoder-decoder's side (target unless
+/// `side` says source), a decoder-only model's one, an encoder-only model's vocabulary of words.
+Tokenizer checkpoint_tokenizer(const std::string& path, const std::string& side) {
+  require_not_directory(path, "--checkpoint");
+  const CheckpointFile file = read_checkpoint_file(path);
+  if (file.arch != Architecture::EncoderDecoder && !side.empty())
+    throw UsageError(message("tokenize: --side is for an encoder-decoder checkpoint; ", path, " is ",
+                             a_architecture(file.arch), " one, with one tokenizer"));
+  if (file.arch == Architecture::EncoderOnly)
+    return Vocab::from_text(file.metadata.at("vocab.source"), path + " (vocab.source)");
+  const CheckpointInfo info = read_checkpoint(file).info;
+  return side == "source" ? info.source_tokenizer : info.target_tokenizer;
+}
+
+/// The one tokenizer the flags choose; a UsageError for none or several.
+Tokenizer chosen_tokenizer(const Flags& f) {
+  std::vector<std::string> given;
+  for (const char* name : kSources)
+    if (f.given(name)) given.emplace_back(name);
+  if (given.empty())
+    throw UsageError("tokenize: say which tokenizer: --checkpoint FILE, --tokenizer FILE, --gpt2 DIR or --bytes");
+  if (given.size() > 1) {
+    std::string names = given[0];
+    for (size_t i = 1; i < given.size(); ++i) names += (i + 1 == given.size() ? " and " : ", ") + given[i];
+    throw UsageError(message("tokenize: one tokenizer at a time, but ", names, " were given"));
+  }
+  const std::string side = f.given("--side") ? f.choice("--side", {"source", "target"}) : "";
+  if (!side.empty() && given[0] != "--checkpoint") throw UsageError("tokenize: --side is for --checkpoint");
+  if (given[0] == "--checkpoint") return checkpoint_tokenizer(f.text("--checkpoint"), side);
+  if (given[0] == "--tokenizer") {
+    require_not_directory(f.text("--tokenizer"), "--tokenizer");
+    return Tokenizer::read_file(f.text("--tokenizer"));
+  }
+  if (given[0] == "--gpt2") {
+    const std::filesystem::path dir = f.text("--gpt2");
+    std::error_code error;
+    if (!std::filesystem::is_directory(dir, error))
+      throw DataError(message(f.text("--gpt2"), ": not a directory (--gpt2 takes the folder holding GPT-2's ",
+                              "encoder.json and vocab.bpe)"));
+    return Tokenizer::gpt2(BytePairEncoding::read_gpt2((dir / "encoder.json").string(), (dir / "vocab.bpe").string()));
+  }
+  return Tokenizer::bytes();
+}
+
+/// The ids of standard input's text. A model of words reads words cut at any whitespace; a
+/// byte-pair tokenizer UTF-8 text (a DataError naming the first byte that is not).
+std::vector<int64_t> encode_input(const Tokenizer& tokenizer, std::string text) {
+  if (tokenizer.kind() == Tokenizer::Kind::Words) {
+    for (char& c : text)
+      if (c == '\n' || c == '\r' || c == '\v' || c == '\f') c = ' ';
+  }
+  if (tokenizer.kind() == Tokenizer::Kind::Bpe) {
+    if (const auto offset = invalid_utf8_at(text))
+      throw DataError(message("standard input: not UTF-8 at byte offset ", *offset, " (byte 0x", std::hex,
+                              std::uppercase, static_cast<int>(static_cast<unsigned char>(text[*offset])), std::dec,
+                              "); a byte-pair tokenizer reads UTF-8 text (--bytes takes any bytes)"));
+  }
+  try {
+    return tokenizer.encode(text);
+  } catch (const ValueError& e) {
+    throw DataError(message("standard input: ", e.what()));
+  }
+}
+
+/// The ids of standard input, separated by any whitespace: a DataError naming the first that is
+/// not an integer or not an id of the tokenizer, and its place among them.
+std::vector<int64_t> read_ids(const std::string& text, int64_t vocabulary) {
+  std::vector<int64_t> ids;
+  constexpr const char* kWhitespace = " \t\n\r\v\f";
+  for (size_t start = text.find_first_not_of(kWhitespace); start != std::string::npos;
+       start = text.find_first_not_of(kWhitespace, start)) {
+    const size_t end = std::min(text.find_first_of(kWhitespace, start), text.size());
+    const std::string word = text.substr(start, end - start);
+    start = end;
+    int64_t id = 0;
+    const auto [stop, error] = std::from_chars(word.data(), word.data() + word.size(), id);
+    const size_t place = ids.size() + 1;
+    if (stop != word.data() + word.size() || (error != std::errc() && error != std::errc::result_out_of_range))
+      throw DataError(message("standard input: id number ", place, ", '", word, "', is not an integer"));
+    if (error == std::errc::result_out_of_range || id < 0 || id >= vocabulary)
+      throw DataError(message("standard input: id number ", place, ", ", word, ", is not an id of the tokenizer (0 to ",
+                              vocabulary - 1, ")"));
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+int tokenize_command(int argc, char** argv) {
+  Flags f("tokenize", kSummary);
+  f.add("--checkpoint", "", "a model checkpoint whose tokenizer to use");
+  f.add("--side", "", "with an encoder-decoder --checkpoint: source or target (default target)");
+  f.add("--tokenizer", "", "a tokenizer file gradformer learn-bpe wrote");
+  f.add("--gpt2", "", "a folder holding GPT-2's encoder.json and vocab.bpe");
+  f.add_switch("--bytes", "the bytes tokenizer: each byte a token");
+  f.add_switch("--decode", "read ids, write the text they stand for");
+  f.add_switch("--pieces", "print the tokens instead of their ids");
+  if (!f.parse(argc, argv)) {
+    std::cout << f.help();
+    return 0;
+  }
+  if (f.on("--decode") && f.on("--pieces"))
+    throw UsageError("tokenize: --decode reads ids and --pieces prints tokens: give one of them");
+  const Tokenizer tokenizer = chosen_tokenizer(f);
+  const std::string input = read_whole_text(stdin, "standard input");
+  if (f.on("--decode")) {
+    const std::string text = tokenizer.decode_bytes(read_ids(input, tokenizer.size()));
+    std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+    return 0;
+  }
+  std::string line;
+  bool first = true;
+  for (const int64_t id : encode_input(tokenizer, input)) {
+    line += first ? "" : " ";
+    line += f.on("--pieces") ? tokenizer.piece(id) : std::to_string(id);
+    first = false;
+  }
+  std::cout << line << "\n";
+  return 0;
+}
+
+}  // namespace gradformer

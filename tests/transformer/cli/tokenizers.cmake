@@ -105,7 +105,7 @@ gradformer_cli_test("tokenize --checkpoint of a model of words: its ids, an unkn
   "-DARGS=tokenize|--checkpoint|${copy_model}" -DWRITE=${tok_inputs}/copy.txt "-DWRITE_TEXT=4 5|10^99|"
   -DSTDIN=${tok_inputs}/copy.txt "-DSTDOUT=^4 5 10 3\n$" REQUIRES gradformer_cli_model)
 gradformer_cli_test("tokenize --checkpoint --side source --pieces" "-DARGS=tokenize|--checkpoint|${copy_model}|--side|source|--pieces"
-  -DSTDIN=${tok_inputs}/copy.txt "-DSTDOUT=^4 5 10 <unk>\n$" REQUIRES gradformer_cli_model)
+  -DWRITE=${tok_inputs}/copy-source.txt "-DWRITE_TEXT=4 5|10^99|" -DSTDIN=${tok_inputs}/copy-source.txt "-DSTDOUT=^4 5 10 <unk>\n$" REQUIRES gradformer_cli_model)
 gradformer_cli_test("tokenize --checkpoint --decode joins words by one space"
   "-DARGS=tokenize|--checkpoint|${copy_model}|--decode" -DWRITE=${tok_inputs}/copy-ids.txt "-DWRITE_TEXT=4 10|3"
   -DSTDIN=${tok_inputs}/copy-ids.txt "-DSTDOUT=^4 10 <unk>$" REQUIRES gradformer_cli_model)
@@ -113,10 +113,11 @@ gradformer_cli_test("tokenize --checkpoint of a decoder-only model: its words"
   "-DARGS=tokenize|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--pieces" -DWRITE=${tok_inputs}/french.txt
   "-DWRITE_TEXT=le chat zzqqx|" -DSTDIN=${tok_inputs}/french.txt "-DSTDOUT=^le chat <unk>\n$" REQUIRES gradformer_cli_lm)
 gradformer_cli_test("tokenize --checkpoint of an encoder-only model: its vocabulary's words"
-  "-DARGS=tokenize|--checkpoint|${GRADFORMER_CLI_ENC}/mlm/model.safetensors|--pieces" -DSTDIN=${tok_inputs}/french.txt
+  "-DARGS=tokenize|--checkpoint|${GRADFORMER_CLI_ENC}/mlm/model.safetensors|--pieces"
+  -DWRITE=${tok_inputs}/french-mlm.txt "-DWRITE_TEXT=le chat zzqqx|" -DSTDIN=${tok_inputs}/french-mlm.txt
   "-DSTDOUT=^le chat <unk>\n$" REQUIRES gradformer_cli_encoder)
 gradformer_cli_test("tokenize --side with a decoder-only checkpoint is status 2"
-  "-DARGS=tokenize|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--side|source" -DSTDIN=${tok_inputs}/french.txt
+  "-DARGS=tokenize|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--side|source" -DWRITE=${tok_inputs}/french-side.txt "-DWRITE_TEXT=le|" -DSTDIN=${tok_inputs}/french-side.txt
   -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer tokenize: --side is for an encoder-decoder checkpoint. [^ ]*model.safetensors is a decoder-only one, with one tokenizer\n$"
   REQUIRES gradformer_cli_lm)

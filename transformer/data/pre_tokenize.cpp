@@ -47,7 +47,7 @@ struct Character {
 };
 
 /// The character at text[i] (i < text.size()); ValueError if the bytes there are not UTF-8.
-Character character_at(std::string_view text, size_t i) {
+inline Character character_at(std::string_view text, size_t i) {
   const auto byte = static_cast<unsigned char>(text[i]);
   if (byte < 0x80) return {kAsciiClasses[byte], 1};
   const Utf8Step step = decode_utf8(text, i, "gpt2_pre_tokens");
@@ -57,6 +57,7 @@ Character character_at(std::string_view text, size_t i) {
 /// The length of the contraction ending at text[i] ("'s", "'ll", ...), or 0 if none starts there.
 /// All ASCII, so comparing bytes at a character's start compares characters.
 size_t contraction_length(std::string_view text, size_t i) {
+  if (text[i] != '\'') return 0;
   static const std::array<std::string_view, 7> endings = {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"};
   for (const std::string_view ending : endings) {
     if (text.substr(i, ending.size()) == ending) return ending.size();

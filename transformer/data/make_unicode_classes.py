@@ -6,9 +6,11 @@
 # (U+001C..U+001F are spaces to isspace() and not to \s).
 #
 # Not run by the build. To regenerate (needs Python 3 and the regex module, pip install regex):
-#   cd transformer/data && python3 make_unicode_classes.py && clang-format -i unicode_classes.h
+#   python3 transformer/data/make_unicode_classes.py
+# It writes unicode_classes.h beside itself, already as clang-format leaves it.
 # A newer regex module may know a newer Unicode version; the header records which one wrote it.
 import importlib.metadata
+import os
 import re
 
 import regex
@@ -95,7 +97,8 @@ inline constexpr Range kClassRanges[] = {{
 
 }  // namespace gradformer::unicode_classes
 """
-    with open("unicode_classes.h", "w", encoding="ascii") as out:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unicode_classes.h")
+    with open(path, "w", encoding="ascii") as out:
         out.write(header + "\n".join(lines) + footer)
     print(len(table), "ranges:", ", ".join(f"{name} {counts[name]}" for name, _ in CLASSES))
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuzz/fuzz.h"
+#include "tensor/utf8.h"
 #include "transformer/data/bpe.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/utf8.h"
@@ -113,11 +114,16 @@ void check_utf8_text(std::string_view text) {
 /// first offset where the bytes stop being UTF-8.
 void check_bytes(std::string_view text) {
   const std::string replaced = gradformer::utf8_replace_invalid(text);
-  if (!gradformer::is_utf8(replaced)) gradformer::fuzz::fail("utf8_replace_invalid gave bytes that are not UTF-8");
+  if (gradformer::invalid_utf8_at(replaced))
+    gradformer::fuzz::fail("utf8_replace_invalid gave bytes that are not UTF-8");
   if (gradformer::utf8_replace_invalid(replaced) != replaced) gradformer::fuzz::fail("utf8_replace_invalid twice");
-  if (gradformer::is_utf8(text)) return check_utf8_text(text);
+  // read_utf8 must stop where the library's one validator, tensor/utf8.h, does.
   size_t bad = 0;
-  while (gradformer::read_utf8(text, bad).valid) bad += gradformer::read_utf8(text, bad).length;
+  while (bad < text.size() && gradformer::read_utf8(text, bad).valid) bad += gradformer::read_utf8(text, bad).length;
+  if (gradformer::invalid_utf8_at(text).value_or(text.size()) != bad) {
+    gradformer::fuzz::fail("read_utf8 and invalid_utf8_at disagree on where the text stops being UTF-8");
+  }
+  if (bad == text.size()) return check_utf8_text(text);
   try {
     gradformer::gpt2_pre_tokens(text);
   } catch (const gradformer::ValueError& e) {

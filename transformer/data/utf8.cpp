@@ -108,15 +108,6 @@ void append_utf8(std::string& out, char32_t code_point) {
   for (int k = length - 2; k >= 0; --k) out += static_cast<char>(0x80 | ((code_point >> (6 * k)) & 0x3F));
 }
 
-bool is_utf8(std::string_view bytes) {
-  for (size_t i = 0; i < bytes.size();) {
-    const Utf8Step step = read_utf8(bytes, i);
-    if (!step.valid) return false;
-    i += step.length;
-  }
-  return true;
-}
-
 std::string utf8_replace_invalid(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());

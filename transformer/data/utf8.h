@@ -17,6 +17,11 @@
 // F5..FF anywhere; a sequence cut short by a byte that does not fit or by the end of the text; an
 // overlong form (C0 80 or E0 80 80 for U+0000, a longer form than the code point needs); a surrogate
 // U+D800..U+DFFF (ED A0 80 ...); a code point above U+10FFFF (F4 90 80 80 ...).
+//
+// Which bytes are UTF-8 is the same here as for every other reader of the library, which asks
+// tensor/utf8.h's invalid_utf8_at (the tests and fuzz_bpe check that the two agree byte for byte);
+// this unit adds what a validator does not give: the code points, the length of each invalid part,
+// what is wrong with it, and the replacement Python makes.
 #pragma once
 
 #include <cstddef>
@@ -46,9 +51,6 @@ Utf8Step decode_utf8(std::string_view bytes, size_t offset, std::string_view ope
 
 /// Appends the UTF-8 bytes of a code point (at most U+10FFFF, not a surrogate; ValueError else).
 void append_utf8(std::string& out, char32_t code_point);
-
-/// True if the bytes are UTF-8 throughout, as bytes.decode('utf-8') would accept them.
-bool is_utf8(std::string_view bytes);
 
 /// Python's bytes.decode('utf-8', errors='replace'), encoded as UTF-8 again: the bytes with each
 /// maximal invalid subpart replaced by U+FFFD (EF BF BD). UTF-8 in, the same bytes out.

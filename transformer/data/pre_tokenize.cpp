@@ -1,14 +1,63 @@
 #include "transformer/data/pre_tokenize.h"
 
+#include <algorithm>
 #include <array>
-#include <cstdio>
+#include <iterator>
+
+#include "transformer/data/unicode_classes.h"
+#include "transformer/data/utf8.h"
 
 namespace gradformer {
 
 namespace {
 
+using unicode_classes::kClassRanges;
+
+/// The class of a code point from the generated table: the range holding it, or Other if none.
+constexpr CharacterClass table_class(char32_t code_point) {
+  // The first range that starts after the code point; the one before it is the only candidate.
+  const auto after = std::upper_bound(std::begin(kClassRanges), std::end(kClassRanges), code_point,
+                                      [](char32_t c, const unicode_classes::Range& range) { return c < range.first; });
+  if (after == std::begin(kClassRanges) || std::prev(after)->last < code_point) return CharacterClass::Other;
+  return std::prev(after)->character_class;
+}
+
+/// The table is what the binary search needs: sorted, each range non-empty and before the next.
+constexpr bool ranges_are_sorted() {
+  for (size_t i = 0; i < std::size(kClassRanges); ++i) {
+    if (kClassRanges[i].first > kClassRanges[i].last) return false;
+    if (i > 0 && kClassRanges[i - 1].last >= kClassRanges[i].first) return false;
+  }
+  return kClassRanges[std::size(kClassRanges) - 1].last <= 0x10FFFF;
+}
+static_assert(ranges_are_sorted(), "unicode_classes.h: the ranges must be sorted and disjoint");
+
+/// The fast path: the classes of the 128 ASCII code points, looked up in the same table once, when
+/// compiled.
+constexpr std::array<CharacterClass, 128> kAsciiClasses = [] {
+  std::array<CharacterClass, 128> classes{};
+  for (char32_t c = 0; c < 128; ++c) classes[c] = table_class(c);
+  return classes;
+}();
+
+/// One character of the text at a byte offset: its class and its length in bytes.
+struct Character {
+  CharacterClass character_class;
+  size_t length;
+};
+
+/// The character at text[i] (i < text.size()); ValueError if the bytes there are not UTF-8.
+inline Character character_at(std::string_view text, size_t i) {
+  const auto byte = static_cast<unsigned char>(text[i]);
+  if (byte < 0x80) return {kAsciiClasses[byte], 1};
+  const Utf8Step step = decode_utf8(text, i, "gpt2_pre_tokens");
+  return {table_class(step.code_point), step.length};
+}
+
 /// The length of the contraction ending at text[i] ("'s", "'ll", ...), or 0 if none starts there.
+/// All ASCII, so comparing bytes at a character's start compares characters.
 size_t contraction_length(std::string_view text, size_t i) {
+  if (text[i] != '\'') return 0;
   static const std::array<std::string_view, 7> endings = {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"};
   for (const std::string_view ending : endings) {
     if (text.substr(i, ending.size()) == ending) return ending.size();
@@ -16,60 +65,62 @@ size_t contraction_length(std::string_view text, size_t i) {
   return 0;
 }
 
-/// The length of ' ?X+' at text[i] for class X: an optional space, then one or more of X; 0 if
-/// it does not match.
+/// The length in bytes of the run of characters of one class starting at text[i].
 size_t run_length(std::string_view text, size_t i, CharacterClass run_class) {
-  const auto is_run = [&](size_t k) { return k < text.size() && character_class(text[k]) == run_class; };
   size_t end = i;
-  if (text[end] == ' ' && is_run(end + 1)) ++end;
-  if (!is_run(end)) return 0;
-  while (is_run(end)) ++end;
+  while (end < text.size()) {
+    const Character next = character_at(text, end);
+    if (next.character_class != run_class) break;
+    end += next.length;
+  }
   return end - i;
 }
 
-/// The length of '\s+(?!\S)|\s+' at text[i], a whitespace character. The first takes the run of
-/// whitespace less its last character when a non-space follows (the space before a word stays with
-/// the word); a single whitespace character before a non-space is left to the second.
+/// The length in bytes of '\s+(?!\S)|\s+' at text[i], a whitespace character. The first takes the
+/// run of whitespace less its last character when a non-space follows (the space before a word
+/// stays with the word); a single whitespace character before a non-space is left to the second.
 size_t space_length(std::string_view text, size_t i) {
   size_t end = i;
-  while (end < text.size() && character_class(text[end]) == CharacterClass::Space) ++end;
+  size_t last_start = i;  // where the run's last character starts
+  size_t count = 0;
+  while (end < text.size()) {
+    const Character next = character_at(text, end);
+    if (next.character_class != CharacterClass::Space) break;
+    last_start = end;
+    end += next.length;
+    ++count;
+  }
   if (end == text.size()) return end - i;  // \s+ at the end of the text: (?!\S) holds
-  if (end - i >= 2) return end - i - 1;    // \s+(?!\S), backing off one: a space follows
-  return 1;                                // \s+
+  if (count >= 2) return last_start - i;   // \s+(?!\S), backing off one character: a space follows
+  return end - i;                          // \s+
+}
+
+/// The length in bytes of the pre-token starting at text[i]: the first alternative of the pattern
+/// that matches there. As the classes do not overlap, at most one of ' ?\p{L}+', ' ?\p{N}+' and
+/// ' ?[^\s\p{L}\p{N}]+' can match, and the class of the first character (or of the one after a
+/// space) says which.
+size_t pre_token_length(std::string_view text, size_t i) {
+  if (const size_t contraction = contraction_length(text, i)) return contraction;
+  if (text[i] == ' ' && i + 1 < text.size()) {
+    const CharacterClass after_space = character_at(text, i + 1).character_class;
+    if (after_space != CharacterClass::Space) return 1 + run_length(text, i + 1, after_space);
+  }
+  const CharacterClass first = character_at(text, i).character_class;
+  if (first != CharacterClass::Space) return run_length(text, i, first);
+  return space_length(text, i);
 }
 
 }  // namespace
 
 CharacterClass character_class(char32_t code_point) {
-  if (code_point >= 0x80) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(code_point));
-    throw ValueError(message("character_class: ", hex, " is outside ASCII; only ASCII is classified so far"));
-  }
-  if ((code_point >= 'a' && code_point <= 'z') || (code_point >= 'A' && code_point <= 'Z')) {
-    return CharacterClass::Letter;
-  }
-  if (code_point >= '0' && code_point <= '9') return CharacterClass::Number;
-  if (code_point == ' ' || (code_point >= '\t' && code_point <= '\r')) return CharacterClass::Space;
-  return CharacterClass::Other;
+  if (code_point < 128) return kAsciiClasses[code_point];
+  return table_class(code_point);
 }
 
 std::vector<std::string> gpt2_pre_tokens(std::string_view text) {
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (static_cast<unsigned char>(text[i]) >= 0x80) {
-      throw ValueError(message("gpt2_pre_tokens: byte ", static_cast<int>(static_cast<unsigned char>(text[i])),
-                               " at offset ", i, " is outside ASCII; only ASCII text is pre-tokenized so far"));
-    }
-  }
   std::vector<std::string> pieces;
-  size_t i = 0;
-  while (i < text.size()) {
-    // The alternatives in the pattern's order; the first that matches wins.
-    size_t length = contraction_length(text, i);
-    for (const CharacterClass run_class : {CharacterClass::Letter, CharacterClass::Number, CharacterClass::Other}) {
-      if (length == 0) length = run_length(text, i, run_class);
-    }
-    if (length == 0) length = space_length(text, i);  // every character is in one of the classes
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = pre_token_length(text, i);
     pieces.emplace_back(text.substr(i, length));
     i += length;
   }

@@ -7,14 +7,23 @@
 //   \s+(?!\S)                          a run of whitespace not followed by a non-space: so of
 //                                      "   x" it takes "  " and leaves " x" for the word
 //   \s+                                any other run of whitespace ("\n" before a word)
-// Written by hand, no regular-expression library.
+// Written by hand, no regular-expression library, for any UTF-8 text: "any character" above means
+// any code point, and the classes are those Python's regex module (which encoder.py runs the
+// pattern with) gives every code point 0..U+10FFFF, in the generated table unicode_classes.h:
+//   \p{L}  letters, the general categories Lu Ll Lt Lm Lo ("é", "日", "ㅎ", "ß")
+//   \p{N}  numbers, Nd Nl No ("٣" Arabic-Indic three, "Ⅻ" Roman twelve, "½", "²")
+//   \s     whitespace: tab, newline, vertical tab, form feed, return, space, U+0085, U+00A0 (no-break
+//          space), U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000; not U+001C..U+001F
+//          (which Python's str.isspace() counts), nor U+180E or U+200B (zero-width space)
+//   Other  the rest: punctuation, symbols, emoji, combining marks, control and format characters
+// Only U+0020 is the optional space before a word, and the contractions are ASCII and lower case:
+// "'S" is punctuation then a letter. So " 日本" is one pre-token, "\u3000日本" two.
 //
-// STATUS: ASCII text only. What Unicode needs: the classes of every code point, \p{L} (letters:
-// the general categories Lu Ll Lt Lm Lo), \p{N} (numbers: Nd Nl No) and \s (the White_Space
-// property: U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 besides
-// ASCII's tab, newline, vertical tab, form feed, return and space), as tables generated from the
-// Unicode Character Database; then character_class() below reads them and nothing else changes.
-// Until then a text holding a byte outside ASCII is a ValueError rather than a silently wrong split.
+// STATUS: done and tested: the classes of all of Unicode (checked against the regex module on
+// sample code points and, through tests/transformer/data/gpt2_reference/, on texts in many scripts
+// and emoji), invalid UTF-8 refused with the offending byte and offset (utf8.h says what UTF-8 is).
+// The table follows the regex module that wrote it (Unicode 17.0.0); a text whose characters a newer
+// Unicode version classifies differently could split differently from a newer regex module.
 #pragma once
 
 #include <string>
@@ -28,13 +37,13 @@ namespace gradformer {
 /// The four classes GPT-2's pattern tells apart.
 enum class CharacterClass { Letter, Number, Space, Other };
 
-/// The class of an ASCII code point: A-Z a-z letters, 0-9 numbers, tab, newline, vertical tab,
-/// form feed, return and space whitespace, everything else (punctuation, control characters)
-/// other. ValueError for a code point outside ASCII (not yet classified).
+/// The class of a code point as GPT-2's pattern sees it (see above); any char32_t, a value above
+/// U+10FFFF being Other. ASCII is a table lookup, the rest a binary search of the generated ranges.
 CharacterClass character_class(char32_t code_point);
 
-/// The text cut into GPT-2's pre-tokens; their concatenation is the text. ValueError for a text
-/// that is not ASCII, naming the byte offset.
+/// The UTF-8 text cut into GPT-2's pre-tokens, each a non-empty string of whole characters; their
+/// concatenation is the text. ValueError "gpt2_pre_tokens: not UTF-8 at offset N: byte 0xXX ..."
+/// for a text that Python's strict UTF-8 decoder refuses (utf8.h), naming the first bad byte.
 std::vector<std::string> gpt2_pre_tokens(std::string_view text);
 
 }  // namespace gradformer

@@ -9,6 +9,7 @@
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/tsv.h"
+#include "transformer/data/utf8.h"
 
 namespace gradformer {
 
@@ -161,7 +162,9 @@ std::string Tokenizer::decode_bytes(const std::vector<int64_t>& ids) const {
   return out;
 }
 
-std::string Tokenizer::decode(const std::vector<int64_t>& ids) const { return decode_bytes(ids); }
+std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
+  return kind_ == Kind::Words ? decode_bytes(ids) : utf8_replace_invalid(decode_bytes(ids));
+}
 
 std::string Tokenizer::piece(int64_t id) const {
   if (id < 0 || id >= size())

@@ -41,6 +41,10 @@ TEST_CASE("Tokenizer of bytes: ids are the specials, then byte value + specials;
   std::string every_byte;
   for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
   check_round_trip(t, every_byte);
+  // Half of "é" (C3 A9) is no text: decode replaces it by U+FFFD (EF BF BD), decode_bytes keeps it.
+  CHECK(t.decode(Ids{5 + 'a', 5 + 0xC3}) == "a\xEF\xBF\xBD");
+  CHECK(t.decode_bytes(Ids{5 + 'a', 5 + 0xC3}) == "a\xC3");
+  CHECK(t.decode(Ids{5 + 0xC3, 5 + 0xA9}) == "\xC3\xA9");
   CHECK_THROWS_MSG(t.decode(Ids{261}), ValueError, "id 261 is outside the vocabulary of 261 tokens");
   CHECK_THROWS_MSG(t.decode(Ids{-1}), ValueError, "id -1");
 }
@@ -59,6 +63,7 @@ TEST_CASE("Tokenizer::learn_bpe: the first merges of a text worked by hand, offs
   check_round_trip(t, "a b\n\n  tab\there, 12 3 don't");
   CHECK_THROWS_MSG(Tokenizer::learn_bpe({"x"}, 259), ValueError, "smaller than its 4 specials and the 256 bytes (260)");
   CHECK_THROWS_MSG(t.encode("caf\xE9"), ValueError, "byte 3 is not");
+  check_round_trip(t, "caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80!");  // café 日本 😀!
 }
 
 TEST_CASE("Tokenizer: a learned token may not spell a special, nor a special be malformed") {

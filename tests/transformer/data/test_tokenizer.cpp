@@ -29,7 +29,7 @@ TEST_CASE("Tokenizer of words: the vocabulary's ids, unknown words <unk>, decode
   CHECK_THROWS_MSG(t.byte_pair_encoding(), ValueError, "words has no byte-pair encoding");
 }
 
-TEST_CASE("Tokenizer of bytes: ids are the specials, then byte value + specials; any bytes round-trip") {
+TEST_CASE("Tokenizer of bytes: ids are the specials, then byte value + specials, and any bytes round-trip") {
   const Tokenizer t = Tokenizer::bytes({"<sep>"});
   CHECK(t.size() == 5 + 256);
   CHECK(t.special("<sep>") == 4);

@@ -289,15 +289,15 @@ void shared_vocabulary(const Tokenizer& bpe) {
   const std::string german = "der Transformer von Vaswani et al. (2017) hat 65 Millionen Parameter";
   std::set<int64_t> in_english;
   for (const int64_t id : bpe.encode(english)) in_english.insert(id);
-  std::string both;
   for (const std::string& text : {english, german}) {
     std::string pieces;
     for (const int64_t id : bpe.encode(text)) pieces += ' ' + bpe.piece(id);
-    std::printf("%s:%s\n", text == english ? "English" : "German ", pieces.c_str());
+    std::printf("%-8s%s\n", text == english ? "English:" : "German:", pieces.c_str());
   }
+  std::string both;
+  std::set<int64_t> listed;
   for (const int64_t id : bpe.encode(german))
-    if (in_english.count(id) && both.find(' ' + bpe.piece(id) + ' ') == std::string::npos)
-      both += ' ' + bpe.piece(id) + ' ';
+    if (in_english.count(id) && listed.insert(id).second) both += ' ' + bpe.piece(id);
   std::printf("the same ids on both sides:%s\n", both.c_str());
 }
 

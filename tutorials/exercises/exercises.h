@@ -11,6 +11,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/all.h"
@@ -149,5 +150,23 @@ OpCost matmul_cost(int64_t M, int64_t K, int64_t N, int64_t element_bytes);
 OpCost matmul_backward_cost(int64_t M, int64_t K, int64_t N, int64_t element_bytes);
 /// c = a + b elementwise over n elements of `element_bytes` bytes each.
 OpCost add_cost(int64_t n, int64_t element_bytes);
+
+/// Chapter 17: a distinct pre-token of a text as token ids, and how often it occurs in the text.
+struct WordCount {
+  std::vector<int64_t> ids;
+  int64_t count = 0;
+};
+/// The pair a merge step joined, and its count.
+struct ChosenPair {
+  int64_t left = -1, right = -1;
+  int64_t count = 0;
+};
+/// Chapter 17: one step of learning byte-pair merges. Count every pair of neighbouring ids inside
+/// each word, weighted by the word's count (each place i, i + 1 once: "7 7 7" holds (7, 7) twice);
+/// choose the most frequent pair, of equal counts the smaller (smaller left id, then smaller right
+/// id); replace its occurrences in every word, left to right without overlap, by new_id ("7 7 7"
+/// -> "new_id 7"). Returns the pair and its count; {-1, -1, 0}, the words unchanged, when no word
+/// has two tokens left.
+ChosenPair merge_step(std::vector<WordCount>& words, int64_t new_id);
 
 }  // namespace exercises

@@ -335,8 +335,7 @@ std::vector<std::string> BytePairEncoding::bpe(std::string_view pre_token) const
 }
 
 std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pre_tokens) const {
-  BpeCache cache;
-  return encode(pre_tokens, cache);
+  return encode_with(pre_tokens, nullptr);
 }
 
 std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pre_tokens, BpeCache& cache) const {
@@ -348,6 +347,10 @@ std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pr
     }
     cache.owner_ = identity_;
   }
+  return encode_with(pre_tokens, &cache);
+}
+
+std::vector<int64_t> BytePairEncoding::encode_with(const std::vector<std::string>& pre_tokens, BpeCache* cache) const {
   std::vector<int64_t> ids;
   std::vector<Symbol> symbols;
   std::vector<int32_t> ranks;
@@ -356,12 +359,14 @@ std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pr
       ids.push_back(byte_symbols_[static_cast<unsigned char>(pre_token[0])]);
       continue;
     }
-    if (const auto cached = cache.entries_.find(pre_token); cached != cache.entries_.end()) {
-      ids.insert(ids.end(), cached->second.begin(), cached->second.end());
-      continue;
+    if (cache) {
+      if (const auto found = cache->entries_.find(pre_token); found != cache->entries_.end()) {
+        const auto cached = cache->ids_.begin() + static_cast<std::ptrdiff_t>(found->second.begin);
+        ids.insert(ids.end(), cached, cached + static_cast<std::ptrdiff_t>(found->second.length));
+        continue;
+      }
     }
     merge_symbols(pre_token, symbols, ranks);
-    const size_t start = ids.size();
     for (const Symbol s : symbols) {
       if (s >= size()) {
         throw DataError(message("BytePairEncoding encode: the merges make ", quoted(symbol_bytes(s)), " from ",
@@ -369,9 +374,9 @@ std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pr
       }
       ids.push_back(s);
     }
-    if (cache.entries_.size() < cache.max_entries_) {
-      cache.entries_.emplace(pre_token,
-                             std::vector<int64_t>(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end()));
+    if (cache && cache->entries_.size() < cache->max_entries_) {
+      cache->entries_.emplace(pre_token, BpeCache::Span{cache->ids_.size(), symbols.size()});
+      cache->ids_.insert(cache->ids_.end(), ids.end() - static_cast<std::ptrdiff_t>(symbols.size()), ids.end());
     }
   }
   return ids;

@@ -60,12 +60,17 @@ class BpeCache {
   /// Forgets every entry; the cache may then serve another BytePairEncoding.
   void clear() {
     entries_.clear();
+    ids_.clear();
     owner_ = 0;
   }
 
  private:
   friend class BytePairEncoding;
-  std::unordered_map<std::string, std::vector<int64_t>> entries_;  // pre-token -> its ids
+  struct Span {
+    size_t begin, length;
+  };
+  std::unordered_map<std::string, Span> entries_;  // pre-token -> where its ids are in ids_
+  std::vector<int64_t> ids_;
   uint64_t owner_ = 0;  // the identity of the BytePairEncoding whose ids these are; 0: none yet
   size_t max_entries_;
 };
@@ -96,8 +101,7 @@ class BytePairEncoding {
   std::vector<std::string> bpe(std::string_view pre_token) const;
 
   /// The ids of bpe(pre_token) for each pre-token in turn. DataError if a merge makes a token the
-  /// vocabulary lacks (a vocab.bpe and encoder.json that do not belong together). A pre-token met
-  /// twice in pre_tokens is merged once (a cache that lives for the call).
+  /// vocabulary lacks (a vocab.bpe and encoder.json that do not belong together).
   std::vector<int64_t> encode(const std::vector<std::string>& pre_tokens) const;
   /// As encode(pre_tokens), looking each pre-token up in `cache` first and adding the ones it
   /// lacks, so that the work done for one call serves the next. ValueError if the cache holds the
@@ -126,6 +130,8 @@ class BytePairEncoding {
   /// pre_token merged as bpe() describes, as symbols, into `symbols`; `ranks` is scratch space.
   void merge_symbols(std::string_view pre_token, std::vector<Symbol>& symbols, std::vector<int32_t>& ranks) const;
   const std::string& symbol_bytes(Symbol symbol) const;
+  /// encode, with the cache if one is given.
+  std::vector<int64_t> encode_with(const std::vector<std::string>& pre_tokens, BpeCache* cache) const;
 
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, int64_t> ids_;

@@ -50,9 +50,11 @@ class BytePairEncoding;
 /// Pre-tokens already encoded, with their ids, so that a pre-token met again (most are: a text
 /// repeats its words) is looked up rather than merged again; GPT-2's encoder.py keeps the same
 /// cache. It is kept apart from BytePairEncoding so that a BytePairEncoding never changes once
-/// built and can be shared by many threads with no lock, while a BpeCache is used by one thread at
-/// a time (one per thread). It remembers at most max_entries pre-tokens: once full it keeps those
-/// and adds no more (the frequent ones come early in a text), so its memory stays bounded.
+/// built and can be shared by many threads with no lock, while a BpeCache, which encode() fills,
+/// is used by one thread at a time (one per thread). Worth it across many calls: filling a cache
+/// costs more than merging a word once (bench/bench_bpe.cpp). It remembers at most max_entries
+/// pre-tokens: once full it keeps those and adds no more (the frequent ones come early in a text),
+/// so its memory stays bounded.
 class BpeCache {
  public:
   explicit BpeCache(size_t max_entries = size_t{1} << 20) : max_entries_(max_entries) {}
@@ -76,6 +78,7 @@ class BpeCache {
 };
 
 /// A byte-level BPE tokenizer: the tokens by id (each a string of bytes) and the merges by rank.
+/// It never changes once built, so many threads may encode with one at the same time.
 class BytePairEncoding {
  public:
   /// Two tokens joined by a merge, as bytes.

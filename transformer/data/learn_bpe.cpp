@@ -66,7 +66,7 @@ class PairCounts {
  public:
   explicit PairCounts(std::vector<Word> words) : words_(std::move(words)) {
     for (size_t w = 0; w < words_.size(); ++w) {
-      add_counts(words_[w], +1);
+      add_counts(words_[w].ids, 0, words_[w].ids.size(), words_[w].count);
       note_pairs(w, [](PairKey) { return true; });
     }
     apply_changes();
@@ -98,9 +98,18 @@ class PairCounts {
       // A word may be listed twice, or may have lost the pair to an earlier merge.
       if (word.last_seen == merges_done_ || !holds_pair(word.ids, pair)) continue;
       word.last_seen = merges_done_;
-      add_counts(word, -1);
+      before_ = word.ids;
       join_pair(word.ids, pair, joined);
-      add_counts(word, +1);
+      // Only the pairs between the unchanged start and the unchanged end of the word change.
+      const size_t shorter = word.ids.size();
+      size_t same_start = 0, same_end = 0;
+      while (same_start < shorter && before_[same_start] == word.ids[same_start]) ++same_start;
+      while (same_start + same_end < shorter &&
+             before_[before_.size() - 1 - same_end] == word.ids[shorter - 1 - same_end]) {
+        ++same_end;
+      }
+      add_counts(before_, same_start, before_.size() - same_end, -word.count);
+      add_counts(word.ids, same_start, shorter - same_end, word.count);
       // Only the pairs touching the new token are new to this word.
       note_pairs(w, [&](PairKey p) { return left_of(p) == joined || right_of(p) == joined; });
     }
@@ -108,10 +117,11 @@ class PairCounts {
   }
 
  private:
-  /// Notes sign * count for each neighbouring pair of the word, overlapping ones too.
-  void add_counts(const Word& word, int sign) {
-    for (size_t i = 0; i + 1 < word.ids.size(); ++i) {
-      changes_.emplace_back(pair_key(word.ids[i], word.ids[i + 1]), sign * word.count);
+  /// Notes `change` for each neighbouring pair that holds one of ids[begin, end): every position,
+  /// so overlapping pairs too.
+  void add_counts(const std::vector<Id>& ids, size_t begin, size_t end, int64_t change) {
+    for (size_t i = begin > 0 ? begin - 1 : 0; i < end && i + 1 < ids.size(); ++i) {
+      changes_.emplace_back(pair_key(ids[i], ids[i + 1]), change);
     }
   }
 
@@ -151,6 +161,7 @@ class PairCounts {
   std::unordered_map<PairKey, std::vector<size_t>> words_of_pair_;  // may list words that lost it
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, ComesLater> heap_;
   std::vector<std::pair<PairKey, int64_t>> changes_;  // (pair, change of its count), not yet added
+  std::vector<Id> before_;                            // a word before a merge
   int64_t merges_done_ = 0;
 };
 

@@ -8,10 +8,11 @@
 // can be joined.
 //
 // Fast, by counting incrementally: the pre-tokens are kept once each with their counts; the pair
-// counts live in a hash map, and each pair knows the pre-tokens where it occurs. A merge recounts
-// only the pre-tokens that held the merged pair, and a max-heap of (count, pair) finds the next
-// most frequent pair; an entry whose count is no longer the pair's is stale and skipped when it
-// comes to the top. So a merge costs time in proportion to what it changes, not to the text.
+// counts live in a hash map, and each pair knows the pre-tokens where it occurs. A merge visits
+// only the pre-tokens that held the merged pair and recounts only the pairs around the places it
+// joined; a max-heap of (count, pair) finds the next most frequent pair, an entry whose count is
+// no longer the pair's being stale and skipped when it comes to the top. So a merge costs time in
+// proportion to what it changes, not to the text.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,10 @@
 //   BM_Encode/cache:2        with one BpeCache kept across calls and warmed first
 //   BM_DecoderOnlyStep       one training step of a decoder-only model (N 2, h 8, d_ff 4 d) on a
 //                            batch of 16 x 256 tokens of the encoded text, vocabulary 8,256
-// Run briefly: bench_bpe --benchmark_filter=... --benchmark_repetitions=1
+// Encoding a batch's text next to a training step: 4,096 tokens of this text are 4,096 x
+// bytes/token bytes (BM_Encode's counter); their time is those bytes / (MB/s of BM_PreTokenize, then
+// of BM_Encode). The data (text, counts, tokenizer) are made once, outside every timing.
+//   build/bench/bench_bpe --benchmark_filter='Learn|PreTokenize|Encode' --benchmark_min_time=0.3
 //
 // The text is not English but is shaped like it, and the same bytes on every machine: a lexicon of
 // 30,000 pseudo-words (syllables such as "stra", "me", "thoun"; the shortest words the most frequent)

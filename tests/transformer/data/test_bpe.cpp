@@ -4,6 +4,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "catch.h"
 #include "transformer/data/bpe.h"
@@ -364,4 +365,25 @@ TEST_CASE("a merge that makes no token is an error through a cache too, and is n
   CHECK_THROWS_MSG(bpe.encode({"abc"}, cache), DataError, "the merges make \"abc\" from \"abc\"");
   CHECK(cache.size() == 0);
   CHECK(bpe.bpe("xabc") == Pieces{"x", "abc"});  // bpe() gives the pieces all the same
+}
+
+TEST_CASE("many threads encode with one BytePairEncoding at once, each with its own cache") {
+  const BytePairEncoding bpe = small_bpe();
+  std::vector<std::string> pre_tokens;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 2000; ++i) pre_tokens.push_back(random_string(rng, " thelor", 7));
+  const Ids expected = bpe.encode(pre_tokens);
+  std::vector<Ids> results(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < results.size(); ++t) {
+    threads.emplace_back([&, t] {
+      BpeCache cache;
+      for (int round = 0; round < 3; ++round) results[t] = bpe.encode(pre_tokens, cache);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Ids& ids : results) CHECK(ids == expected);
+  std::string text;
+  for (const std::string& pre_token : pre_tokens) text += pre_token;
+  CHECK(bpe.decode(expected) == text);
 }

@@ -1,5 +1,7 @@
 #include "transformer/data/bpe.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -74,8 +76,8 @@ std::string quoted(std::string_view bytes) {
   return text;
 }
 
-std::string rank_key(const std::string& left, const std::string& right) {
-  return std::to_string(left.size()) + "|" + left + right;
+uint64_t pair_key(int32_t left, int32_t right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
 /// encoder.json: one object, token (in byte characters) -> id, the ids 0 .. n-1 each once.
@@ -211,6 +213,8 @@ std::string gpt2_text_to_bytes(std::string_view text, const std::string& where) 
 
 BytePairEncoding::BytePairEncoding(std::vector<std::string> tokens, std::vector<Merge> merges)
     : tokens_(std::move(tokens)), merges_(std::move(merges)) {
+  static std::atomic<uint64_t> encodings_built{0};
+  identity_ = ++encodings_built;
   for (size_t id = 0; id < tokens_.size(); ++id) {
     const std::string& token = tokens_[id];
     if (token.empty()) throw ValueError(message("BytePairEncoding: token ", id, " is empty"));
@@ -221,21 +225,32 @@ BytePairEncoding::BytePairEncoding(std::vector<std::string> tokens, std::vector<
   }
   for (int b = 0; b < 256; ++b) {
     const std::string byte(1, static_cast<char>(b));
-    if (!ids_.count(byte)) {
+    const auto it = ids_.find(byte);
+    if (it == ids_.end()) {
       throw ValueError(message("BytePairEncoding: byte ", b, " (", quoted(byte),
                                ") is not a token, so a text holding it could not be encoded"));
     }
+    byte_symbols_[static_cast<size_t>(b)] = static_cast<Symbol>(it->second);
   }
+  // The symbol of each string the merges name: its token id, or a new id after the tokens'.
+  std::unordered_map<std::string, Symbol> extra_ids;
+  const auto symbol_of = [&](const std::string& bytes) {
+    if (const auto it = ids_.find(bytes); it != ids_.end()) return static_cast<Symbol>(it->second);
+    const auto [it, added] = extra_ids.emplace(bytes, static_cast<Symbol>(tokens_.size() + extra_symbols_.size()));
+    if (added) extra_symbols_.push_back(bytes);
+    return it->second;
+  };
   for (size_t r = 0; r < merges_.size(); ++r) {
     const auto& [left, right] = merges_[r];
     if (left.empty() || right.empty()) {
       throw ValueError(message("BytePairEncoding: merge ", r, " has an empty side"));
     }
-    const auto [it, added] = ranks_.emplace(rank_key(left, right), static_cast<int64_t>(r));
+    const auto [it, added] = ranks_.emplace(pair_key(symbol_of(left), symbol_of(right)), static_cast<int32_t>(r));
     if (!added) {
       throw ValueError(message("BytePairEncoding: merge ", quoted(left), " ", quoted(right), " appears twice, ranks ",
                                it->second, " and ", r));
     }
+    joined_.push_back(symbol_of(left + right));
   }
 }
 
@@ -256,49 +271,104 @@ BytePairEncoding BytePairEncoding::parse_gpt2(std::string_view encoder_json, con
   }
 }
 
-int64_t BytePairEncoding::rank(const std::string& left, const std::string& right) const {
-  const auto it = ranks_.find(rank_key(left, right));
-  return it == ranks_.end() ? -1 : it->second;
+int32_t BytePairEncoding::rank(Symbol left, Symbol right) const {
+  const auto it = ranks_.find(pair_key(left, right));
+  return it == ranks_.end() ? kNoMerge : it->second;
 }
 
-std::vector<std::string> BytePairEncoding::bpe(std::string_view pre_token) const {
-  std::vector<std::string> word;
-  for (const char c : pre_token) word.emplace_back(1, c);
-  while (word.size() > 1) {
+const std::string& BytePairEncoding::symbol_bytes(Symbol symbol) const {
+  const auto s = static_cast<size_t>(symbol);
+  return s < tokens_.size() ? tokens_[s] : extra_symbols_[s - tokens_.size()];
+}
+
+void BytePairEncoding::merge_symbols(std::string_view pre_token, std::vector<Symbol>& symbols,
+                                     std::vector<int32_t>& ranks) const {
+  symbols.clear();
+  for (const char c : pre_token) symbols.push_back(byte_symbols_[static_cast<unsigned char>(c)]);
+  // ranks[i]: the rank of merging symbols i and i + 1 (kNoMerge if they are no merge), so that
+  // only the pairs a merge changes are looked up again.
+  ranks.clear();
+  for (size_t i = 0; i + 1 < symbols.size(); ++i) ranks.push_back(rank(symbols[i], symbols[i + 1]));
+  while (!ranks.empty()) {
     // The neighbouring pair of lowest rank (encoder.py: min(pairs, key=bpe_ranks.get)).
-    int64_t best = -1;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      const int64_t r = rank(word[i], word[i + 1]);
-      if (r >= 0 && (best < 0 || r < best)) best = r;
-    }
-    if (best < 0) break;
-    // Join every occurrence of that pair, scanning left to right, without overlap.
-    const auto& [left, right] = merges_[static_cast<size_t>(best)];
-    std::vector<std::string> joined;
-    for (size_t i = 0; i < word.size();) {
-      if (i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
-        joined.push_back(left + right);
+    const int32_t best = *std::min_element(ranks.begin(), ranks.end());
+    if (best == kNoMerge) break;
+    // Join every occurrence of that pair, scanning left to right, without overlap. A rank names
+    // one pair, so ranks[i] == best says that symbols i and i + 1 are it. In place: out <= i.
+    const Symbol joined = joined_[static_cast<size_t>(best)];
+    const size_t length = symbols.size();
+    size_t out = 0;
+    for (size_t i = 0; i < length; ++out) {
+      if (i + 1 < length && ranks[i] == best) {
+        symbols[out] = joined;
         i += 2;
       } else {
-        joined.push_back(std::move(word[i]));
+        symbols[out] = symbols[i];
+        if (i + 1 < length) ranks[out] = ranks[i];  // still right unless its right neighbour was joined
         i += 1;
       }
     }
-    word = std::move(joined);
+    symbols.resize(out);
+    ranks.resize(out - 1);
+    // The pairs next to a joined symbol are new: look them up.
+    for (size_t i = 0; i + 1 < out; ++i) {
+      if (symbols[i] == joined || symbols[i + 1] == joined) ranks[i] = rank(symbols[i], symbols[i + 1]);
+    }
   }
-  return word;
+}
+
+std::vector<std::string> BytePairEncoding::bpe(std::string_view pre_token) const {
+  std::vector<Symbol> symbols;
+  std::vector<int32_t> ranks;
+  merge_symbols(pre_token, symbols, ranks);
+  std::vector<std::string> pieces;
+  for (const Symbol s : symbols) pieces.push_back(symbol_bytes(s));
+  return pieces;
 }
 
 std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pre_tokens) const {
+  return encode_with(pre_tokens, nullptr);
+}
+
+std::vector<int64_t> BytePairEncoding::encode(const std::vector<std::string>& pre_tokens, BpeCache& cache) const {
+  if (cache.owner_ != identity_) {
+    if (cache.owner_ != 0) {
+      throw ValueError(
+          "BytePairEncoding encode: the BpeCache holds the ids of another BytePairEncoding; give each "
+          "encoding its own cache, or clear() it first");
+    }
+    cache.owner_ = identity_;
+  }
+  return encode_with(pre_tokens, &cache);
+}
+
+std::vector<int64_t> BytePairEncoding::encode_with(const std::vector<std::string>& pre_tokens, BpeCache* cache) const {
   std::vector<int64_t> ids;
+  std::vector<Symbol> symbols;
+  std::vector<int32_t> ranks;
   for (const std::string& pre_token : pre_tokens) {
-    for (const std::string& piece : bpe(pre_token)) {
-      const int64_t piece_id = id(piece);
-      if (piece_id < 0) {
-        throw DataError(message("BytePairEncoding encode: the merges make ", quoted(piece), " from ", quoted(pre_token),
-                                ", which is not a token of the vocabulary"));
+    if (pre_token.size() == 1) {  // one byte: nothing to merge, nothing worth caching
+      ids.push_back(byte_symbols_[static_cast<unsigned char>(pre_token[0])]);
+      continue;
+    }
+    if (cache) {
+      if (const auto found = cache->entries_.find(pre_token); found != cache->entries_.end()) {
+        const auto cached = cache->ids_.begin() + static_cast<std::ptrdiff_t>(found->second.begin);
+        ids.insert(ids.end(), cached, cached + static_cast<std::ptrdiff_t>(found->second.length));
+        continue;
       }
-      ids.push_back(piece_id);
+    }
+    merge_symbols(pre_token, symbols, ranks);
+    for (const Symbol s : symbols) {
+      if (s >= size()) {
+        throw DataError(message("BytePairEncoding encode: the merges make ", quoted(symbol_bytes(s)), " from ",
+                                quoted(pre_token), ", which is not a token of the vocabulary"));
+      }
+      ids.push_back(s);
+    }
+    if (cache && cache->entries_.size() < cache->max_entries_) {
+      cache->entries_.emplace(pre_token, BpeCache::Span{cache->ids_.size(), symbols.size()});
+      cache->ids_.insert(cache->ids_.end(), ids.end() - static_cast<std::ptrdiff_t>(symbols.size()), ids.end());
     }
   }
   return ids;

@@ -9,13 +9,14 @@
 //   vocab.bpe with a DataError naming the file, line and value for a malformed file; GPT-2's
 //   pre-tokenizer for ASCII text (pre_tokenize.h), so encode(gpt2_pre_tokens(text)) is GPT-2's ids
 //   for an ASCII text (checked against GPT-2's algorithm run in Python on 80 texts:
-//   tests/transformer/data/gpt2_reference/); learning merges to a vocabulary size (learn_bpe.h,
-//   correct but slow); a fuzz harness (tests/fuzz/fuzz_bpe.cpp).
-//   remains: the pre-tokenizer's Unicode classes (pre_tokenize.h says what); fast learning
-//   (learn_bpe.h says how); decode to text with GPT-2's replacement of invalid UTF-8 (decode here
-//   returns bytes); a cache of bpe() results for speed (bpe() rescans every pair per merge); saving
-//   and reading a learned tokenizer; the `tokenize` and `learn-bpe` commands; a check against
-//   GPT-2's real files (never run here: only files of the same format written by the tests).
+//   tests/transformer/data/gpt2_reference/); learning merges to a vocabulary size, incrementally
+//   (learn_bpe.h), with reserved strings no token may spell; merging by integer ids and a cache of
+//   pre-token -> ids (BpeCache) for speed (bench/bench_bpe.cpp measures both); a fuzz harness
+//   (tests/fuzz/fuzz_bpe.cpp).
+//   remains: the pre-tokenizer's Unicode classes (pre_tokenize.h says what); decode to text with
+//   GPT-2's replacement of invalid UTF-8 (decode here returns bytes); saving and reading a learned
+//   tokenizer; the `tokenize` and `learn-bpe` commands; a check against GPT-2's real files (never
+//   run here: only files of the same format written by the tests).
 #pragma once
 
 #include <array>
@@ -44,7 +45,40 @@ std::string gpt2_bytes_to_text(std::string_view bytes);
 /// "<where>: ..." for text that is not UTF-8 or holds a character that stands for no byte.
 std::string gpt2_text_to_bytes(std::string_view text, const std::string& where);
 
+class BytePairEncoding;
+
+/// Pre-tokens already encoded, with their ids, so that a pre-token met again (most are: a text
+/// repeats its words) is looked up rather than merged again; GPT-2's encoder.py keeps the same
+/// cache. It is kept apart from BytePairEncoding so that a BytePairEncoding never changes once
+/// built and can be shared by many threads with no lock, while a BpeCache, which encode() fills,
+/// is used by one thread at a time (one per thread). Worth it across many calls: filling a cache
+/// costs more than merging a word once (bench/bench_bpe.cpp). It remembers at most max_entries
+/// pre-tokens: once full it keeps those and adds no more (the frequent ones come early in a text),
+/// so its memory stays bounded.
+class BpeCache {
+ public:
+  explicit BpeCache(size_t max_entries = size_t{1} << 20) : max_entries_(max_entries) {}
+  size_t size() const { return entries_.size(); }
+  /// Forgets every entry; the cache may then serve another BytePairEncoding.
+  void clear() {
+    entries_.clear();
+    ids_.clear();
+    owner_ = 0;
+  }
+
+ private:
+  friend class BytePairEncoding;
+  struct Span {
+    size_t begin, length;
+  };
+  std::unordered_map<std::string, Span> entries_;  // pre-token -> where its ids are in ids_
+  std::vector<int64_t> ids_;
+  uint64_t owner_ = 0;  // the identity of the BytePairEncoding whose ids these are; 0: none yet
+  size_t max_entries_;
+};
+
 /// A byte-level BPE tokenizer: the tokens by id (each a string of bytes) and the merges by rank.
+/// It never changes once built, so many threads may encode with one at the same time.
 class BytePairEncoding {
  public:
   /// Two tokens joined by a merge, as bytes.
@@ -72,6 +106,10 @@ class BytePairEncoding {
   /// The ids of bpe(pre_token) for each pre-token in turn. DataError if a merge makes a token the
   /// vocabulary lacks (a vocab.bpe and encoder.json that do not belong together).
   std::vector<int64_t> encode(const std::vector<std::string>& pre_tokens) const;
+  /// As encode(pre_tokens), looking each pre-token up in `cache` first and adding the ones it
+  /// lacks, so that the work done for one call serves the next. ValueError if the cache holds the
+  /// ids of another BytePairEncoding.
+  std::vector<int64_t> encode(const std::vector<std::string>& pre_tokens, BpeCache& cache) const;
 
   /// The bytes of the tokens, concatenated: decode(encode(split(text))) == text for any bytes.
   /// ValueError for an id outside [0, size()).
@@ -84,14 +122,28 @@ class BytePairEncoding {
   const std::vector<Merge>& merges() const { return merges_; }
 
  private:
-  /// The rank of merging left and right, or -1 if they are not a merge.
-  int64_t rank(const std::string& left, const std::string& right) const;
+  // Merging works on symbols, not strings: a symbol is a token's id, or, for a string the merges
+  // join or make that is not a token (files that do not belong together), an id from size() on.
+  // 32 bits hold them: GPT-2 has 50,257 tokens. A pair of symbols is one 64-bit key.
+  using Symbol = int32_t;
+  static constexpr int32_t kNoMerge = INT32_MAX;  // the "rank" of a pair that is no merge
+
+  /// The rank of merging left and right, or kNoMerge.
+  int32_t rank(Symbol left, Symbol right) const;
+  /// pre_token merged as bpe() describes, as symbols, into `symbols`; `ranks` is scratch space.
+  void merge_symbols(std::string_view pre_token, std::vector<Symbol>& symbols, std::vector<int32_t>& ranks) const;
+  const std::string& symbol_bytes(Symbol symbol) const;
+  /// encode, with the cache if one is given.
+  std::vector<int64_t> encode_with(const std::vector<std::string>& pre_tokens, BpeCache* cache) const;
 
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, int64_t> ids_;
   std::vector<Merge> merges_;
-  // Keyed by the pair written as one string: the left side's length, '|', left, right.
-  std::unordered_map<std::string, int64_t> ranks_;
+  std::array<Symbol, 256> byte_symbols_{};       // each byte's token
+  std::vector<std::string> extra_symbols_;       // the strings of symbols size(), size() + 1, ...
+  std::unordered_map<uint64_t, int32_t> ranks_;  // (left << 32 | right) -> rank
+  std::vector<Symbol> joined_;                   // joined_[rank]: the symbol that merge makes
+  uint64_t identity_ = 0;                        // tells caches which encoding filled them
 };
 
 }  // namespace gradformer

@@ -1,7 +1,10 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "catch.h"
 #include "transformer/data/bpe.h"
@@ -56,6 +59,39 @@ std::string encoder_error(const std::string& json) {
 std::string vocab_error(const std::string& merges) {
   return test::error_message<DataError>(
       [&] { BytePairEncoding::parse_gpt2(encoder_json(kTokens), "encoder.json", merges, "vocab.bpe"); });
+}
+
+/// GPT-2's bpe() as encoder.py writes it, on strings, as an independent reference: while some
+/// neighbouring pair is a merge, join every occurrence of the one of lowest rank, left to right.
+Pieces reference_bpe(const std::vector<BytePairEncoding::Merge>& merges, const std::string& pre_token) {
+  std::map<BytePairEncoding::Merge, size_t> ranks;
+  for (size_t r = 0; r < merges.size(); ++r) ranks.emplace(merges[r], r);
+  Pieces word;
+  for (const char c : pre_token) word.emplace_back(1, c);
+  while (word.size() > 1) {
+    size_t best = merges.size();
+    for (size_t i = 0; i + 1 < word.size(); ++i) {
+      const auto it = ranks.find({word[i], word[i + 1]});
+      if (it != ranks.end()) best = std::min(best, it->second);
+    }
+    if (best == merges.size()) break;
+    const auto& [first, second] = merges[best];
+    Pieces joined;
+    for (size_t i = 0; i < word.size();) {
+      const bool here = i + 1 < word.size() && word[i] == first && word[i + 1] == second;
+      joined.push_back(here ? first + second : word[i]);
+      i += here ? 2 : 1;
+    }
+    word = joined;
+  }
+  return word;
+}
+
+/// A string of 1 to max_length characters from alphabet.
+std::string random_string(std::mt19937& rng, const std::string& alphabet, size_t max_length) {
+  std::string text(1 + rng() % max_length, ' ');
+  for (char& c : text) c = alphabet[rng() % alphabet.size()];
+  return text;
 }
 
 }  // namespace
@@ -250,4 +286,104 @@ TEST_CASE("text pre-tokenized as GPT-2 does, then encoded") {
   const Ids ids = bpe.encode(gpt2_pre_tokens(text));
   CHECK(ids == Ids{258, ' ', 257, 260, 258, 'r', 'e'});
   CHECK(bpe.decode(ids) == text);
+}
+
+TEST_CASE("bpe gives GPT-2's pieces for random merges in any order, overlapping, reused and unknown") {
+  // Merges drawn at random from strings of a two- or three-letter alphabet: their order need not be
+  // one learning could give ("aa a" may come before "a a"), two merges may make the same string
+  // ("a ab" and "aa b"), and a side may be a string no merge makes. Tokens: the bytes and every
+  // merge's result, so that encode works too.
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    std::mt19937 rng(seed);
+    const std::string alphabet = seed % 2 ? "ab" : "abc";
+    std::vector<BytePairEncoding::Merge> merges;
+    std::set<BytePairEncoding::Merge> seen;
+    const size_t merge_count = rng() % 25;
+    while (merges.size() < merge_count) {
+      BytePairEncoding::Merge merge{random_string(rng, alphabet, 3), random_string(rng, alphabet, 3)};
+      if (seen.insert(merge).second) merges.push_back(merge);
+    }
+    std::vector<std::string> tokens;
+    for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+    std::set<std::string> known(tokens.begin(), tokens.end());
+    for (const auto& [left, right] : merges) {
+      if (known.insert(left + right).second) tokens.push_back(left + right);
+    }
+    const BytePairEncoding bpe(tokens, merges);
+    for (int trial = 0; trial < 20; ++trial) {
+      const std::string pre_token = random_string(rng, alphabet, 14);
+      INFO("seed " << seed << ", pre-token \"" << pre_token << "\"");
+      const Pieces expected = reference_bpe(merges, pre_token);
+      REQUIRE(bpe.bpe(pre_token) == expected);
+      Ids ids;
+      for (const std::string& piece : expected) ids.push_back(bpe.id(piece));
+      REQUIRE(bpe.encode({pre_token}) == ids);
+    }
+  }
+}
+
+TEST_CASE("encode with a cache gives the same ids as without, and the cache fills with pre-tokens") {
+  const BytePairEncoding bpe = small_bpe();
+  const std::vector<std::string> pre_tokens = {"hello", " the", "re", " the", "hello", "x", "lll"};
+  const Ids expected = {257, 260, 258, 'r', 'e', 258, 257, 260, 'x', 259, 'l'};
+  BpeCache cache;
+  CHECK(bpe.encode(pre_tokens, cache) == expected);
+  // The distinct pre-tokens of two bytes or more; one byte is its own token, not worth keeping.
+  CHECK(cache.size() == 4);
+  CHECK(bpe.encode(pre_tokens, cache) == expected);  // now every one is looked up
+  CHECK(cache.size() == 4);
+  CHECK(bpe.encode(pre_tokens) == expected);
+  // A full cache keeps its entries and adds no more; one of size 0 never remembers anything.
+  BpeCache small(2);
+  CHECK(bpe.encode(pre_tokens, small) == expected);
+  CHECK(small.size() == 2);
+  BpeCache none(0);
+  CHECK(bpe.encode(pre_tokens, none) == expected);
+  CHECK(none.size() == 0);
+}
+
+TEST_CASE("a cache holding another encoding's ids is a ValueError until cleared") {
+  const BytePairEncoding bpe = small_bpe();
+  const BytePairEncoding other = small_bpe("#version: 0.2\ne r\n");
+  BpeCache cache;
+  CHECK(bpe.encode({" the"}, cache) == Ids{258});
+  CHECK_THROWS_MSG(other.encode({" the"}, cache), ValueError,
+                   "BytePairEncoding encode: the BpeCache holds the ids of another BytePairEncoding");
+  cache.clear();
+  CHECK(cache.size() == 0);
+  CHECK(other.encode({" the"}, cache) == Ids{' ', 't', 'h', 'e'});
+  // A copy of an encoding is the same encoding: it may share the cache.
+  const BytePairEncoding copy = other;
+  CHECK(copy.encode({"there"}, cache) == Ids{'t', 'h', 261, 'e'});
+}
+
+TEST_CASE("a merge that makes no token is an error through a cache too, and is not remembered") {
+  const BytePairEncoding bpe =
+      BytePairEncoding::parse_gpt2(encoder_json({}), "encoder.json", "#version: 0.2\na b\nab c\n", "vocab.bpe");
+  BpeCache cache;
+  CHECK_THROWS_MSG(bpe.encode({"cab"}, cache), DataError, "the merges make \"ab\" from \"cab\"");
+  CHECK_THROWS_MSG(bpe.encode({"abc"}, cache), DataError, "the merges make \"abc\" from \"abc\"");
+  CHECK(cache.size() == 0);
+  CHECK(bpe.bpe("xabc") == Pieces{"x", "abc"});  // bpe() gives the pieces all the same
+}
+
+TEST_CASE("many threads encode with one BytePairEncoding at once, each with its own cache") {
+  const BytePairEncoding bpe = small_bpe();
+  std::vector<std::string> pre_tokens;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 2000; ++i) pre_tokens.push_back(random_string(rng, " thelor", 7));
+  const Ids expected = bpe.encode(pre_tokens);
+  std::vector<Ids> results(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < results.size(); ++t) {
+    threads.emplace_back([&, t] {
+      BpeCache cache;
+      for (int round = 0; round < 3; ++round) results[t] = bpe.encode(pre_tokens, cache);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Ids& ids : results) CHECK(ids == expected);
+  std::string text;
+  for (const std::string& pre_token : pre_tokens) text += pre_token;
+  CHECK(bpe.decode(expected) == text);
 }

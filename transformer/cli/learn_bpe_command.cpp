@@ -107,6 +107,25 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   throw DataError(error.what());
 }
 
+/// "learned N merges from B bytes in F files (S s): T tokens (...), R tokens per byte of the text; wrote OUT"
+void print_summary(const Tokenizer& learned, const std::vector<std::string_view>& views, int64_t bytes, double seconds,
+                   int64_t vocab_size, const std::string& out) {
+  // tokens per byte: how many ids the training text becomes under the result, per byte of it
+  int64_t tokens = 0;
+  for (const std::string_view text : views) tokens += static_cast<int64_t>(learned.encode(text).size());
+  const BytePairEncoding& bpe = learned.byte_pair_encoding();
+  const int64_t size = learned.size();
+  std::cout << "learned " << counted(static_cast<long long>(bpe.merges().size()), "merge") << " from "
+            << counted(bytes, "byte") << " in " << counted(static_cast<long long>(views.size()), "file") << " ("
+            << std::fixed << std::setprecision(2) << seconds << " s): " << size << " tokens ("
+            << learned.special_count() << " specials, 256 bytes, " << bpe.size() - 256 << " merged)"
+            << (size < vocab_size
+                    ? message(", short of the ", vocab_size, " asked: no pair of neighbouring tokens is left")
+                    : "")
+            << ", " << std::setprecision(3) << static_cast<double>(tokens) / static_cast<double>(bytes)
+            << " tokens per byte of the text; wrote " << out << "\n";
+}
+
 }  // namespace
 
 int learn_bpe_command(int argc, char** argv) {
@@ -158,20 +177,7 @@ int learn_bpe_command(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_file_atomically(out, learned->to_json() + "\n");
 
-  // tokens per byte: how many ids the training text becomes under the result, per byte of it
-  int64_t tokens = 0;
-  for (const std::string_view text : views) tokens += static_cast<int64_t>(learned->encode(text).size());
-  const BytePairEncoding& bpe = learned->byte_pair_encoding();
-  const int64_t size = learned->size();
-  std::cout << "learned " << counted(static_cast<long long>(bpe.merges().size()), "merge") << " from "
-            << counted(bytes, "byte") << " in " << counted(static_cast<long long>(paths.size()), "file") << " ("
-            << std::fixed << std::setprecision(2) << seconds << " s): " << size << " tokens ("
-            << learned->special_count() << " specials, 256 bytes, " << bpe.size() - 256 << " merged)"
-            << (size < vocab_size
-                    ? message(", short of the ", vocab_size, " asked: no pair of neighbouring tokens is left")
-                    : "")
-            << ", " << std::setprecision(3) << static_cast<double>(tokens) / static_cast<double>(bytes)
-            << " tokens per byte of the text; wrote " << out << "\n";
+  print_summary(*learned, views, bytes, seconds, vocab_size, out);
   return 0;
 }
 

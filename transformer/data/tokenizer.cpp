@@ -96,15 +96,15 @@ Tokenizer Tokenizer::gpt2(BytePairEncoding bpe) { return Tokenizer(Kind::Bpe, st
 
 Tokenizer Tokenizer::learn_bpe(const std::vector<std::string_view>& texts, int64_t vocab_size,
                                const std::vector<std::string>& extra_specials) {
-  const auto specials = static_cast<int64_t>(all_specials(extra_specials).size());
-  if (vocab_size < specials + 256)
-    throw ValueError(message("Tokenizer::learn_bpe: a vocabulary of ", vocab_size, " is smaller than its ", specials,
-                             " specials and the 256 bytes (", specials + 256, ")"));
-  std::vector<std::string> pre_tokens;
-  for (const std::string_view text : texts) {
-    for (std::string& piece : gpt2_pre_tokens(text)) pre_tokens.push_back(std::move(piece));
-  }
-  return byte_pairs(gradformer::learn_bpe(pre_tokens, vocab_size - specials), extra_specials);
+  const std::vector<std::string> specials = all_specials(extra_specials);
+  const auto count = static_cast<int64_t>(specials.size());
+  if (vocab_size < count + 256)
+    throw ValueError(message("Tokenizer::learn_bpe: a vocabulary of ", vocab_size, " is smaller than its ", count,
+                             " specials and the 256 bytes (", count + 256, ")"));
+  PreTokenCounts counts;
+  for (const std::string_view text : texts) add_pre_token_counts(counts, gpt2_pre_tokens(text));
+  // No learned token may spell a special: its text would be read back as the special.
+  return byte_pairs(learn_bpe_from_counts(counts, vocab_size - count, specials), extra_specials);
 }
 
 std::string Tokenizer::kind_name() const {

@@ -70,6 +70,11 @@ TEST_CASE("Tokenizer: a learned token may not spell a special, nor a special be 
   const BytePairEncoding spells_s = learn_bpe({"<s>", "<s>"}, 258);  // <s, then <s>
   REQUIRE(spells_s.token(257) == "<s>");
   CHECK_THROWS_MSG(Tokenizer::byte_pairs(spells_s), ValueError, "spells the special <s>");
+  // Learning never makes them: "<s>" everywhere in the text still leaves it three pieces.
+  const Tokenizer learned = Tokenizer::learn_bpe({"<s><s><s><s>"}, 300);
+  CHECK(learned.vocab().id("<s>") == Vocab::bos);  // the special, and no learned token besides
+  CHECK(learned.encode("<s>").size() >= 2);
+  CHECK(learned.decode(learned.encode("<s>")) == "<s>");
   CHECK_THROWS_MSG(Tokenizer::bytes({"sep"}), ValueError, "written <name> without spaces, got \"sep\"");
   CHECK_THROWS_MSG(Tokenizer::bytes({"<s>"}), ValueError, "special token <s> given twice");
 }

@@ -2,21 +2,11 @@
 // and a list of merges, applied lowest rank first, joins neighbouring tokens into longer ones. No
 // input is ever unknown, and decoding the ids gives back the very bytes encoded.
 //
-// STATUS (work in progress toward the byte-level BPE tokenizer):
-//   done and tested: GPT-2's byte-to-unicode table and its inverse; BytePairEncoding (the tokens by
-//   id, the merge ranks); bpe() merging one pre-token exactly as GPT-2's encoder.py does; encode of
-//   a sequence of pre-tokens; decode of ids back to the exact bytes; loading encoder.json and
-//   vocab.bpe with a DataError naming the file, line and value for a malformed file; GPT-2's
-//   pre-tokenizer for ASCII text (pre_tokenize.h), so encode(gpt2_pre_tokens(text)) is GPT-2's ids
-//   for an ASCII text (checked against GPT-2's algorithm run in Python on 80 texts:
-//   tests/transformer/data/gpt2_reference/); learning merges to a vocabulary size, incrementally
-//   (learn_bpe.h), with reserved strings no token may spell; merging by integer ids and a cache of
-//   pre-token -> ids (BpeCache) for speed (bench/bench_bpe.cpp measures both); a fuzz harness
-//   (tests/fuzz/fuzz_bpe.cpp).
-//   remains: the pre-tokenizer's Unicode classes (pre_tokenize.h says what); decode to text with
-//   GPT-2's replacement of invalid UTF-8 (decode here returns bytes); saving and reading a learned
-//   tokenizer; the `tokenize` and `learn-bpe` commands; a check against GPT-2's real files (never
-//   run here: only files of the same format written by the tests).
+// The tokenizer every model and command uses is tokenizer.h's Tokenizer, built on this class; with
+// GPT-2's pre-tokenizer (pre_tokenize.h), encode(gpt2_pre_tokens(text)) gives GPT-2's ids for any
+// UTF-8 text, checked against GPT-2's algorithm run in Python (tests/transformer/data/gpt2_reference/,
+// texts in many scripts, emoji, runs of spaces). GPT-2's real files are never read by the tests
+// (they are not in the repository); files of the same format written by the tests are.
 #pragma once
 
 #include <array>

@@ -19,7 +19,7 @@
 // Only U+0020 is the optional space before a word, and the contractions are ASCII and lower case:
 // "'S" is punctuation then a letter. So " 日本" is one pre-token, "\u3000日本" two.
 //
-// STATUS: done and tested: the classes of all of Unicode (checked against the regex module on
+// Tested: the classes of all of Unicode (checked against the regex module on
 // sample code points and, through tests/transformer/data/gpt2_reference/, on texts in many scripts
 // and emoji), invalid UTF-8 refused with the offending byte and offset (utf8.h says what UTF-8 is).
 // The table follows the regex module that wrote it (Unicode 17.0.0); a text whose characters a newer

@@ -108,6 +108,13 @@ std::pair<std::vector<std::string>, std::vector<std::string>> sentences(const Fl
   return {sentence(given[0], "sentence"), wanted == 2 ? sentence(given[1], "target") : std::vector<std::string>{}};
 }
 
+// trace --train reads its pair as words (train_trace.h): a model of bytes or BPE tokens is refused.
+void refuse_subwords_for_train(const CheckpointInfo& info) {
+  if (info.source_tokenizer.kind() != Tokenizer::Kind::Words || info.target_tokenizer.kind() != Tokenizer::Kind::Words)
+    throw UsageError(message("trace: --train walks a model of words; this checkpoint's tokenizer is ",
+                             info.target_tokenizer.kind_name(), " (trace it without --train)"));
+}
+
 }  // namespace
 
 int trace_command(int argc, char** argv) {
@@ -146,14 +153,11 @@ int trace_command(int argc, char** argv) {
   if (!(lr >= 0 && lr <= 1000)) throw UsageError(message("trace: --lr must be from 0 to 1000, got ", f.text("--lr")));
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(checkpoint_to_trace(f));
-  const Tokenizer &source_tokenizer = ckpt.info.source_tokenizer, &target_tokenizer = ckpt.info.target_tokenizer;
-  const int64_t vocab = target_tokenizer.size();
+  const int64_t vocab = ckpt.info.target_tokenizer.size();
   (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
   if (f.on("--train")) {
-    if (source_tokenizer.kind() != Tokenizer::Kind::Words || target_tokenizer.kind() != Tokenizer::Kind::Words)
-      throw UsageError(message("trace: --train walks a model of words; this checkpoint's tokenizer is ",
-                               target_tokenizer.kind_name(), " (trace it without --train)"));
+    refuse_subwords_for_train(ckpt.info);
     const auto smoothing = ckpt.info.state.find("options.label_smoothing");
     const TrainStepTrace t = trace_train_step(
         *ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source, target,
@@ -167,7 +171,7 @@ int trace_command(int argc, char** argv) {
     return 0;
   }
   const SentenceTrace t =
-      trace_sentence(*ckpt.model, source_tokenizer, target_tokenizer, source,
+      trace_sentence(*ckpt.model, ckpt.info.source_tokenizer, ckpt.info.target_tokenizer, source,
                      {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});
   std::cout << trace_text(t);
   if (f.has("--html")) write_page(f.text("--html"), trace_html(t));

@@ -59,8 +59,26 @@ std::string flag_of(const std::string& option) {
   return flag;
 }
 
+// The help lines of the tokenizer's flags.
+const std::map<std::string, std::string>& tokenizer_help() {
+  static const std::map<std::string, std::string> help = {
+      {"tokenizer",
+       "how text becomes tokens, learned from the training data: words (whitespace words; an unseen word is <unk>), "
+       "bytes (the 256 bytes) or bpe (byte-level byte-pair encoding: frequent pieces, an unseen word is spelled from "
+       "seen ones)"},
+      {"vocab_size",
+       "bpe: tokens in the vocabulary, the 4 specials and 256 bytes included (required with --tokenizer bpe; at "
+       "least 260)"},
+      {"shared_vocab",
+       "encoder-decoder translation: one vocabulary learned on the sources and targets together (yes: the paper's, "
+       "what --tie-embeddings needs) or one per side (no); its default follows --tokenizer: yes for bpe and bytes, no "
+       "for words"}};
+  return help;
+}
+
 // The help line of each option's flag.
 std::string help_of(const std::string& option) {
+  if (const auto it = tokenizer_help().find(option); it != tokenizer_help().end()) return it->second;
   static const std::map<std::string, std::string> help = {
       {"arch", "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
                    "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
@@ -73,16 +91,6 @@ std::string help_of(const std::string& option) {
       {"init_path", "encoder-only classify: start from this pre-trained encoder-only checkpoint"},
       {"labelled",
        "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
-      {"tokenizer",
-       "how text becomes tokens, learned from the training data: words (whitespace words; an unseen word is <unk>), "
-       "bytes (the 256 bytes) or bpe (byte-level byte-pair encoding: frequent pieces, an unseen word is spelled from "
-       "seen ones)"},
-      {"vocab_size",
-       "bpe: tokens in the vocabulary, the 4 specials and 256 bytes included (required with --tokenizer bpe; at "
-       "least 260)"},
-      {"shared_vocab",
-       "encoder-decoder translation: yes, one vocabulary learned on sources and targets together (the paper's; what "
-       "--tie-embeddings needs), or no, one per side (default yes with --tokenizer bpe or bytes, no with words)"},
       {"d_model", "model width"},
       {"d_ff", "feed-forward width (4 x d-model when only --d-model is given)"},
       {"heads", "attention heads (h)"},

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "compound_corpus.h"
 #include "training_helpers.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/train/checkpoint.h"
@@ -240,4 +241,38 @@ TEST_CASE("train: tokenizer options a task cannot use are TrainOptionErrors nami
   TrainOptions lm = default_train_options("toy-lm", Architecture::DecoderOnly);
   lm.shared_vocab = true;
   CHECK(option_error(lm) == "train: shared_vocab is not used by decoder-only toy-lm");
+}
+
+TEST_CASE("the compound corpus: every test source ends in a compound no training source has, made of stems they have") {
+  const test::CompoundCorpus corpus = test::make_compound_corpus(1, 4000, 200, 200);
+  REQUIRE(corpus.train.size() == 4000);
+  REQUIRE(corpus.test.size() == 200);
+  std::set<std::string> train_words, train_targets;
+  for (const SentencePair& p : corpus.train) {
+    train_words.insert(p.source.begin(), p.source.end());
+    train_targets.insert(p.target.begin(), p.target.end());
+  }
+  const auto has_stem = [&](const std::string& stem) {
+    return std::any_of(train_words.begin(), train_words.end(),
+                       [&](const std::string& w) { return w.find(stem) != std::string::npos; });
+  };
+  for (const SentencePair& p : corpus.test) {
+    INFO(join_words(p.source));
+    REQUIRE(p.source.size() == 4);
+    CHECK(train_words.count(p.source[3]) == 0);  // unseen: a model of words reads <unk>
+    // It is two stems (and -en for the plural), each of them inside some training source word...
+    std::string compound = p.source[3];
+    if (p.source[2] != "ein") compound = compound.substr(0, compound.size() - 2);
+    int stems = 0;
+    for (const auto& [a, a_en] : test::kCompoundStems)
+      for (const auto& [b, b_en] : test::kCompoundStems)
+        if (compound == std::string(a) + b) {
+          ++stems;
+          CHECK((has_stem(a) && has_stem(b)));
+          // ...and its translation is two English words the training targets have.
+          CHECK(train_targets.count(a_en) == 1);
+          CHECK((train_targets.count(b_en) == 1 || train_targets.count(std::string(b_en) + "s") == 1));
+        }
+    CHECK(stems == 1);
+  }
 }

@@ -276,3 +276,25 @@ TEST_CASE("the compound corpus: every test source ends in a compound no training
     CHECK(stems == 1);
   }
 }
+
+TEST_CASE("on compounds the training pairs lack, a bpe model translates where a model of words cannot") {
+  TempDir dir("bpe-compounds");
+  const test::CompoundCorpus corpus = test::make_compound_corpus(1, 2000, 0, 100);
+  write_tsv(dir / "train.tsv", corpus.train);
+  write_tsv(dir / "test.tsv", corpus.test);
+  const auto run = [&](const std::string& tokenizer, int64_t vocab_size) {
+    TrainOptions o = default_train_options("corpus");
+    o.data_path = dir / "train.tsv", o.test_path = dir / "test.tsv", o.out_dir = dir / tokenizer;
+    o.tokenizer = tokenizer, o.vocab_size = vocab_size, o.shared_vocab = tokenizer == "bpe";
+    o.d_model = 32, o.d_ff = 128, o.heads = 2, o.layers = 1, o.batch_size = 64, o.steps = 500, o.warmup = 100;
+    o.quiet = true;
+    return train(o).test_translation.value();
+  };
+  // Every test source holds a word the word model reads as <unk>, whose translation it must guess.
+  const TranslationReport words = run("words", 0), bpe = run("bpe", 400);
+  INFO("words: BLEU " << words.bleu.bleu << ", exact " << words.exact_match << "; bpe: BLEU " << bpe.bleu.bleu
+                      << ", exact " << bpe.exact_match);
+  CHECK(words.exact_match < 0.1);
+  CHECK(bpe.exact_match > 0.5);
+  CHECK(bpe.bleu.bleu > words.bleu.bleu + 30);
+}

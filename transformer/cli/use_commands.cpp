@@ -35,10 +35,10 @@ std::string profile_path(const Flags& f, const std::string& out_dir) {
 int translate_command(int argc, char** argv) {
   Flags f("translate",
           "Translate each line of standard input and print one translation per line. A model of words reads\n"
-          "whitespace-separated words, and words it never saw become <unk>; a model of bytes or BPE tokens reads\n"
-          "the text and prints its translation as text (nothing is unknown to it). Each sentence is fed to the\n"
-          "model as its tokens then </s>, as gradformer trains (the checkpoint's data.source_eos; a model brought\n"
-          "in by gradformer import with --source-eos no gets its tokens only).\n"
+          "whitespace-separated words (words it never saw become <unk>); a model of bytes or BPE tokens reads any\n"
+          "text and prints text (nothing is unknown to it).\n"
+          "Each sentence is fed to the model as its tokens then </s>, as gradformer trains (the checkpoint's\n"
+          "data.source_eos; a model brought in by gradformer import with --source-eos no gets its tokens only).\n"
           "\n"
           "Output line N is input line N's translation: a line that cannot be translated (not UTF-8, longer than\n"
           "the model takes) gives an empty line, a message, and exit status 1 at the end. A line over 1 MiB or an\n"

@@ -10,6 +10,7 @@
 #include "compound_corpus.h"
 #include "training_helpers.h"
 #include "transformer/inspect/trace.h"
+#include "transformer/train/average.h"
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/trainer.h"
 
@@ -152,6 +153,11 @@ TEST_CASE("train --tokenizer bpe resumed mid-run continues with the uninterrupte
   CHECK(b.info.target_tokenizer == a.info.target_tokenizer);
   const StateDict sa = a.model->state_dict(), sb = b.model->state_dict();
   for (const auto& [name, t] : sa) CHECK(test::bitwise_equal(t, sb.at(name)));
+  // The average of the two (the same model) keeps the tokenizers, so it translates as they do.
+  average_checkpoints({full.checkpoint_path, resumed.checkpoint_path}, dir / "average.safetensors");
+  const LoadedCheckpoint average = load_checkpoint(dir / "average.safetensors");
+  CHECK(average.info.source_tokenizer == a.info.source_tokenizer);
+  CHECK(average.info.target_tokenizer == a.info.target_tokenizer);
 }
 
 TEST_CASE("a bpe model's translations are detokenized text: evaluate_translation, translate and trace_sentence") {

@@ -66,9 +66,7 @@ const std::map<std::string, std::string>& tokenizer_help() {
        "how text becomes tokens, learned from the training data: words (whitespace words; an unseen word is <unk>), "
        "bytes (the 256 bytes) or bpe (byte-level byte-pair encoding: frequent pieces, an unseen word is spelled from "
        "seen ones)"},
-      {"vocab_size",
-       "bpe: tokens in the vocabulary, the 4 specials and 256 bytes included (required with --tokenizer bpe; at "
-       "least 260)"},
+      {"vocab_size", "bpe: the vocabulary's size, specials included (0: " + std::to_string(kDefaultBpeVocab) + ")"},
       {"shared_vocab",
        "encoder-decoder translation: one vocabulary learned on the sources and targets together (yes: the paper's, "
        "what --tie-embeddings needs) or one per side (no); its default follows --tokenizer: yes for bpe and bytes, no "

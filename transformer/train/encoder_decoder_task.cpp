@@ -73,19 +73,16 @@ void check_toy_lengths(const std::vector<std::pair<const char*, const std::vecto
 // The tokenizer options a translation task can use: TrainOptionError otherwise.
 void check_tokenizer_options(const TrainOptions& o) {
   constexpr int64_t kLeast = static_cast<int64_t>(Vocab::specials.size()) + 256;
-  if (o.tokenizer == "bpe" && o.vocab_size == 0)
-    throw TrainOptionError("vocab_size", message("must be given for the bpe tokenizer: merges are learned until the "
-                                                 "vocabulary has that many tokens (at least ",
-                                                 kLeast, ": the specials and the 256 bytes)"));
-  if (o.tokenizer == "bpe" && o.vocab_size < kLeast)
+  if (o.tokenizer == "bpe" && o.vocab_size != 0 && o.vocab_size < kLeast)
     throw TrainOptionError("vocab_size",
-                           message("must be at least ", kLeast,
-                                   " for the bpe tokenizer (the specials and the 256 bytes), got ", o.vocab_size));
+                           message("must be at least ", kLeast, " for bpe (the ", Vocab::specials.size(),
+                                   " specials and the 256 bytes; 0: ", kDefaultBpeVocab, "), got ", o.vocab_size));
   if (o.tokenizer != "bpe" && o.vocab_size != 0)
-    throw TrainOptionError("vocab_size", message("is not used by the ", o.tokenizer, " tokenizer (",
-                                                 o.tokenizer == "words" ? "its vocabulary is the training data's words"
-                                                                        : "its vocabulary is the 256 bytes",
-                                                 "), got ", o.vocab_size));
+    throw TrainOptionError("vocab_size",
+                           message("is not used by the ", o.tokenizer, " tokenizer (",
+                                   o.tokenizer == "words" ? "its vocabulary is the training data's words"
+                                                          : "its vocabulary is the 4 specials and the 256 bytes",
+                                   "), got ", o.vocab_size));
   if (o.tokenizer == "bpe" && o.tie_embeddings && !o.shared_vocab)
     throw TrainOptionError("tie_embeddings",
                            "needs one vocabulary for both sides: with the bpe tokenizer, shared_vocab (one "
@@ -112,7 +109,7 @@ std::pair<Tokenizer, Tokenizer> learn_tokenizers(const TrainOptions& o, const st
   const auto learn = [&](std::vector<const std::vector<std::string>*> sides) {
     std::vector<std::string_view> texts;
     for (const auto* side : sides) texts.insert(texts.end(), side->begin(), side->end());
-    return Tokenizer::learn_bpe(texts, o.vocab_size);
+    return Tokenizer::learn_bpe(texts, o.vocab_size > 0 ? o.vocab_size : kDefaultBpeVocab);
   };
   if (o.shared_vocab) {
     const Tokenizer shared = learn({&source_texts, &target_texts});

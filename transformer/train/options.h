@@ -27,9 +27,9 @@ struct TrainOptions {
   int64_t labelled = 16;  // encoder-only classify on the toy corpus: the labelled training sentences
   // How text becomes tokens (transformer/data/tokenizer.h), learned from the training split only:
   // "words" (whitespace words, an unseen word <unk>), "bytes" (the 256 bytes) or "bpe" (byte-level
-  // byte-pair encoding: merges learned until vocab_size ids, specials included; bpe needs vocab_size).
+  // byte-pair encoding: merges learned until vocab_size ids, specials included; 0: kDefaultBpeVocab).
   std::string tokenizer = "words";
-  int64_t vocab_size = 0;  // bpe: the tokenizer's size (at least the 4 specials and 256 bytes); 0 for the others
+  int64_t vocab_size = 0;  // bpe: at least the 4 specials and 256 bytes, or 0 for the default; 0 for the others
   // Encoder-decoder translation: one tokenizer learned on the sources and targets together (the
   // paper's shared vocabulary, which tied embeddings need), or one per side. The program's default
   // is true with --tokenizer bpe or bytes, false with words (each side's own word list).
@@ -81,6 +81,10 @@ struct TrainOptions {
   int64_t resume_epochs = 0, resume_steps = 0;
   std::optional<int64_t> resume_keep_last;
 };
+
+/// The vocabulary of a bpe tokenizer when vocab_size is 0: the 4 specials, the 256 bytes and 764
+/// merges, small enough to learn in seconds from a book and to give each merge many examples.
+constexpr int64_t kDefaultBpeVocab = 1024;
 
 /// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.
 /// "train: epochs must be at least 1, got 0"; field() and requirement() separately, so a front end

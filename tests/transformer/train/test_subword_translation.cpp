@@ -102,6 +102,15 @@ TEST_CASE("train --tokenizer bpe: tokenizers learned from the training pairs onl
     CHECK(saved.info.state.at("options.vocab_size") == "290");
     CHECK(saved.info.state.at("options.shared_vocab") == "true");
   }
+  SECTION("vocab_size 0: merges learned up to 1024 tokens, or as many as the pairs have") {
+    TrainOptions o = bpe_run(dir, "default");
+    o.steps = 2, o.vocab_size = 0;
+    std::vector<std::string> both = sides(true, false), targets = sides(false, true);
+    both.insert(both.end(), targets.begin(), targets.end());
+    const Tokenizer expected = learned_from(both, 1024);
+    REQUIRE(expected.size() > 290);
+    CHECK(load_checkpoint(train(o).checkpoint_path).info.source_tokenizer == expected);
+  }
   SECTION("one per side") {
     TrainOptions o = bpe_run(dir, "separate");
     o.steps = 2, o.shared_vocab = false;
@@ -223,15 +232,13 @@ TEST_CASE("train: tokenizer options a task cannot use are TrainOptionErrors nami
   CHECK(corpus([](TrainOptions& o) { o.tokenizer = "chars"; }) ==
         "train: tokenizer must be words, bytes or bpe, got 'chars'");
   CHECK(corpus([](TrainOptions& o) { o.vocab_size = -1; }) == "train: vocab_size must be from 0 to 16777216, got -1");
-  CHECK(corpus([](TrainOptions& o) { o.vocab_size = 0; }) ==
-        "train: vocab_size must be given for the bpe tokenizer: merges are learned until the vocabulary has that many "
-        "tokens (at least 260: the specials and the 256 bytes)");
   CHECK(corpus([](TrainOptions& o) { o.vocab_size = 259; }) ==
-        "train: vocab_size must be at least 260 for the bpe tokenizer (the specials and the 256 bytes), got 259");
+        "train: vocab_size must be at least 260 for bpe (the 4 specials and the 256 bytes; 0: 1024), got 259");
   CHECK(corpus([](TrainOptions& o) { o.tokenizer = "words"; }) ==
         "train: vocab_size is not used by the words tokenizer (its vocabulary is the training data's words), got 290");
   CHECK(corpus([](TrainOptions& o) { o.tokenizer = "bytes"; }) ==
-        "train: vocab_size is not used by the bytes tokenizer (its vocabulary is the 256 bytes), got 290");
+        "train: vocab_size is not used by the bytes tokenizer (its vocabulary is the 4 specials and the 256 bytes), "
+        "got 290");
   CHECK(corpus([](TrainOptions& o) { o.shared_vocab = false, o.tie_embeddings = true; }) ==
         "train: tie_embeddings needs one vocabulary for both sides: with the bpe tokenizer, shared_vocab (one "
         "tokenizer learned on the sources and targets together)");

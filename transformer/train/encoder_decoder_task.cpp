@@ -72,6 +72,11 @@ void check_toy_lengths(const std::vector<std::pair<const char*, const std::vecto
 
 // The tokenizer options a translation task can use: TrainOptionError otherwise.
 void check_tokenizer_options(const TrainOptions& o) {
+  if (o.tokenizer != "words" && o.tokenizer != "bytes" && o.tokenizer != "bpe")
+    throw TrainOptionError("tokenizer", message("must be words, bytes or bpe, got '", o.tokenizer, "'"));
+  if (o.vocab_size < 0 || o.vocab_size > TransformerConfig::max_vocab)
+    throw TrainOptionError("vocab_size", message("must be from 0 to ", TransformerConfig::max_vocab,
+                                                 " (0: the default), got ", o.vocab_size));
   constexpr int64_t kLeast = static_cast<int64_t>(Vocab::specials.size()) + 256;
   if (o.tokenizer == "bpe" && o.vocab_size != 0 && o.vocab_size < kLeast)
     throw TrainOptionError("vocab_size",

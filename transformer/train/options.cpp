@@ -211,16 +211,16 @@ void validate_use(const TrainOptions& o) {
       {"valid_path", !data.kind.empty()},
       {"test_path", !data.kind.empty()},
       {"init_path", o.arch == Architecture::EncoderOnly && o.task == "classify"},
+      // The copy task's digits are their own vocabulary; the encoder-only tasks read words for now.
+      {"tokenizer", o.arch == Architecture::DecoderOnly || planned},
+      {"vocab_size", o.arch == Architecture::DecoderOnly || planned},
+      {"shared_vocab", planned},
       {"labelled", toy_labels},
       {"max_tokens", planned},
       {"batching", planned},
       {"pieces", planned},
       {"beam", planned},
-      {"batches_per_epoch", o.task == "copy" || o.task == "toy-lm"},
-      // The copy task's digits are their own vocabulary; the encoder-only tasks read words for now.
-      {"tokenizer", o.arch == Architecture::DecoderOnly || planned},
-      {"vocab_size", o.arch == Architecture::DecoderOnly || planned},
-      {"shared_vocab", planned}};
+      {"batches_per_epoch", o.task == "copy" || o.task == "toy-lm"}};
   const auto given = texts(o), defaults = texts(default_train_options(o.task, o.arch));
   for (const auto& [field, is_used] : used)
     if (!is_used && given.at(field) != defaults.at(field))
@@ -260,11 +260,6 @@ void validate(const TrainOptions& o, bool new_model) {
   for (const auto& [field, value] : not_negative)
     if (value < 0) throw TrainOptionError(field, message("must be at least 0, got ", value));
   if (o.labelled < 1) throw TrainOptionError("labelled", message("must be at least 1, got ", o.labelled));
-  if (o.tokenizer != "words" && o.tokenizer != "bytes" && o.tokenizer != "bpe")
-    throw TrainOptionError("tokenizer", message("must be words, bytes or bpe, got '", o.tokenizer, "'"));
-  if (o.vocab_size < 0 || o.vocab_size > TransformerConfig::max_vocab)
-    throw TrainOptionError("vocab_size",
-                           message("must be from 0 to ", TransformerConfig::max_vocab, ", got ", o.vocab_size));
   // Written so that NaN fails too.
   if (!(o.label_smoothing >= 0 && o.label_smoothing < 1))
     throw TrainOptionError("label_smoothing", message("must be in [0, 1), got ", o.label_smoothing));

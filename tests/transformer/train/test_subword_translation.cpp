@@ -231,7 +231,8 @@ TEST_CASE("train: tokenizer options a task cannot use are TrainOptionErrors nami
   };
   CHECK(corpus([](TrainOptions& o) { o.tokenizer = "chars"; }) ==
         "train: tokenizer must be words, bytes or bpe, got 'chars'");
-  CHECK(corpus([](TrainOptions& o) { o.vocab_size = -1; }) == "train: vocab_size must be from 0 to 16777216, got -1");
+  CHECK(corpus([](TrainOptions& o) { o.vocab_size = -1; }) ==
+        "train: vocab_size must be from 0 to 16777216 (0: the default), got -1");
   CHECK(corpus([](TrainOptions& o) { o.vocab_size = 259; }) ==
         "train: vocab_size must be at least 260 for bpe (the 4 specials and the 256 bytes; 0: 1024), got 259");
   CHECK(corpus([](TrainOptions& o) { o.tokenizer = "words"; }) ==

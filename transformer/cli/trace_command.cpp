@@ -108,6 +108,13 @@ std::pair<std::vector<std::string>, std::vector<std::string>> sentences(const Fl
   return {sentence(given[0], "sentence"), wanted == 2 ? sentence(given[1], "target") : std::vector<std::string>{}};
 }
 
+// trace --train reads its pair as words (train_trace.h): a model of bytes or BPE tokens is refused.
+void refuse_subwords_for_train(const CheckpointInfo& info) {
+  if (info.source_tokenizer.kind() != Tokenizer::Kind::Words || info.target_tokenizer.kind() != Tokenizer::Kind::Words)
+    throw UsageError(message("trace: --train walks a model of words; this checkpoint's tokenizer is ",
+                             info.target_tokenizer.kind_name(), " (trace it without --train)"));
+}
+
 }  // namespace
 
 int trace_command(int argc, char** argv) {
@@ -125,7 +132,8 @@ int trace_command(int argc, char** argv) {
           "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
           "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.");
   f.add_positionals("\"SENTENCE\" [\"TARGET\"]",
-                    "the source sentence, tokens separated by spaces (quote it); with --train, then its translation");
+                    "the source sentence (quote it): words separated by spaces, or any text for a model of bytes or "
+                    "BPE tokens; with --train, then its translation");
   f.add("--checkpoint", "", "a model saved by gradformer train (default: see above)");
   f.add_switch("--train", "trace one training step on the pair SENTENCE TARGET");
   f.add("--lr", "0.5", "--train: the learning rate of the gradient-descent step");
@@ -145,10 +153,11 @@ int trace_command(int argc, char** argv) {
   if (!(lr >= 0 && lr <= 1000)) throw UsageError(message("trace: --lr must be from 0 to 1000, got ", f.text("--lr")));
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(checkpoint_to_trace(f));
-  const int64_t vocab = ckpt.info.target_tokenizer.vocab().size();
+  const int64_t vocab = ckpt.info.target_tokenizer.size();
   (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
   if (f.on("--train")) {
+    refuse_subwords_for_train(ckpt.info);
     const auto smoothing = ckpt.info.state.find("options.label_smoothing");
     const TrainStepTrace t = trace_train_step(
         *ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source, target,
@@ -162,7 +171,7 @@ int trace_command(int argc, char** argv) {
     return 0;
   }
   const SentenceTrace t =
-      trace_sentence(*ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source,
+      trace_sentence(*ckpt.model, ckpt.info.source_tokenizer, ckpt.info.target_tokenizer, source,
                      {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});
   std::cout << trace_text(t);
   if (f.has("--html")) write_page(f.text("--html"), trace_html(t));

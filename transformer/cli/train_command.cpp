@@ -59,8 +59,24 @@ std::string flag_of(const std::string& option) {
   return flag;
 }
 
+// The help lines of the tokenizer's flags.
+const std::map<std::string, std::string>& tokenizer_help() {
+  static const std::map<std::string, std::string> help = {
+      {"tokenizer",
+       "how text becomes tokens, learned from the training data: words (whitespace words; an unseen word is <unk>), "
+       "bytes (the 256 bytes) or bpe (byte-level byte-pair encoding: frequent pieces, an unseen word is spelled from "
+       "seen ones)"},
+      {"vocab_size", "bpe: the vocabulary's size, specials included (0: " + std::to_string(kDefaultBpeVocab) + ")"},
+      {"shared_vocab",
+       "encoder-decoder translation: one vocabulary learned on the sources and targets together (yes: the paper's, "
+       "what --tie-embeddings needs) or one per side (no); its default follows --tokenizer: yes for bpe and bytes, no "
+       "for words"}};
+  return help;
+}
+
 // The help line of each option's flag.
 std::string help_of(const std::string& option) {
+  if (const auto it = tokenizer_help().find(option); it != tokenizer_help().end()) return it->second;
   static const std::map<std::string, std::string> help = {
       {"arch", "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
                    "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
@@ -117,6 +133,8 @@ std::string help_of(const std::string& option) {
 // A flag's default as the help shows it: numbers as typed, paths and the output folder unset.
 template <class T>
 std::string default_text(const std::string& option, const T& value) {
+  if constexpr (std::is_same_v<T, bool>)
+    if (option == "shared_vocab") return value ? "yes" : "no";
   if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
     return message(value);
   else
@@ -196,7 +214,13 @@ void check_resume_flags(const Flags& f) {
 TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string& resume) {
   TrainOptions o = d;
   visit_options(o, [&](const char* option, auto& value) {
-    if (f.given(flag_of(option))) read_flag(f, flag_of(option), value);
+    if (!f.given(flag_of(option))) return;
+    if constexpr (std::is_same_v<decltype(value), bool&>)
+      if (option == std::string("shared_vocab")) {
+        value = f.choice("--shared-vocab", {"yes", "no"}) == "yes";
+        return;
+      }
+    read_flag(f, flag_of(option), value);
   });
   o.task = f.choice("--task", architecture_tasks(d.arch));
   // 4 x d_model only for a d_model in range: 4 x 2^62 would overflow before the check names --d-model.
@@ -230,7 +254,11 @@ int train_command(int argc, char** argv) {
   const std::string task = task_in(argc, argv, arch);
   const std::vector<std::string> tasks = architecture_tasks(arch);
   const bool known = std::find(tasks.begin(), tasks.end(), task) != tasks.end();
-  const TrainOptions d = default_train_options(known ? task : tasks.front(), arch);
+  TrainOptions d = default_train_options(known ? task : tasks.front(), arch);
+  // A learned tokenizer's default is one vocabulary for both sides (the paper's); words keep one per side.
+  const std::string tokenizer = early_value(argc, argv, "--tokenizer");
+  if (arch == Architecture::EncoderDecoder && d.task != "copy" && (tokenizer == "bpe" || tokenizer == "bytes"))
+    d.shared_vocab = true;
   Flags f("train",
           "Train a Transformer and evaluate it: an encoder-decoder, a decoder-only language model or an encoder-only\n"
           "model, on a built-in task or on your own data (--data). Writes OUT/model.safetensors (every --save-every\n"

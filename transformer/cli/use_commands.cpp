@@ -34,10 +34,11 @@ std::string profile_path(const Flags& f, const std::string& out_dir) {
 
 int translate_command(int argc, char** argv) {
   Flags f("translate",
-          "Translate each line of standard input (whitespace-separated tokens) and print one translation per line.\n"
-          "Words the model never saw become <unk>. Each sentence is fed to the model as its words then </s>, as\n"
-          "gradformer trains (the checkpoint's data.source_eos; a model brought in by gradformer import with\n"
-          "--source-eos no gets its words only).\n"
+          "Translate each line of standard input and print one translation per line. A model of words reads\n"
+          "whitespace-separated words (words it never saw become <unk>); a model of bytes or BPE tokens reads any\n"
+          "text and prints text (nothing is unknown to it).\n"
+          "Each sentence is fed to the model as its tokens then </s>, as gradformer trains (the checkpoint's\n"
+          "data.source_eos; a model brought in by gradformer import with --source-eos no gets its tokens only).\n"
           "\n"
           "Output line N is input line N's translation: a line that cannot be translated (not UTF-8, longer than\n"
           "the model takes) gives an empty line, a message, and exit status 1 at the end. A line over 1 MiB or an\n"
@@ -57,15 +58,17 @@ int translate_command(int argc, char** argv) {
   // A bound for the command line, not for beam_search: more beams than target tokens keep no more
   // hypotheses at the first step and cost a batch row each after it (an exhaustive search, the
   // tests' use of a huge beam, is no user's), and 10^11 beams would only fail to allocate.
-  (void)f.integer_in("--beam", 1, ckpt.info.target_tokenizer.vocab().size(), " (the target vocabulary's size)");
+  const Tokenizer &source = ckpt.info.source_tokenizer, &target = ckpt.info.target_tokenizer;
+  (void)f.integer_in("--beam", 1, target.size(), " (the target vocabulary's size)");
   int64_t unknown = 0, unknown_lines = 0;
   const int64_t untranslated = answer_each_line("translate", "translated", [&](const std::vector<std::string>& words) {
-    const auto unk = std::count_if(words.begin(), words.end(), [&](const std::string& w) {
-      return !ckpt.info.source_tokenizer.vocab().contains(w);
-    });
-    const std::string translation =
-        join_words(translate(*ckpt.model, words, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(),
-                             f.integer("--beam"), f.number("--alpha"), ckpt.info.source_eos));
+    // Only a vocabulary of words has words it does not know; bytes and BPE spell any text.
+    const auto unk = source.kind() != Tokenizer::Kind::Words
+                         ? 0
+                         : std::count_if(words.begin(), words.end(),
+                                         [&](const std::string& w) { return !source.vocab().contains(w); });
+    const std::string translation = join_words(
+        translate(*ckpt.model, words, source, target, f.integer("--beam"), f.number("--alpha"), ckpt.info.source_eos));
     unknown += unk, unknown_lines += unk > 0;  // counted once translated: a refused line says so itself
     return translation;
   });
@@ -81,15 +84,24 @@ namespace {
 // Scores the pairs of `lines` (a TSV file's lines, nothing for a blank one) `batch_size` at a time,
 // and prints one line per line of the file: the pair's log-probability and its target's token count
 // with </s>, or an empty line for a blank one, so output line N is always input line N's.
-void print_scores(const LoadedCheckpoint& ckpt, const std::vector<std::optional<SentencePair>>& lines,
-                  size_t batch_size) {
+void print_scores(const LoadedCheckpoint& ckpt, const std::string& path,
+                  const std::vector<std::optional<SentencePair>>& lines, size_t batch_size) {
+  const int64_t max_tokens = ckpt.info.config.max_len - 1;  // room for the </s> or <s> collate adds
   for (size_t printed = 0; printed < lines.size();) {
     std::vector<EncodedPair> batch;
     size_t end = printed;
     for (; end < lines.size() && batch.size() < batch_size; ++end)
-      if (const auto& pair = lines[end])
-        batch.push_back({ckpt.info.source_tokenizer.vocab().encode(pair->source),
-                         ckpt.info.target_tokenizer.vocab().encode(pair->target)});
+      if (const auto& pair = lines[end]) {
+        batch.push_back(encode_pairs({*pair}, ckpt.info.source_tokenizer, ckpt.info.target_tokenizer).front());
+        // Words were counted as the file was read; bytes and BPE tokens only now.
+        const EncodedPair& ids = batch.back();
+        for (const auto& [side, size] : {std::pair{"source", ids.source.size()}, {"target", ids.target.size()}})
+          if (static_cast<int64_t>(size) > max_tokens)
+            throw DataError(
+                at_line(path, static_cast<int64_t>(end) + 1,
+                        message(side, " sentence has ", size, " tokens (", ckpt.info.source_tokenizer.kind_name(),
+                                "), more than the maximum of ", max_tokens)));
+      }
     std::vector<double> scores;
     if (!batch.empty()) {
       std::vector<int64_t> indices(batch.size());
@@ -131,7 +143,7 @@ int score_command(int argc, char** argv) {
   (void)f.integer_in("--batch-size", 1);
   apply_threads(f);
   LoadedCheckpoint ckpt = load_checkpoint(f.text("--checkpoint"));
-  print_scores(ckpt, read_tsv_lines(f.text("--data"), ckpt.info.config.max_len - 1),
+  print_scores(ckpt, f.text("--data"), read_tsv_lines(f.text("--data"), ckpt.info.config.max_len - 1),
                static_cast<size_t>(f.integer("--batch-size")));
   return 0;
 }

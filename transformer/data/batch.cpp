@@ -21,17 +21,18 @@ Batch make_batch(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out,
   return batch;
 }
 
-std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
-                                      const Vocab& target_vocab) {
+std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Tokenizer& source_tokenizer,
+                                      const Tokenizer& target_tokenizer) {
   std::vector<EncodedPair> encoded;
   encoded.reserve(pairs.size());
   for (const SentencePair& pair : pairs)
-    encoded.push_back({source_vocab.encode(pair.source), target_vocab.encode(pair.target)});
+    encoded.push_back(
+        {source_tokenizer.encode(join_words(pair.source)), target_tokenizer.encode(join_words(pair.target))});
   return encoded;
 }
 
-std::vector<int64_t> encode_source(const Vocab& vocab, const std::vector<std::string>& words, bool source_eos) {
-  std::vector<int64_t> ids = vocab.encode(words);
+std::vector<int64_t> encode_source(const Tokenizer& tokenizer, const std::vector<std::string>& words, bool source_eos) {
+  std::vector<int64_t> ids = tokenizer.encode(join_words(words));
   if (source_eos) ids.push_back(Vocab::eos);
   return ids;
 }

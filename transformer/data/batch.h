@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensor/all.h"
+#include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
 #include "transformer/data/vocab.h"
 
@@ -23,15 +24,17 @@ struct Batch {
 /// counts ntokens. ShapeError/DTypeError for inconsistent inputs.
 Batch make_batch(const Tensor& src, const Tensor& tgt_in, const Tensor& tgt_out, int64_t pad = Vocab::pad);
 
-/// A sentence pair as ids, without specials (Vocab::encode of each side).
+/// A sentence pair as ids, without specials (Tokenizer::encode of each side).
 struct EncodedPair {
   std::vector<int64_t> source;
   std::vector<int64_t> target;
 };
 
-/// Each side encoded with its vocabulary (unknown words become <unk>).
-std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Vocab& source_vocab,
-                                      const Vocab& target_vocab);
+/// Each side encoded with its tokenizer, as the text of its words joined by spaces: a tokenizer of
+/// words gives each word's id (an unknown word <unk>), one of bytes or BPE the ids of that text.
+/// A Vocab converts to the tokenizer of its words.
+std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, const Tokenizer& source_tokenizer,
+                                      const Tokenizer& target_tokenizer);
 
 /// Pads pairs[indices] into one batch: src = source + </s>, tgt_in = <s> + target,
 /// tgt_out = target + </s>, each padded with <pad> to the longest in the batch. With source_eos
@@ -39,8 +42,9 @@ std::vector<EncodedPair> encode_pairs(const std::vector<SentencePair>& pairs, co
 /// checkpoint's data.source_eos records.
 Batch collate(const std::vector<EncodedPair>& pairs, const std::vector<int64_t>& indices, bool source_eos = true);
 
-/// One source sentence's ids as the model reads them: its words' ids (unknown words <unk>), then
-/// </s> when source_eos, the convention gradformer trains with.
-std::vector<int64_t> encode_source(const Vocab& vocab, const std::vector<std::string>& words, bool source_eos = true);
+/// One source sentence's ids as the model reads them: its words' ids (unknown words <unk>), or the
+/// ids of their text for bytes or BPE, then </s> when source_eos, the convention gradformer trains with.
+std::vector<int64_t> encode_source(const Tokenizer& tokenizer, const std::vector<std::string>& words,
+                                   bool source_eos = true);
 
 }  // namespace gradformer

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "autograd/all.h"
+#include "transformer/data/batch.h"
 #include "transformer/data/data_error.h"
+#include "transformer/data/tsv.h"
 #include "transformer/inspect/attention_maps.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/feed_forward.h"
@@ -66,7 +68,15 @@ Variable trace_encoder_layer(const EncoderLayer& layer, const Variable& x, const
   return y;
 }
 
-std::vector<TokenProbability> top_tokens(const Tensor& log_probs, const Vocab& vocab, int64_t k) {  // log_probs: [V]
+// Each id's token as a person reads it: the word, or the piece of bytes or BPE ("Ġchat").
+std::vector<std::string> pieces(const std::vector<int64_t>& ids, const Tokenizer& tokenizer) {
+  std::vector<std::string> out;
+  for (const int64_t id : ids) out.push_back(tokenizer.piece(id));
+  return out;
+}
+
+std::vector<TokenProbability> top_tokens(const Tensor& log_probs, const Tokenizer& tokenizer,
+                                         int64_t k) {  // log_probs: [V]
   const std::vector<double> lp = log_probs.to(DType::Float64).to_vector<double>();
   std::vector<int64_t> order(lp.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
@@ -75,36 +85,43 @@ std::vector<TokenProbability> top_tokens(const Tensor& log_probs, const Vocab& v
                     [&](int64_t a, int64_t b) { return lp[static_cast<size_t>(a)] > lp[static_cast<size_t>(b)]; });
   std::vector<TokenProbability> top;
   for (int64_t i = 0; i < shown; ++i)
-    top.push_back(
-        {vocab.token(order[static_cast<size_t>(i)]), std::exp(lp[static_cast<size_t>(order[static_cast<size_t>(i)])])});
+    top.push_back({tokenizer.piece(order[static_cast<size_t>(i)]),
+                   std::exp(lp[static_cast<size_t>(order[static_cast<size_t>(i)])])});
   return top;
 }
 
 }  // namespace
 
-SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, const Vocab& target_vocab,
-                             const std::vector<std::string>& sentence, const TraceOptions& options) {
+SentenceTrace trace_sentence(EncoderDecoder& model, const Tokenizer& source_tokenizer,
+                             const Tokenizer& target_tokenizer, const std::vector<std::string>& sentence,
+                             const TraceOptions& options) {
   if (sentence.empty()) throw ValueError("trace_sentence: the sentence is empty");
   if (options.beam < 1) throw ValueError(message("trace_sentence: beam must be at least 1, got ", options.beam));
   if (options.top < 1) throw ValueError(message("trace_sentence: top must be at least 1, got ", options.top));
   if (options.max_len < 0)
     throw ValueError(message("trace_sentence: max_len must not be negative, got ", options.max_len));
   const TransformerConfig& c = model.config();
-  const int64_t source_end = options.source_eos ? 1 : 0;  // the </s> after the words, or nothing
-  if (static_cast<int64_t>(sentence.size()) + source_end > c.max_len)
-    throw DataError(message("trace_sentence: the sentence has ", sentence.size(), " tokens; this model takes at most ",
+  const int64_t source_end = options.source_eos ? 1 : 0;  // the </s> after the tokens, or nothing
+  SentenceTrace t;
+  // 1. tokens -> ids: every source sentence ends in </s> (unless the model was trained without it)
+  try {
+    t.source_ids = encode_source(source_tokenizer, sentence, options.source_eos);
+  } catch (const ValueError& e) {  // text a byte-level tokenizer cannot read
+    throw DataError(message("trace_sentence: ", e.what()));
+  }
+  const auto tokens = static_cast<int64_t>(t.source_ids.size()) - source_end;
+  if (tokens + source_end > c.max_len)
+    throw DataError(message("trace_sentence: the sentence has ", tokens, " tokens; this model takes at most ",
                             c.max_len - source_end));
   InferenceGuard inference(model);
-  SentenceTrace t;
   t.config = c;
   t.beam = options.beam;
-
-  // 1. tokens -> ids: every source sentence ends in </s> (unless the model was trained without it)
-  t.source_tokens = sentence;
   t.source_eos = options.source_eos;
+  t.source_tokens = source_tokenizer.kind() == Tokenizer::Kind::Words
+                        ? sentence
+                        : pieces({t.source_ids.begin(), t.source_ids.begin() + tokens}, source_tokenizer);
   if (options.source_eos) t.source_tokens.push_back("</s>");
-  t.source_ids = encode_source(source_vocab, sentence, options.source_eos);
-  for (size_t i = 0; i < sentence.size(); ++i) t.unknown.push_back(t.source_ids[i] == Vocab::unk);
+  for (int64_t i = 0; i < tokens; ++i) t.unknown.push_back(t.source_ids[static_cast<size_t>(i)] == Vocab::unk);
   const auto S = static_cast<int64_t>(t.source_ids.size());
   const Tensor src = from_vector(t.source_ids, {1, S});
   const Tensor src_mask = padding_mask(src, Vocab::pad);
@@ -130,9 +147,8 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
                    "memory: what every decoder layer's cross-attention reads", memory.value());
 
   // 4. greedy decoding, one token at a time, showing each step
-  const int64_t max_len = options.max_len
-                              ? options.max_len
-                              : std::min<int64_t>(c.max_len - 1, 2 * static_cast<int64_t>(sentence.size()) + 10);
+  const int64_t max_len =
+      options.max_len ? options.max_len : std::min<int64_t>(c.max_len - 1, 2 * tokens + 10);  // as translate's
   std::vector<int64_t> prefix{Vocab::bos};
   {
     const KeepAttention keeping(model);
@@ -142,30 +158,30 @@ SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, c
       const Variable decoded = model.decode(memory, src_mask, tgt, target_mask(tgt, Vocab::pad));  // [1, T, d]
       const Tensor log_probs = model.log_probs(Variable(decoded.value().select(1, T - 1))).value().select(0, 0);  // [V]
       DecodeStepTrace s;
-      s.prefix = target_vocab.decode(prefix);
+      s.prefix = pieces(prefix, target_tokenizer);
       for (const auto& layer : *model.decoder->layers)  // [1, H, T, S] -> the last query, mean over heads: [S]
         s.cross_attention.push_back(
             mean(layer->cross_attention.select(0, 0).select(1, T - 1), {0}).to(DType::Float64).to_vector<double>());
-      s.top = top_tokens(log_probs, target_vocab, options.top);
+      s.top = top_tokens(log_probs, target_tokenizer, options.top);
       const auto chosen = static_cast<int64_t>(argmax(log_probs, 0).item());
-      s.chosen = target_vocab.token(chosen);
+      s.chosen = target_tokenizer.piece(chosen);
       t.steps.push_back(std::move(s));
       prefix.push_back(chosen);
       if (chosen == Vocab::eos) break;
     }
   }
-  t.translation = target_vocab.decode(strip_specials(std::vector<int64_t>(prefix.begin() + 1, prefix.end())));
+  t.translation = split_words(target_tokenizer.decode(strip_specials({prefix.begin() + 1, prefix.end()})));
 
   // 5. beam search, when asked: the live hypotheses after every step
   if (options.beam > 1) {
     DecodeOptions decode{.max_len = max_len};
     decode.on_step = [&](int64_t, const std::vector<Hypothesis>& alive) {
       BeamStepTrace step;
-      for (const Hypothesis& h : alive) step.beams.push_back({target_vocab.decode(h.tokens), h.log_prob, h.score});
+      for (const Hypothesis& h : alive) step.beams.push_back({pieces(h.tokens, target_tokenizer), h.log_prob, h.score});
       t.beam_steps.push_back(std::move(step));
     };
     const Hypothesis best = beam_search(model, src, src_mask, options.beam, 0.6, decode);
-    t.translation = target_vocab.decode(strip_specials(best.tokens));
+    t.translation = split_words(target_tokenizer.decode(strip_specials(best.tokens)));
   }
   return t;
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "transformer/data/vocab.h"
+#include "transformer/data/tokenizer.h"
 #include "transformer/model/encoder_decoder.h"
 
 namespace gradformer {
@@ -61,7 +61,9 @@ struct BeamStepTrace {
 
 struct SentenceTrace {
   TransformerConfig config;
-  std::vector<std::string> source_tokens;  // as typed, then </s> when source_eos
+  // The words as typed (a tokenizer of words) or the tokens' pieces ("Ġchat": bytes, BPE), then </s>
+  // when source_eos.
+  std::vector<std::string> source_tokens;
   bool source_eos = true;
   std::vector<int64_t> source_ids;
   std::vector<bool> unknown;  // true where the token became <unk>
@@ -71,7 +73,8 @@ struct SentenceTrace {
   std::vector<DecodeStepTrace> steps;     // greedy decoding, one per generated token
   std::vector<BeamStepTrace> beam_steps;  // with beam > 1
   int64_t beam = 1;
-  std::vector<std::string> translation;  // greedy's, or beam search's best with beam > 1
+  // Greedy's, or beam search's best with beam > 1: the words of the target tokenizer's text.
+  std::vector<std::string> translation;
 };
 
 struct TraceOptions {
@@ -81,10 +84,14 @@ struct TraceOptions {
   bool source_eos = true;  // the source ends in </s> (the checkpoint's data.source_eos)
 };
 
-/// Walks `sentence` (whitespace tokens) through the model in eval mode without a graph. ValueError
-/// for an empty sentence or bad options; DataError for a sentence longer than the model takes.
-SentenceTrace trace_sentence(EncoderDecoder& model, const Vocab& source_vocab, const Vocab& target_vocab,
-                             const std::vector<std::string>& sentence, const TraceOptions& options = {});
+/// Walks `sentence` (whitespace-separated words, encoded as encode_source does) through the model in
+/// eval mode without a graph; the decoder's tokens are shown as pieces (Tokenizer::piece), the
+/// translation as words. ValueError for an empty sentence or bad options; DataError for a sentence
+/// of more tokens than the model takes, or text the tokenizer cannot encode. A Vocab converts to the
+/// tokenizer of its words.
+SentenceTrace trace_sentence(EncoderDecoder& model, const Tokenizer& source_tokenizer,
+                             const Tokenizer& target_tokenizer, const std::vector<std::string>& sentence,
+                             const TraceOptions& options = {});
 
 /// The walk as text, stage by stage (what `gradformer trace` prints).
 std::string trace_text(const SentenceTrace& trace);

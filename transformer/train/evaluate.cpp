@@ -37,8 +37,8 @@ double teacher_forced_loss(EncoderDecoder& model, const std::vector<Batch>& batc
   return tokens ? total / static_cast<double>(tokens) : 0.0;
 }
 
-static std::vector<std::string> words_of(const Hypothesis& h, const Vocab& vocab) {
-  return vocab.decode(strip_specials(h.tokens));
+std::vector<std::string> hypothesis_words(const std::vector<int64_t>& ids, const Tokenizer& target_tokenizer) {
+  return split_words(target_tokenizer.decode(strip_specials(ids)));
 }
 
 static DecodeOptions options_for(const EncoderDecoder& model, size_t source_length) {
@@ -47,48 +47,54 @@ static DecodeOptions options_for(const EncoderDecoder& model, size_t source_leng
 }
 
 std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source,
-                                   const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha,
-                                   bool source_eos) {
-  const std::vector<int64_t> ids = encode_source(source_vocab, source, source_eos);
+                                   const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer, int64_t beam,
+                                   double alpha, bool source_eos) {
+  std::vector<int64_t> ids;
+  try {
+    ids = encode_source(source_tokenizer, source, source_eos);
+  } catch (const ValueError& e) {  // text a byte-level tokenizer cannot read: this sentence's problem
+    throw DataError(message("translate: ", e.what()));
+  }
+  const size_t tokens = ids.size() - (source_eos ? 1 : 0);
   if (static_cast<int64_t>(ids.size()) > model.config().max_len)
-    throw DataError(message("translate: the sentence has ", source.size(), " tokens; this model takes at most ",
+    throw DataError(message("translate: the sentence has ", tokens, " tokens; this model takes at most ",
                             model.config().max_len - (source_eos ? 1 : 0)));
   const Tensor src = from_vector(ids, {1, static_cast<int64_t>(ids.size())});
   const Tensor mask = padding_mask(src, Vocab::pad);
-  const DecodeOptions options = options_for(model, source.size());
+  const DecodeOptions options = options_for(model, tokens);
   const Hypothesis h = beam == 1 ? greedy_decode(model, src, mask, options).front()
                                  : beam_search(model, src, mask, beam, alpha, options);
-  return words_of(h, target_vocab);
+  return hypothesis_words(h.tokens, target_tokenizer);
 }
 
 TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs,
-                                       const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam, double alpha,
-                                       int64_t batch_size, bool source_eos) {
+                                       const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
+                                       int64_t beam, double alpha, int64_t batch_size, bool source_eos) {
   TranslationReport report;
   std::vector<std::vector<std::string>> references;
   if (beam == 1) {
     // Greedy decoding in batches of similar length (the batch plan's evaluation order), then put back in order.
-    std::vector<EncodedPair> encoded;
-    for (const SentencePair& p : pairs)
-      encoded.push_back({source_vocab.encode(p.source), target_vocab.encode(p.target)});
+    const std::vector<EncodedPair> encoded = encode_pairs(pairs, source_tokenizer, target_tokenizer);
+    const auto source_tokens = [&](int64_t i) { return encoded[static_cast<size_t>(i)].source.size(); };
     report.hypotheses.resize(pairs.size());
     for (const auto& indices : plan_batches(encoded, {.max_sentences = batch_size}, nullptr)) {
       const Batch b = collate(encoded, indices, source_eos);
       size_t longest = 0;
-      for (int64_t i : indices) longest = std::max(longest, pairs[static_cast<size_t>(i)].source.size());
+      for (int64_t i : indices) longest = std::max(longest, source_tokens(i));
       auto hyps = greedy_decode(model, b.src, padding_mask(b.src, Vocab::pad), options_for(model, longest));
       for (size_t k = 0; k < indices.size(); ++k) {
         // Each sentence's own length cap, so its translation does not depend on its batch-mates
         // (greedy decoding of fewer steps gives the first tokens of more steps).
         std::vector<int64_t>& tokens = hyps[k].tokens;
-        const auto cap = options_for(model, pairs[static_cast<size_t>(indices[k])].source.size()).max_len;
+        const auto cap = options_for(model, source_tokens(indices[k])).max_len;
         if (static_cast<int64_t>(tokens.size()) > cap) tokens.resize(static_cast<size_t>(cap));
-        report.hypotheses[static_cast<size_t>(indices[k])] = words_of(hyps[k], target_vocab);
+        report.hypotheses[static_cast<size_t>(indices[k])] = hypothesis_words(tokens, target_tokenizer);
       }
     }
   } else {
     for (const SentencePair& p : pairs)
-      report.hypotheses.push_back(translate(model, p.source, source_vocab, target_vocab, beam, alpha, source_eos));
+      report.hypotheses.push_back(
+          translate(model, p.source, source_tokenizer, target_tokenizer, beam, alpha, source_eos));
   }
   for (const SentencePair& p : pairs) references.push_back(p.target);
   report.bleu = corpus_bleu(report.hypotheses, references);

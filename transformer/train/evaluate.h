@@ -32,17 +32,26 @@ struct TranslationReport {
 };
 
 /// Translates every source (greedy when beam == 1, else beam search with alpha) and scores the
-/// translations against the references. Unknown source words map to <unk>; each source ends in
-/// </s> unless source_eos is false (encode_source, the checkpoint's data.source_eos).
+/// translations against the references, word by word: each hypothesis is the target tokenizer's
+/// text cut at spaces (hypothesis_words), so BLEU and exact match are those of the detokenized
+/// output whatever the tokenizer. A source is encoded as encode_source does (a tokenizer of words
+/// maps an unknown word to <unk>); each ends in </s> unless source_eos is false (the checkpoint's
+/// data.source_eos). A Vocab converts to the tokenizer of its words.
 TranslationReport evaluate_translation(EncoderDecoder& model, const std::vector<SentencePair>& pairs,
-                                       const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam = 1,
-                                       double alpha = 0.6, int64_t batch_size = 64, bool source_eos = true);
+                                       const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
+                                       int64_t beam = 1, double alpha = 0.6, int64_t batch_size = 64,
+                                       bool source_eos = true);
 
-/// Translates one tokenised sentence (fed as encode_source(source_vocab, source, source_eos));
-/// the output tokens without specials.
+/// Translates one sentence of whitespace-separated words (fed as encode_source(source_tokenizer,
+/// source, source_eos)); the translation's words, as hypothesis_words gives them. DataError for a
+/// sentence of more tokens than the model takes, or text the tokenizer cannot encode.
 std::vector<std::string> translate(EncoderDecoder& model, const std::vector<std::string>& source,
-                                   const Vocab& source_vocab, const Vocab& target_vocab, int64_t beam = 1,
-                                   double alpha = 0.6, bool source_eos = true);
+                                   const Tokenizer& source_tokenizer, const Tokenizer& target_tokenizer,
+                                   int64_t beam = 1, double alpha = 0.6, bool source_eos = true);
+
+/// The words of a decoded hypothesis: its ids without specials (strip_specials), decoded to text
+/// and cut at spaces. For a tokenizer of words, the tokens themselves.
+std::vector<std::string> hypothesis_words(const std::vector<int64_t>& ids, const Tokenizer& target_tokenizer);
 
 /// Fresh copy-task sequences decoded greedily: how many of `count` come back exactly
 /// (the Annotated Transformer's check, and the one its PyTorch code makes).

@@ -211,6 +211,10 @@ void validate_use(const TrainOptions& o) {
       {"valid_path", !data.kind.empty()},
       {"test_path", !data.kind.empty()},
       {"init_path", o.arch == Architecture::EncoderOnly && o.task == "classify"},
+      // The copy task's digits are their own vocabulary; the encoder-only tasks read words for now.
+      {"tokenizer", o.arch == Architecture::DecoderOnly || planned},
+      {"vocab_size", o.arch == Architecture::DecoderOnly || planned},
+      {"shared_vocab", planned},
       {"labelled", toy_labels},
       {"max_tokens", planned},
       {"batching", planned},

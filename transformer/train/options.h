@@ -25,6 +25,15 @@ struct TrainOptions {
   std::string data_path, valid_path, test_path;
   std::string init_path;  // encoder-only classify: start from this pre-trained checkpoint (empty: from scratch)
   int64_t labelled = 16;  // encoder-only classify on the toy corpus: the labelled training sentences
+  // How text becomes tokens (transformer/data/tokenizer.h), learned from the training split only:
+  // "words" (whitespace words, an unseen word <unk>), "bytes" (the 256 bytes) or "bpe" (byte-level
+  // byte-pair encoding: merges learned until vocab_size ids, specials included; 0: kDefaultBpeVocab).
+  std::string tokenizer = "words";
+  int64_t vocab_size = 0;  // bpe: at least the 4 specials and 256 bytes, or 0 for the default; 0 for the others
+  // Encoder-decoder translation: one tokenizer learned on the sources and targets together (the
+  // paper's shared vocabulary, which tied embeddings need), or one per side. The program's default
+  // is true with --tokenizer bpe or bytes, false with words (each side's own word list).
+  bool shared_vocab = false;
 
   // The model (ignored when resuming, and with init_path: the checkpoint's configuration wins).
   int64_t d_model = 128, d_ff = 512, heads = 8, layers = 2;
@@ -72,6 +81,10 @@ struct TrainOptions {
   int64_t resume_epochs = 0, resume_steps = 0;
   std::optional<int64_t> resume_keep_last;
 };
+
+/// The vocabulary of a bpe tokenizer when vocab_size is 0: the 4 specials, the 256 bytes and 764
+/// merges, small enough to learn in seconds from a book and to give each merge many examples.
+constexpr int64_t kDefaultBpeVocab = 1024;
 
 /// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.
 /// "train: epochs must be at least 1, got 0"; field() and requirement() separately, so a front end
@@ -142,6 +155,7 @@ template <class Options, class Visit>
 void visit_options(Options& o, Visit&& visit) {
   visit("arch", o.arch), visit("task", o.task), visit("data_path", o.data_path), visit("valid_path", o.valid_path);
   visit("test_path", o.test_path), visit("init_path", o.init_path), visit("labelled", o.labelled);
+  visit("tokenizer", o.tokenizer), visit("vocab_size", o.vocab_size), visit("shared_vocab", o.shared_vocab);
   visit("d_model", o.d_model), visit("layers", o.layers), visit("heads", o.heads), visit("d_ff", o.d_ff);
   visit("dropout", o.dropout), visit("norm", o.norm), visit("activation", o.activation);
   visit("positions", o.positions), visit("tie_embeddings", o.tie_embeddings), visit("max_len", o.max_len);

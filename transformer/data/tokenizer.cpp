@@ -221,6 +221,14 @@ Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::strin
     tokens.push_back(gpt2_text_to_bytes(vocab.token(id), message(source, ": vocabulary token ", id)));
   const auto merges = metadata.find(prefix + ".merges");
   auto parsed = parse_merges(merges == metadata.end() ? "" : merges->second, message(source, ": ", prefix, ".merges"));
+  // A bytes tokenizer's id is the byte's value after the specials: its tokens must be the 256
+  // bytes in byte order, and nothing joins them.
+  if (kind->second == "bytes" && (tokens != byte_tokens() || !parsed.empty())) {
+    const bool shuffled = tokens.size() == 256 && tokens != byte_tokens();
+    throw DataError(message(source, ": ", prefix, ": a bytes tokenizer has its specials, then the 256 bytes in ",
+                            "byte order and no merges; found ", tokens.size(), " tokens",
+                            shuffled ? " not in byte order" : "", " and ", parsed.size(), " merges"));
+  }
   try {
     Tokenizer t(kind->second == "bytes" ? Kind::Bytes : Kind::Bpe,
                 BytePairEncoding(std::move(tokens), std::move(parsed)), extra, true);

@@ -114,3 +114,19 @@ TEST_CASE("Tokenizer: malformed checkpoint entries and files are DataErrors nami
   CHECK_THROWS_MSG(Tokenizer::from_json("[1", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::read_file("/nonexistent/tok.json"), DataError, "/nonexistent/tok.json: cannot open");
 }
+
+TEST_CASE("Tokenizer: a bytes tokenizer's file must hold the 256 bytes in byte order and no merges") {
+  // Its ids are byte value + specials: tokens in another order would decode to other bytes.
+  auto entries = Tokenizer::bytes().metadata("t");
+  std::string lines;
+  for (const std::string_view special : Vocab::specials) lines += std::string(special) + "\n";
+  for (int b = 255; b >= 0; --b) lines += gpt2_bytes_to_text(std::string(1, static_cast<char>(b))) + "\n";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(Vocab::from_text(lines), entries, "t", "m"), DataError,
+                   "m: t: a bytes tokenizer has its specials, then the 256 bytes in byte order and no merges; found "
+                   "256 tokens not in byte order and 0 merges");
+  const Tokenizer learned = Tokenizer::learn_bpe({"abab abab"}, 262);  // the bytes, then "ab"
+  entries = learned.metadata("t");
+  entries["t.kind"] = "bytes";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
+                   "found 258 tokens and 2 merges");
+}

@@ -276,6 +276,9 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
     std::vector<std::string> out;
     for (const Json& item : it->second->items()) {
       if (!item.is_string()) throw DataError(message(source, ": \"", name, "\" holds something that is not a string"));
+      // They are joined one a line below: a line end inside one would make it two.
+      if (item.text().find('\n') != std::string::npos)
+        throw DataError(message(source, ": \"", name, "\" item ", out.size(), " holds a line end"));
       out.push_back(item.text());
     }
     return out;

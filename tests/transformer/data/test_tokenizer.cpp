@@ -130,3 +130,14 @@ TEST_CASE("Tokenizer: a bytes tokenizer's file must hold the 256 bytes in byte o
   CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
                    "found 258 tokens and 2 merges");
 }
+
+TEST_CASE("Tokenizer::from_json: a line end inside a token, special or merge is refused, not split in two") {
+  std::string json = Tokenizer::learn_bpe({"abab abab"}, 262).to_json();  // merges "a b", "ab ab"
+  const std::string merges = R"("merges":["a b","ab ab"])";
+  REQUIRE(json.find(merges) != std::string::npos);
+  json.replace(json.find(merges), merges.size(), R"("merges":["a b\nab ab"])");  // one string, two merges
+  CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError, "tok.json: \"merges\" item 0 holds a line end");
+  const std::string words = R"({"format": "gradformer-tokenizer", "kind": "words", "specials": [],
+      "tokens": ["<pad>", "<s>", "</s>", "<unk>", "le\nchat"], "merges": []})";
+  CHECK_THROWS_MSG(Tokenizer::from_json(words, "w.json"), DataError, "w.json: \"tokens\" item 4 holds a line end");
+}

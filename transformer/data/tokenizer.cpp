@@ -38,6 +38,20 @@ std::vector<std::string> byte_tokens() {
   return tokens;
 }
 
+/// The bytes a token would need to be written as one of `names` in GPT-2's byte characters: "<sep>"
+/// is the bytes "<sep>", but "<Â«>" is the bytes "<«>" (Â and « stand for the bytes C2 and AB). A
+/// name with a character that stands for no byte (é is a byte, but 日 is none) no token can spell.
+std::vector<std::string> bytes_spelling(const std::vector<std::string>& names) {
+  std::vector<std::string> spelled;
+  for (const std::string& name : names) {
+    try {
+      spelled.push_back(gpt2_text_to_bytes(name, name));
+    } catch (const DataError&) {  // no token spells it
+    }
+  }
+  return spelled;
+}
+
 std::string merges_text(const BytePairEncoding& bpe) {
   std::string text;
   for (const auto& [left, right] : bpe.merges())
@@ -104,7 +118,7 @@ Tokenizer Tokenizer::learn_bpe(const std::vector<std::string_view>& texts, int64
   PreTokenCounts counts;
   for (const std::string_view text : texts) add_pre_token_counts(counts, gpt2_pre_tokens(text));
   // No learned token may spell a special: its text would be read back as the special.
-  return byte_pairs(learn_bpe_from_counts(counts, vocab_size - count, specials), extra_specials);
+  return byte_pairs(learn_bpe_from_counts(counts, vocab_size - count, bytes_spelling(specials)), extra_specials);
 }
 
 std::string Tokenizer::kind_name() const {

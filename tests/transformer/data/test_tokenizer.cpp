@@ -141,3 +141,15 @@ TEST_CASE("Tokenizer::from_json: a line end inside a token, special or merge is 
       "tokens": ["<pad>", "<s>", "</s>", "<unk>", "le\nchat"], "merges": []})";
   CHECK_THROWS_MSG(Tokenizer::from_json(words, "w.json"), DataError, "w.json: \"tokens\" item 4 holds a line end");
 }
+
+TEST_CASE("Tokenizer::learn_bpe: no learned token spells a special in byte characters, whatever its bytes") {
+  // The special "<Â«>" is spelled by the token of the bytes 3C C2 AB 3E ("<«>": Â stands for byte
+  // C2, « for AB), not by the bytes of its own UTF-8 (3C C3 82 C2 AB 3E).
+  const std::string text = "<\u00ab> <\u00ab> <\u00ab> <\u00ab>";
+  const Tokenizer t = Tokenizer::learn_bpe({text}, 4 + 1 + 256 + 8, {"<\u00c2\u00ab>"});
+  const int64_t special = *t.special("<\u00c2\u00ab>");
+  for (int64_t id = 0; id < t.size(); ++id)
+    if (id != special) CHECK(t.piece(id) != "<\u00c2\u00ab>");
+  check_round_trip(t, text);
+  CHECK(t.encode("<\u00ab>").size() > 1);  // never the one token that would spell the special
+}

@@ -80,7 +80,7 @@ class Tokenizer {
   std::map<std::string, std::string> metadata(const std::string& prefix) const;
   /// The inverse: the tokenizer of a checkpoint's vocab and entries. DataError naming `source`
   /// for an unknown kind, a specials count that does not fit, merges that do not make the
-  /// vocabulary's tokens.
+  /// vocabulary's tokens, a bytes tokenizer whose tokens are not the 256 bytes in byte order.
   static Tokenizer from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
                                  const std::string& prefix, const std::string& source);
 

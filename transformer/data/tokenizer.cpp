@@ -328,7 +328,12 @@ Tokenizer Tokenizer::read_file(const std::string& path) { return from_json(read_
 bool operator==(const Tokenizer& a, const Tokenizer& b) {
   if (a.kind_ != b.kind_ || a.has_vocab_ != b.has_vocab_ || a.specials_ != b.specials_ || !(a.vocab_ == b.vocab_))
     return false;
-  return a.kind_ == Tokenizer::Kind::Words || a.bpe_->merges() == b.bpe_->merges();
+  if (a.kind_ == Tokenizer::Kind::Words) return true;
+  // GPT-2's has no vocabulary above (it is empty for both): its tokens by id are compared here.
+  if (a.bpe_->size() != b.bpe_->size() || a.bpe_->merges() != b.bpe_->merges()) return false;
+  for (int64_t id = 0; id < a.bpe_->size(); ++id)
+    if (a.bpe_->token(id) != b.bpe_->token(id)) return false;
+  return true;
 }
 
 }  // namespace gradformer

@@ -153,3 +153,18 @@ TEST_CASE("Tokenizer::learn_bpe: no learned token spells a special in byte chara
   check_round_trip(t, text);
   CHECK(t.encode("<\u00ab>").size() > 1);  // never the one token that would spell the special
 }
+
+TEST_CASE("Tokenizer ==: GPT-2's tokenizers with the same merges but other ids differ") {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+  tokens.push_back("ab");
+  tokens.push_back("ba");
+  const std::vector<BytePairEncoding::Merge> merges = {{"a", "b"}, {"b", "a"}};
+  std::vector<std::string> swapped = tokens;
+  std::swap(swapped[256], swapped[257]);  // "ab" is 257 here, 256 there
+  const Tokenizer a = Tokenizer::gpt2(BytePairEncoding(tokens, merges));
+  const Tokenizer b = Tokenizer::gpt2(BytePairEncoding(swapped, merges));
+  CHECK(a.encode("ab") != b.encode("ab"));
+  CHECK_FALSE(a == b);
+  CHECK(a == Tokenizer::gpt2(BytePairEncoding(tokens, merges)));
+}

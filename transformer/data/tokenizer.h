@@ -65,7 +65,9 @@ class Tokenizer {
   /// One id's token as a person reads it: the word, the special's name, or a byte-level token in
   /// GPT-2's byte characters ("Ġthe": a leading space shows as Ġ, a newline as Ċ).
   std::string piece(int64_t id) const;
-  /// How many bytes the id's token stands for (a special: 0), to count bits per byte.
+  /// How many bytes the id's token stands for (a special: 0), to count bits per byte. Words: the
+  /// word's length, the space between words not counted; 0 for <pad> <s> </s> <unk> only, as a
+  /// vocabulary of words does not tell a task's special (<sep>) from a word.
   int64_t byte_length(int64_t id) const;
 
   /// The id table a model of this library keeps in its checkpoint, one token a line: words as they

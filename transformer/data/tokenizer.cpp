@@ -302,7 +302,9 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
     throw DataError(message(source, ": not a tokenizer file (its \"format\" is not \"", kFileFormat,
                             "\"; learn one with gradformer learn-bpe)"));
   const auto kind = fields.find("kind");
-  const std::string kind_name = kind != fields.end() && kind->second->is_string() ? kind->second->text() : "";
+  if (kind == fields.end() || !kind->second->is_string())
+    throw DataError(message(source, ": a tokenizer file needs \"kind\", the string words, bytes or bpe"));
+  const std::string kind_name = kind->second->text();
   const std::vector<std::string> specials = strings("specials"), tokens = strings("tokens"), merges = strings("merges");
   std::string lines;
   for (const auto* list : {&specials, &tokens})

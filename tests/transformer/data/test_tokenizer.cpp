@@ -110,6 +110,10 @@ TEST_CASE("Tokenizer: malformed checkpoint entries and files are DataErrors nami
   entries["t.merges"] = "x y\n";  // "xy" is no token of the vocabulary
   CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
                    "makes a token the vocabulary lacks");
+  std::string json = learned.to_json();
+  json.replace(json.find(R"("kind":"bpe")"), 12, R"("kind":3)");
+  CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError,
+                   "tok.json: a tokenizer file needs \"kind\", the string words, bytes or bpe");
   CHECK_THROWS_MSG(Tokenizer::from_json("{}", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::from_json("[1", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::read_file("/nonexistent/tok.json"), DataError, "/nonexistent/tok.json: cannot open");

@@ -309,7 +309,8 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
   std::string lines;
   for (const auto* list : {&specials, &tokens})
     for (const std::string& token : *list) lines += token + "\n";
-  const Vocab vocab = Vocab::from_text(lines, source);
+  // Its messages count lines: say which.
+  const Vocab vocab = Vocab::from_text(lines, message(source, " (\"specials\" then \"tokens\", one a line)"));
   if (kind_name == "words") {
     if (!merges.empty()) throw DataError(message(source, ": a tokenizer of words has no merges"));
     return Tokenizer(vocab);

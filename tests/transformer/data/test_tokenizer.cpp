@@ -114,6 +114,10 @@ TEST_CASE("Tokenizer: malformed checkpoint entries and files are DataErrors nami
   json.replace(json.find(R"("kind":"bpe")"), 12, R"("kind":3)");
   CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError,
                    "tok.json: a tokenizer file needs \"kind\", the string words, bytes or bpe");
+  json = learned.to_json();
+  json.replace(json.find(R"("specials":["<pad>","<s>")"), 25, R"("specials":["<s>","<pad>")");
+  CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError,
+                   "tok.json (\"specials\" then \"tokens\", one a line):1: expected the special <pad>, found '<s>'");
   CHECK_THROWS_MSG(Tokenizer::from_json("{}", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::from_json("[1", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::read_file("/nonexistent/tok.json"), DataError, "/nonexistent/tok.json: cannot open");

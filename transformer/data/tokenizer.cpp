@@ -38,9 +38,10 @@ std::vector<std::string> byte_tokens() {
   return tokens;
 }
 
-/// The bytes a token would need to be written as one of `names` in GPT-2's byte characters: "<sep>"
-/// is the bytes "<sep>", but "<Â«>" is the bytes "<«>" (Â and « stand for the bytes C2 and AB). A
-/// name with a character that stands for no byte (é is a byte, but 日 is none) no token can spell.
+/// For each of `names`, the bytes of the token that GPT-2's byte characters would write as that
+/// name: "<sep>" is written by the bytes "<sep>", but "<Â«>" by the bytes "<«>" (Â and « stand for
+/// the bytes C2 and AB). A name holding a character that stands for no byte (日) is left out: no
+/// token is written as it.
 std::vector<std::string> bytes_spelling(const std::vector<std::string>& names) {
   std::vector<std::string> spelled;
   for (const std::string& name : names) {

@@ -10,13 +10,11 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <optional>
 
 #include "tensor/utf8.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/cli/whole_text.h"
-#include "transformer/data/pre_tokenize.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/average.h"
@@ -94,19 +92,6 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   if (error) fail(message("cannot rename ", temporary, " into place: ", error.message()));
 }
 
-/// Which file's text the pre-tokenizer refuses, to name it: learning cut all of them at once.
-[[noreturn]] void name_refused_text(const std::vector<std::string>& paths, const std::vector<std::string>& texts,
-                                    const ValueError& error) {
-  for (size_t i = 0; i < texts.size(); ++i) {
-    try {
-      (void)gpt2_pre_tokens(texts[i]);
-    } catch (const ValueError& e) {
-      throw DataError(message(paths[i], ": ", e.what()));
-    }
-  }
-  throw DataError(error.what());
-}
-
 /// "learned N merges from B bytes in F files (S s): T tokens (...), R tokens per byte of the text; wrote OUT"
 void print_summary(const Tokenizer& learned, const std::vector<std::string_view>& views, int64_t bytes, double seconds,
                    int64_t vocab_size, const std::string& out) {
@@ -168,16 +153,12 @@ int learn_bpe_command(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string_view> views(texts.begin(), texts.end());
-  std::optional<Tokenizer> learned;
-  try {
-    learned = Tokenizer::learn_bpe(views, vocab_size, specials);
-  } catch (const ValueError& e) {
-    name_refused_text(paths, texts, e);
-  }
+  // Each text is UTF-8 (read_text checked), so the pre-tokenizer accepts it.
+  const Tokenizer learned = Tokenizer::learn_bpe(views, vocab_size, specials);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_file_atomically(out, learned->to_json() + "\n");
+  write_file_atomically(out, learned.to_json() + "\n");
 
-  print_summary(*learned, views, bytes, seconds, vocab_size, out);
+  print_summary(learned, views, bytes, seconds, vocab_size, out);
   return 0;
 }
 

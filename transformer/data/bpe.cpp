@@ -11,50 +11,11 @@
 #include "tensor/json.h"
 #include "tensor/utf8.h"
 #include "transformer/data/line_reader.h"
+#include "transformer/data/utf8.h"
 
 namespace gradformer {
 
 namespace {
-
-/// Appends code point cp (at most U+10FFFF) as UTF-8.
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-/// The code point starting at text[pos] (text is valid UTF-8); advances pos past it.
-char32_t next_code_point(std::string_view text, size_t& pos) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(pos);
-  int length = 1;
-  char32_t cp = lead;
-  if (lead >= 0xF0) {
-    length = 4;
-    cp = lead & 0x07;
-  } else if (lead >= 0xE0) {
-    length = 3;
-    cp = lead & 0x0F;
-  } else if (lead >= 0xC0) {
-    length = 2;
-    cp = lead & 0x1F;
-  }
-  for (int i = 1; i < length; ++i) cp = (cp << 6) | (byte(pos + static_cast<size_t>(i)) & 0x3F);
-  pos += static_cast<size_t>(length);
-  return cp;
-}
 
 /// The byte GPT-2's table gives character cp, or -1 if it stands for none.
 int byte_of_character(char32_t cp) {
@@ -197,9 +158,10 @@ std::string gpt2_text_to_bytes(std::string_view text, const std::string& where) 
     throw DataError(message(where, ": not UTF-8 at byte ", *bad));
   }
   std::string bytes;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const char32_t cp = next_code_point(text, pos);
+  for (size_t pos = 0; pos < text.size();) {
+    const Utf8Step step = read_utf8(text, pos);  // valid: checked above
+    pos += step.length;
+    const char32_t cp = step.code_point;
     const int byte = byte_of_character(cp);
     if (byte < 0) {
       char hex[16];

@@ -24,8 +24,9 @@ namespace gradformer {
 /// GPT-2's bytes_to_unicode(): a printable character for each of the 256 bytes, so that a token's
 /// bytes can be written in a JSON or text file. The 188 bytes that already print as one
 /// character ('!' to '~', '¡' to '¬', '®' to 'ÿ') stand for themselves; the other 68 (space,
-/// control characters, DEL, the no-break and soft hyphens) take U+0100, U+0101, ... in byte order,
-/// so space (byte 32, the 33rd such byte) becomes U+0120 'Ġ' and newline becomes U+010A 'Ċ'.
+/// control characters, DEL, the no-break space 0xA0 and the soft hyphen 0xAD) take U+0100,
+/// U+0101, ... in byte order, so space (byte 32, the 33rd such byte) becomes U+0120 'Ġ' and
+/// newline becomes U+010A 'Ċ'.
 const std::array<char32_t, 256>& gpt2_byte_characters();
 
 /// The bytes written as GPT-2's byte characters, as UTF-8: "hi there" -> "hiĠthere".

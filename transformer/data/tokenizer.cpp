@@ -38,6 +38,21 @@ std::vector<std::string> byte_tokens() {
   return tokens;
 }
 
+/// For each of `names`, the bytes of the token that GPT-2's byte characters would write as that
+/// name: "<sep>" is written by the bytes "<sep>", but "<Â«>" by the bytes "<«>" (Â and « stand for
+/// the bytes C2 and AB). A name holding a character that stands for no byte (日) is left out: no
+/// token is written as it.
+std::vector<std::string> bytes_spelling(const std::vector<std::string>& names) {
+  std::vector<std::string> spelled;
+  for (const std::string& name : names) {
+    try {
+      spelled.push_back(gpt2_text_to_bytes(name, name));
+    } catch (const DataError&) {  // no token spells it
+    }
+  }
+  return spelled;
+}
+
 std::string merges_text(const BytePairEncoding& bpe) {
   std::string text;
   for (const auto& [left, right] : bpe.merges())
@@ -104,7 +119,7 @@ Tokenizer Tokenizer::learn_bpe(const std::vector<std::string_view>& texts, int64
   PreTokenCounts counts;
   for (const std::string_view text : texts) add_pre_token_counts(counts, gpt2_pre_tokens(text));
   // No learned token may spell a special: its text would be read back as the special.
-  return byte_pairs(learn_bpe_from_counts(counts, vocab_size - count, specials), extra_specials);
+  return byte_pairs(learn_bpe_from_counts(counts, vocab_size - count, bytes_spelling(specials)), extra_specials);
 }
 
 std::string Tokenizer::kind_name() const {
@@ -221,6 +236,14 @@ Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::strin
     tokens.push_back(gpt2_text_to_bytes(vocab.token(id), message(source, ": vocabulary token ", id)));
   const auto merges = metadata.find(prefix + ".merges");
   auto parsed = parse_merges(merges == metadata.end() ? "" : merges->second, message(source, ": ", prefix, ".merges"));
+  // A bytes tokenizer's id is the byte's value after the specials: its tokens must be the 256
+  // bytes in byte order, and nothing joins them.
+  if (kind->second == "bytes" && (tokens != byte_tokens() || !parsed.empty())) {
+    const bool shuffled = tokens.size() == 256 && tokens != byte_tokens();
+    throw DataError(message(source, ": ", prefix, ": a bytes tokenizer has its specials, then the 256 bytes in ",
+                            "byte order and no merges; found ", tokens.size(), " tokens",
+                            shuffled ? " not in byte order" : "", " and ", parsed.size(), " merges"));
+  }
   try {
     Tokenizer t(kind->second == "bytes" ? Kind::Bytes : Kind::Bpe,
                 BytePairEncoding(std::move(tokens), std::move(parsed)), extra, true);
@@ -268,6 +291,9 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
     std::vector<std::string> out;
     for (const Json& item : it->second->items()) {
       if (!item.is_string()) throw DataError(message(source, ": \"", name, "\" holds something that is not a string"));
+      // They are joined one a line below: a line end inside one would make it two.
+      if (item.text().find('\n') != std::string::npos)
+        throw DataError(message(source, ": \"", name, "\" item ", out.size(), " holds a line end"));
       out.push_back(item.text());
     }
     return out;
@@ -277,12 +303,15 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
     throw DataError(message(source, ": not a tokenizer file (its \"format\" is not \"", kFileFormat,
                             "\"; learn one with gradformer learn-bpe)"));
   const auto kind = fields.find("kind");
-  const std::string kind_name = kind != fields.end() && kind->second->is_string() ? kind->second->text() : "";
+  if (kind == fields.end() || !kind->second->is_string())
+    throw DataError(message(source, ": a tokenizer file needs \"kind\", the string words, bytes or bpe"));
+  const std::string kind_name = kind->second->text();
   const std::vector<std::string> specials = strings("specials"), tokens = strings("tokens"), merges = strings("merges");
   std::string lines;
   for (const auto* list : {&specials, &tokens})
     for (const std::string& token : *list) lines += token + "\n";
-  const Vocab vocab = Vocab::from_text(lines, source);
+  // Its messages count lines: say which.
+  const Vocab vocab = Vocab::from_text(lines, message(source, " (\"specials\" then \"tokens\", one a line)"));
   if (kind_name == "words") {
     if (!merges.empty()) throw DataError(message(source, ": a tokenizer of words has no merges"));
     return Tokenizer(vocab);
@@ -303,7 +332,12 @@ Tokenizer Tokenizer::read_file(const std::string& path) { return from_json(read_
 bool operator==(const Tokenizer& a, const Tokenizer& b) {
   if (a.kind_ != b.kind_ || a.has_vocab_ != b.has_vocab_ || a.specials_ != b.specials_ || !(a.vocab_ == b.vocab_))
     return false;
-  return a.kind_ == Tokenizer::Kind::Words || a.bpe_->merges() == b.bpe_->merges();
+  if (a.kind_ == Tokenizer::Kind::Words) return true;
+  // GPT-2's has no vocabulary above (it is empty for both): its tokens by id are compared here.
+  if (a.bpe_->size() != b.bpe_->size() || a.bpe_->merges() != b.bpe_->merges()) return false;
+  for (int64_t id = 0; id < a.bpe_->size(); ++id)
+    if (a.bpe_->token(id) != b.bpe_->token(id)) return false;
+  return true;
 }
 
 }  // namespace gradformer

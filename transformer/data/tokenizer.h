@@ -65,7 +65,9 @@ class Tokenizer {
   /// One id's token as a person reads it: the word, the special's name, or a byte-level token in
   /// GPT-2's byte characters ("Ġthe": a leading space shows as Ġ, a newline as Ċ).
   std::string piece(int64_t id) const;
-  /// How many bytes the id's token stands for (a special: 0), to count bits per byte.
+  /// How many bytes the id's token stands for (a special: 0), to count bits per byte. Words: the
+  /// word's length, the space between words not counted; 0 for <pad> <s> </s> <unk> only, as a
+  /// vocabulary of words does not tell a task's special (<sep>) from a word.
   int64_t byte_length(int64_t id) const;
 
   /// The id table a model of this library keeps in its checkpoint, one token a line: words as they
@@ -80,7 +82,7 @@ class Tokenizer {
   std::map<std::string, std::string> metadata(const std::string& prefix) const;
   /// The inverse: the tokenizer of a checkpoint's vocab and entries. DataError naming `source`
   /// for an unknown kind, a specials count that does not fit, merges that do not make the
-  /// vocabulary's tokens.
+  /// vocabulary's tokens, a bytes tokenizer whose tokens are not the 256 bytes in byte order.
   static Tokenizer from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
                                  const std::string& prefix, const std::string& source);
 

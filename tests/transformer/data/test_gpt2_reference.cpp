@@ -4,12 +4,11 @@
 // random mixes of them) with the pre-tokens GPT-2's pattern cuts them into and the ids OpenAI's
 // encoder.py algorithm gives them (make_cases.py wrote them, running that algorithm and pattern in
 // Python with the regex module).
-#include <fstream>
-#include <sstream>
 
 #include "catch.h"
 #include "tensor/json.h"
 #include "transformer/data/bpe.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
 
 using namespace gradformer;
@@ -17,14 +16,6 @@ using namespace gradformer;
 namespace {
 
 const std::string kDirectory = std::string(GRADFORMER_SOURCE_DIR) + "/tests/transformer/data/gpt2_reference/";
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 const Json& member(const Json& object, const std::string& name) {
   for (const auto& [key, value] : object.members()) {
@@ -41,7 +32,7 @@ struct Case {
 };
 
 std::vector<Case> read_cases() {
-  const Json parsed = Json::parse(read_text(kDirectory + "cases.json"));
+  const Json parsed = Json::parse(read_whole_file(kDirectory + "cases.json"));
   std::vector<Case> cases;
   for (const Json& item : parsed.items()) {
     Case c{member(item, "text").text(), {}, {}};

@@ -110,7 +110,69 @@ TEST_CASE("Tokenizer: malformed checkpoint entries and files are DataErrors nami
   entries["t.merges"] = "x y\n";  // "xy" is no token of the vocabulary
   CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
                    "makes a token the vocabulary lacks");
+  std::string json = learned.to_json();
+  json.replace(json.find(R"("kind":"bpe")"), 12, R"("kind":3)");
+  CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError,
+                   "tok.json: a tokenizer file needs \"kind\", the string words, bytes or bpe");
+  json = learned.to_json();
+  json.replace(json.find(R"("specials":["<pad>","<s>")"), 25, R"("specials":["<s>","<pad>")");
+  CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError,
+                   "tok.json (\"specials\" then \"tokens\", one a line):1: expected the special <pad>, found '<s>'");
   CHECK_THROWS_MSG(Tokenizer::from_json("{}", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::from_json("[1", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::read_file("/nonexistent/tok.json"), DataError, "/nonexistent/tok.json: cannot open");
+}
+
+TEST_CASE("Tokenizer: a bytes tokenizer's file must hold the 256 bytes in byte order and no merges") {
+  // Its ids are byte value + specials: tokens in another order would decode to other bytes.
+  auto entries = Tokenizer::bytes().metadata("t");
+  std::string lines;
+  for (const std::string_view special : Vocab::specials) lines += std::string(special) + "\n";
+  for (int b = 255; b >= 0; --b) lines += gpt2_bytes_to_text(std::string(1, static_cast<char>(b))) + "\n";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(Vocab::from_text(lines), entries, "t", "m"), DataError,
+                   "m: t: a bytes tokenizer has its specials, then the 256 bytes in byte order and no merges; found "
+                   "256 tokens not in byte order and 0 merges");
+  const Tokenizer learned = Tokenizer::learn_bpe({"abab abab"}, 262);  // the bytes, then "ab"
+  entries = learned.metadata("t");
+  entries["t.kind"] = "bytes";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(learned.vocab(), entries, "t", "m"), DataError,
+                   "found 258 tokens and 2 merges");
+}
+
+TEST_CASE("Tokenizer::from_json: a line end inside a token, special or merge is refused, not split in two") {
+  std::string json = Tokenizer::learn_bpe({"abab abab"}, 262).to_json();  // merges "a b", "ab ab"
+  const std::string merges = R"("merges":["a b","ab ab"])";
+  REQUIRE(json.find(merges) != std::string::npos);
+  json.replace(json.find(merges), merges.size(), R"("merges":["a b\nab ab"])");  // one string, two merges
+  CHECK_THROWS_MSG(Tokenizer::from_json(json, "tok.json"), DataError, "tok.json: \"merges\" item 0 holds a line end");
+  const std::string words = R"({"format": "gradformer-tokenizer", "kind": "words", "specials": [],
+      "tokens": ["<pad>", "<s>", "</s>", "<unk>", "le\nchat"], "merges": []})";
+  CHECK_THROWS_MSG(Tokenizer::from_json(words, "w.json"), DataError, "w.json: \"tokens\" item 4 holds a line end");
+}
+
+TEST_CASE("Tokenizer::learn_bpe: no learned token spells a special in byte characters, whatever its bytes") {
+  // The special "<Â«>" is spelled by the token of the bytes 3C C2 AB 3E ("<«>": Â stands for byte
+  // C2, « for AB), not by the bytes of its own UTF-8 (3C C3 82 C2 AB 3E).
+  const std::string text = "<\u00ab> <\u00ab> <\u00ab> <\u00ab>";
+  const Tokenizer t = Tokenizer::learn_bpe({text}, 4 + 1 + 256 + 8, {"<\u00c2\u00ab>"});
+  const int64_t special = *t.special("<\u00c2\u00ab>");
+  for (int64_t id = 0; id < t.size(); ++id)
+    if (id != special) CHECK(t.piece(id) != "<\u00c2\u00ab>");
+  check_round_trip(t, text);
+  CHECK(t.encode("<\u00ab>").size() > 1);  // never the one token that would spell the special
+}
+
+TEST_CASE("Tokenizer ==: GPT-2's tokenizers with the same merges but other ids differ") {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+  tokens.push_back("ab");
+  tokens.push_back("ba");
+  const std::vector<BytePairEncoding::Merge> merges = {{"a", "b"}, {"b", "a"}};
+  std::vector<std::string> swapped = tokens;
+  std::swap(swapped[256], swapped[257]);  // "ab" is 257 here, 256 there
+  const Tokenizer a = Tokenizer::gpt2(BytePairEncoding(tokens, merges));
+  const Tokenizer b = Tokenizer::gpt2(BytePairEncoding(swapped, merges));
+  CHECK(a.encode("ab") != b.encode("ab"));
+  CHECK_FALSE(a == b);
+  CHECK(a == Tokenizer::gpt2(BytePairEncoding(tokens, merges)));
 }

@@ -1,12 +1,11 @@
 // transformer/data/utf8.h: strict UTF-8 as Python reads it. The hand-written cases below follow
 // the Unicode Standard's table of well-formed byte sequences (utf8.h); unicode_reference/
 // utf8_cases.json holds byte strings with what Python's decoder makes of them (make_cases.py).
-#include <fstream>
-#include <sstream>
 
 #include "catch.h"
 #include "tensor/json.h"
 #include "tensor/utf8.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/utf8.h"
 
@@ -15,14 +14,6 @@ using namespace gradformer;
 namespace {
 
 const std::string kDirectory = std::string(GRADFORMER_SOURCE_DIR) + "/tests/transformer/data/unicode_reference/";
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string from_hex(const std::string& hex) {
   std::string bytes;
@@ -118,7 +109,7 @@ TEST_CASE("utf8: each maximal invalid subpart becomes one U+FFFD") {
 // Validity is tensor/utf8.h's invalid_utf8_at, the library's one validator: here it, read_utf8 and
 // gpt2_pre_tokens must all stop where Python's decoder does.
 TEST_CASE("utf8: validity, the first error and the replacement agree with Python's decoder") {
-  const Json parsed = Json::parse(read_text(kDirectory + "utf8_cases.json"));
+  const Json parsed = Json::parse(read_whole_file(kDirectory + "utf8_cases.json"));
   REQUIRE(parsed.items().size() == 466);
   int invalid = 0;
   for (const Json& item : parsed.items()) {

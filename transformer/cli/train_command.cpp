@@ -38,6 +38,9 @@ std::string task_in(int argc, char** argv, Architecture arch) {
   const std::string task = early_value(argc, argv, "--task");
   if (!task.empty()) return task;
   for (int i = 2; i < argc; ++i)
+    if (arch == Architecture::DecoderOnly && (!std::strcmp(argv[i], "--text") || !std::strncmp(argv[i], "--text=", 7)))
+      return "text";
+  for (int i = 2; i < argc; ++i)
     if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return data_task(arch);
   return architecture_tasks(arch).front();
 }
@@ -51,8 +54,8 @@ std::string joined(const std::vector<std::string>& words, const char* separator)
 // The flag that sets an option: its name with dashes, but for the paths and the output directory.
 std::string flag_of(const std::string& option) {
   static const std::map<std::string, std::string> renamed = {
-      {"data_path", "--data"}, {"valid_path", "--valid"},     {"test_path", "--test"},      {"init_path", "--init"},
-      {"out_dir", "--out"},    {"metrics_path", "--metrics"}, {"profile_path", "--profile"}};
+      {"data_path", "--data"}, {"valid_path", "--valid"}, {"test_path", "--test"},       {"init_path", "--init"},
+      {"text_path", "--text"}, {"out_dir", "--out"},      {"metrics_path", "--metrics"}, {"profile_path", "--profile"}};
   if (const auto it = renamed.find(option); it != renamed.end()) return it->second;
   std::string flag = "--" + option;
   std::replace(flag.begin(), flag.end(), '_', '-');
@@ -71,6 +74,16 @@ std::string help_of(const std::string& option) {
       {"valid_path", "validation data (same format)"},
       {"test_path", "test data (same format), scored at the end"},
       {"init_path", "encoder-only classify: start from this pre-trained encoder-only checkpoint"},
+      {"text_path",
+       "decoder-only text: a language model of this file, any text (with --tokenizer bpe, UTF-8), read as one stream "
+       "of tokens; its last 10% of bytes held out for validation (bits per byte)"},
+      {"context",
+       "decoder-only text: tokens per training block, at most --max-len (either follows the other when only one is "
+       "given)"},
+      {"tokenizer",
+       "how text becomes tokens: words (whitespace words), bytes (the 256 bytes) or bpe (byte-pair encoding learned "
+       "from the training text; UTF-8); decoder-only text takes bytes or bpe"},
+      {"vocab_size", "bpe: the vocabulary's size, specials included (0: " + std::to_string(kDefaultBpeVocab) + ")"},
       {"labelled",
        "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
       {"d_model", "model width"},
@@ -205,11 +218,15 @@ TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string
   if (f.given("--epochs") && f.given("--steps"))
     throw UsageError("train: give --epochs or --steps, not both (--steps counts the run's steps, whatever the epochs)");
   if (f.given("--epochs")) o.steps = 0;
+  // A text model's blocks and its positions go together: one given, the other follows it.
+  if (f.given("--context") && !f.given("--max-len")) o.max_len = o.context;
+  if (f.given("--max-len") && !f.given("--context") && o.task == "text") o.context = o.max_len;
   // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
   const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
   o.out_dir = f.has("--out")    ? f.text("--out")
               : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir)
               : f.has("--data") ? run_directory_for_data(o.data_path)
+              : f.has("--text") ? run_directory_for_data(o.text_path)
                                 : default_train_options(o.task, o.arch).out_dir;
   if (!resume.empty()) {
     if (f.given("--epochs")) o.resume_epochs = o.epochs;

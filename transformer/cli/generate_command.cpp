@@ -44,6 +44,24 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
   std::cout << text << tokenizer.decode({ids.begin() + static_cast<std::ptrdiff_t>(prompt_end), ids.end()}) << "\n";
 }
 
+// A model of words continues "<s> prompt" until </s> or its max_len, and prints the words.
+void continue_words(DecoderOnly& model, const Vocab& vocab, const std::string& text, SamplingOptions o,
+                    Generator& gen) {
+  std::vector<int64_t> prompt{Vocab::bos};
+  for (int64_t id : vocab.encode(split_words(text))) prompt.push_back(id);
+  const int64_t room = model.config().max_len + 1 - static_cast<int64_t>(prompt.size());
+  if (room < 1)
+    throw UsageError(message("generate: the prompt's ", prompt.size() - 1, " words leave no room in max_len ",
+                             model.config().max_len));
+  o.max_tokens = std::min(o.max_tokens, room);
+  std::vector<std::string> words = split_words(text);
+  for (int64_t id : generate(model, prompt, o, gen)) {
+    if (id == Vocab::eos) break;
+    words.push_back(vocab.token(id));
+  }
+  std::cout << join_words(words) << "\n";
+}
+
 }  // namespace
 
 int generate_command(int argc, char** argv) {
@@ -92,20 +110,7 @@ int generate_command(int argc, char** argv) {
     continue_text(*ckpt.model, ckpt.info.target_tokenizer, f.text("--prompt"), o, gen);
     return 0;
   }
-  const Vocab& vocab = ckpt.info.target_tokenizer.vocab();
-  std::vector<int64_t> prompt{Vocab::bos};
-  for (int64_t id : vocab.encode(split_words(f.text("--prompt")))) prompt.push_back(id);
-  const int64_t room = ckpt.model->config().max_len + 1 - static_cast<int64_t>(prompt.size());
-  if (room < 1)
-    throw UsageError(message("generate: the prompt's ", prompt.size() - 1, " words leave no room in max_len ",
-                             ckpt.model->config().max_len));
-  o.max_tokens = std::min(o.max_tokens, room);
-  std::vector<std::string> words = split_words(f.text("--prompt"));
-  for (int64_t id : generate(*ckpt.model, prompt, o, gen)) {
-    if (id == Vocab::eos) break;
-    words.push_back(vocab.token(id));
-  }
-  std::cout << join_words(words) << "\n";
+  continue_words(*ckpt.model, ckpt.info.target_tokenizer.vocab(), f.text("--prompt"), o, gen);
   return 0;
 }
 

@@ -62,8 +62,25 @@ std::string flag_of(const std::string& option) {
   return flag;
 }
 
+// The help lines of the text task's flags.
+const std::map<std::string, std::string>& text_help() {
+  static const std::map<std::string, std::string> help = {
+      {"text_path",
+       "decoder-only text: a language model of this file, any text (with --tokenizer bpe, UTF-8), read as one stream "
+       "of tokens; its last 10% of bytes held out for validation (bits per byte)"},
+      {"context",
+       "decoder-only text: tokens per training block, at most --max-len (either follows the other when only one is "
+       "given)"},
+      {"tokenizer",
+       "how text becomes tokens: words (whitespace words), bytes (the 256 bytes) or bpe (byte-pair encoding learned "
+       "from the training text; UTF-8); decoder-only text takes bytes or bpe"},
+      {"vocab_size", "bpe: the vocabulary's size, specials included (0: " + std::to_string(kDefaultBpeVocab) + ")"}};
+  return help;
+}
+
 // The help line of each option's flag.
 std::string help_of(const std::string& option) {
+  if (const auto it = text_help().find(option); it != text_help().end()) return it->second;
   static const std::map<std::string, std::string> help = {
       {"arch", "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
                    "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
@@ -74,16 +91,6 @@ std::string help_of(const std::string& option) {
       {"valid_path", "validation data (same format)"},
       {"test_path", "test data (same format), scored at the end"},
       {"init_path", "encoder-only classify: start from this pre-trained encoder-only checkpoint"},
-      {"text_path",
-       "decoder-only text: a language model of this file, any text (with --tokenizer bpe, UTF-8), read as one stream "
-       "of tokens; its last 10% of bytes held out for validation (bits per byte)"},
-      {"context",
-       "decoder-only text: tokens per training block, at most --max-len (either follows the other when only one is "
-       "given)"},
-      {"tokenizer",
-       "how text becomes tokens: words (whitespace words), bytes (the 256 bytes) or bpe (byte-pair encoding learned "
-       "from the training text; UTF-8); decoder-only text takes bytes or bpe"},
-      {"vocab_size", "bpe: the vocabulary's size, specials included (0: " + std::to_string(kDefaultBpeVocab) + ")"},
       {"labelled",
        "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
       {"d_model", "model width"},

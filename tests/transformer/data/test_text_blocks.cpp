@@ -82,7 +82,7 @@ TEST_CASE("predicted_bytes counts every token's bytes but the first's") {
   CHECK(predicted_bytes(tokens, bpe) == 5);  // " " and "aaaa"
 }
 
-TEST_CASE("RandomTextBlocks: targets are the inputs shifted by one, each row a window of the text; resumable") {
+TEST_CASE("RandomTextBlocks: targets are the inputs shifted by one, each row a window of the text, resumable") {
   const std::vector<int64_t> tokens = ids(50);
   RandomTextBlocks blocks(tokens, 6, 3, 7);
   CHECK(blocks.batches_per_epoch() == 2);  // 50 tokens / (3 x 6)
@@ -112,7 +112,7 @@ TEST_CASE("RandomTextBlocks: targets are the inputs shifted by one, each row a w
   CHECK_THROWS_AS(RandomTextBlocks(ids(6), 6, 3, 7), ValueError);  // no room for one block of 7
 }
 
-TEST_CASE("read_text_file: any bytes, or UTF-8 text; a missing, an empty and a non-UTF-8 file named") {
+TEST_CASE("read_text_file: any bytes, or UTF-8 text, and a missing, an empty and a non-UTF-8 file named") {
   const std::string binary = temp_file("binary", std::string("a\xFF\x00z", 4));
   CHECK(read_text_file(binary, false) == std::string("a\xFF\x00z", 4));
   CHECK_THROWS_MSG(read_text_file(binary, true), DataError,

@@ -141,8 +141,8 @@ int score_text_file(const Flags& f) {
     throw DataError(
         message(text_path, ": 1 ", tokenizer.kind_name(), " token: scoring needs 2 (one read, one predicted)"));
   const TextScore s = score_text(*ckpt.model, tokenizer, tokens, context);
-  std::printf("%lld %s tokens predicted (%lld bytes), blocks of %lld\n", static_cast<long long>(s.tokens),
-              tokenizer.kind_name().c_str(), static_cast<long long>(s.bytes), static_cast<long long>(context));
+  std::printf("%s tokenizer: %lld tokens predicted (%lld bytes), blocks of %lld\n", tokenizer.kind_name().c_str(),
+              static_cast<long long>(s.tokens), static_cast<long long>(s.bytes), static_cast<long long>(context));
   std::printf("loss %.6f nats/token, perplexity %.4f, bits per byte %.6f\n", s.loss, s.perplexity(), s.bits_per_byte());
   return 0;
 }

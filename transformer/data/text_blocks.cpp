@@ -41,10 +41,11 @@ TextTokens split_text(std::string_view text, const Tokenizer& tokenizer, int64_t
     // With n tokens in all, about 9n/10 train: one block of context + 1 needs n >= 10 (context + 1) / 9,
     // and the two parts together at least context + 1 + 2.
     const int64_t needed = std::max<int64_t>((10 * (context + 1) + 8) / 9, context + 3);
-    throw DataError(message(source, ": too short for a language model with context ", context, ": ", train + valid, " ",
-                            tokenizer.kind_name(), " tokens (", train, " in the training part, the first 90% of the ",
-                            "bytes, ", valid, " in the held-out tail); one training block needs context + 1 = ",
-                            context + 1, " tokens and the tail at least 2, so about ", needed,
+    throw DataError(message(source, ": too short for a language model with context ", context, ": the ",
+                            tokenizer.kind_name(), " tokenizer makes ", train + valid, " tokens of it, ", train,
+                            " in the training part (the first 90% of the bytes) and ", valid,
+                            " in the held-out tail; one training block needs context + 1 = ", context + 1,
+                            " tokens and the tail at least 2, so about ", needed,
                             " tokens in all: give a longer file or a smaller context"));
   }
   return out;

@@ -207,8 +207,8 @@ void DecoderOnlyTask::evaluate(TrainReport& report, const std::function<void(con
     result(message("valid perplexity ", std::exp(report.valid_loss)));
   } else if (text_) {
     const TextScore s = text_score(report.valid_loss);
-    result(message("valid perplexity ", s.perplexity(), ", bits per byte ", s.bits_per_byte(), " (", s.tokens, " ",
-                   tokenizer_.kind_name(), " tokens predicted, ", s.bytes, " bytes)"));
+    result(message("valid perplexity ", s.perplexity(), ", bits per byte ", s.bits_per_byte(), " (", s.tokens,
+                   " tokens predicted, ", s.bytes, " bytes)"));
   }
   if (!test_.empty()) {
     const double test_loss = lm_eval_loss(*model_, test_);

@@ -12,12 +12,12 @@ gradformer_cli_test("train --help lists the text flags" "-DARGS=train|--arch|dec
 gradformer_cli_test("train --arch decoder-only --text: bits per byte and a sample at each evaluation"
   "-DARGS=train|--arch|decoder-only|--text|${text_file}|${tiny_text}|--context|24|--steps|4|--eval-every|2|--log-every|2|--out|${GRADFORMER_CLI_TEXT}/bytes"
   -DCLEAN=${GRADFORMER_CLI_TEXT}/bytes "-DSTDERR_ABSENT=." "-DFILES=${GRADFORMER_CLI_TEXT}/bytes/model.safetensors"
-  "-DSTDOUT=^training decoder-only text: [0-9]+ parameters .*\nstep 2/4  loss [^\n]*\nstep 2: valid bits per byte [0-9.]+. sample \"the cat sat \" → \"[^\n]*\"\nstep 2: valid loss [0-9.]+\n.*trained 4 steps .*\nvalid loss [0-9.]+\nvalid perplexity [0-9.]+, bits per byte [0-9.]+ \\(47 bytes tokens predicted, 47 bytes\\)\ngenerate with it: gradformer generate --checkpoint [^ ]*bytes/model.safetensors --prompt 'The ' --max-tokens 200\n$"
+  "-DSTDOUT=^training decoder-only text: [0-9]+ parameters .*\nstep 2/4  loss [^\n]*\nstep 2: valid bits per byte [0-9.]+. sample \"the cat sat \" → \"[^\n]*\"\nstep 2: valid loss [0-9.]+\n.*trained 4 steps .*\nvalid loss [0-9.]+\nvalid perplexity [0-9.]+, bits per byte [0-9.]+ \\(47 tokens predicted, 47 bytes\\)\ngenerate with it: gradformer generate --checkpoint [^ ]*bytes/model.safetensors --prompt 'The ' --max-tokens 200\n$"
   REQUIRES gradformer_cli_text_book FIXTURE gradformer_cli_text_bytes)
 gradformer_cli_test("train --text --tokenizer bpe learns its vocabulary from the training part"
   "-DARGS=train|--arch|decoder-only|--text|${text_file}|--tokenizer|bpe|--vocab-size|270|${tiny_text}|--context|8|--steps|2|--out|${GRADFORMER_CLI_TEXT}/bpe|--quiet"
   -DCLEAN=${GRADFORMER_CLI_TEXT}/bpe "-DSTDERR_ABSENT=."
-  "-DSTDOUT=valid perplexity [0-9.]+, bits per byte [0-9.]+ \\([0-9]+ bpe tokens predicted, [0-9]+ bytes\\)\n"
+  "-DSTDOUT=valid perplexity [0-9.]+, bits per byte [0-9.]+ \\([0-9]+ tokens predicted, [0-9]+ bytes\\)\n"
   REQUIRES gradformer_cli_text_book FIXTURE gradformer_cli_text_bpe)
 gradformer_cli_test("train --text writes to runs/<the file's name>"
   "-DARGS=train|--arch|decoder-only|--text|${text_file}|--d-model|16|--d-ff|32|--heads|2|--layers|1|--batch-size|2|--context|20|--steps|1|--quiet"
@@ -34,11 +34,11 @@ gradformer_cli_test("generate with a text model needs a prompt, status 2"
   "-DSTDERR=^gradformer generate: a bytes model continues text: give a --prompt to continue\n$" REQUIRES gradformer_cli_text_bytes)
 gradformer_cli_test("score --text: loss, perplexity and bits per byte of a whole file"
   "-DARGS=score|--checkpoint|${GRADFORMER_CLI_TEXT}/bytes/model.safetensors|--text|${text_file}" "-DSTDERR_ABSENT=."
-  "-DSTDOUT=^479 bytes tokens predicted \\(479 bytes\\), blocks of 24\nloss [0-9.]+ nats/token, perplexity [0-9.]+, bits per byte [0-9.]+\n$"
+  "-DSTDOUT=^bytes tokenizer: 479 tokens predicted \\(479 bytes\\), blocks of 24\nloss [0-9.]+ nats/token, perplexity [0-9.]+, bits per byte [0-9.]+\n$"
   REQUIRES "gradformer_cli_text_bytes;gradformer_cli_text_book")
 gradformer_cli_test("score --text with a bpe model counts the bytes of its tokens"
   "-DARGS=score|--checkpoint|${GRADFORMER_CLI_TEXT}/bpe/model.safetensors|--text|${text_file}" "-DSTDERR_ABSENT=."
-  "-DSTDOUT=^[0-9]+ bpe tokens predicted \\(4[0-9][0-9] bytes\\), blocks of 8\n" REQUIRES "gradformer_cli_text_bpe;gradformer_cli_text_book")
+  "-DSTDOUT=^bpe tokenizer: [0-9]+ tokens predicted \\(4[0-9][0-9] bytes\\), blocks of 8\n" REQUIRES "gradformer_cli_text_bpe;gradformer_cli_text_book")
 gradformer_cli_test("score --text refuses a model of words, status 2"
   "-DARGS=score|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--text|${text_file}" -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer score: --text needs a model of bytes or bpe tokens. " REQUIRES "gradformer_cli_lm;gradformer_cli_text_book")
@@ -62,7 +62,7 @@ gradformer_cli_test("train --text of an empty file is status 1"
 gradformer_cli_test("train --text of a file too short names its tokens and the tokens needed, status 1"
   "-DARGS=train|--arch|decoder-only|--text|${text_file}|--context|500|--max-len|500|--out|${GRADFORMER_CLI_TEXT}/short"
   -DEXIT=1 ${one_error_line}
-  "-DSTDERR=^gradformer train: error: [^\n]*book.txt: too short for a language model with context 500: 480 bytes tokens \\(432 in the training part, the first 90% of the bytes, 48 in the held-out tail\\). one training block needs context \\+ 1 = 501 tokens and the tail at least 2, so about 557 tokens in all"
+  "-DSTDERR=^gradformer train: error: [^\n]*book.txt: too short for a language model with context 500: the bytes tokenizer makes 480 tokens of it, 432 in the training part \\(the first 90% of the bytes\\) and 48 in the held-out tail. one training block needs context \\+ 1 = 501 tokens and the tail at least 2, so about 557 tokens in all"
   REQUIRES gradformer_cli_text_book)
 gradformer_cli_test("train --text --tokenizer bpe of a file that is not UTF-8 names the byte, status 1"
   "-DARGS=train|--arch|decoder-only|--text|${GRADFORMER_LM_DIR}/model.safetensors|--tokenizer|bpe|--out|${GRADFORMER_CLI_TEXT}/binary"

@@ -65,11 +65,18 @@ TEST_CASE(
   // Given the bytes before it, every byte of the text is certain.
   CHECK(r.losses.front() > 4.5);
   CHECK(r.valid_loss < 0.2);
-  bool bits_line = false;
-  for (const std::string& line : r.summary) bits_line |= line.find(", bits per byte ") != std::string::npos;
-  CHECK(bits_line);
   // The checkpoint keeps the tokenizer (bytes, both sides) and the block length.
-  const LoadedDecoderOnly saved = load_decoder_only_checkpoint(r.checkpoint_path);
+  LoadedDecoderOnly saved = load_decoder_only_checkpoint(r.checkpoint_path);
+  // The validation is score_text on the held-out tail, to the bit, and the run says its bits per byte.
+  const std::vector<int64_t> tail = split_text(test::read_bytes(o.text_path), Tokenizer::bytes(), 24, "cat").valid;
+  const TextScore valid = score_text(*saved.model, saved.info.target_tokenizer, tail, 24);
+  CHECK(test::same_bits({valid.loss}, {r.valid_loss}));
+  CHECK(valid.tokens == 143);  // the last 144 of the 1440 bytes, all but the first predicted
+  bool bits_line = false;
+  for (const std::string& line : r.summary)
+    bits_line |= line.find(message(", bits per byte ", valid.bits_per_byte(), " (143 tokens predicted, 143 bytes)")) !=
+                 std::string::npos;
+  CHECK(bits_line);
   CHECK(saved.info.target_tokenizer.kind() == Tokenizer::Kind::Bytes);
   CHECK(saved.info.source_tokenizer == saved.info.target_tokenizer);
   CHECK(saved.info.config.tgt_vocab == 260);
@@ -153,8 +160,9 @@ TEST_CASE("train: decoder-only text refuses, before training, each file and opti
                                                                             "model needs text to learn from"));
   CHECK(refused(with_text("short.txt", repeated("ab", 10))) ==
         dir / "short.txt" +
-            ": too short for a language model with context 24: 20 bytes tokens (18 in the training part, the first 90% "
-            "of the bytes, 2 in the held-out tail); one training block needs context + 1 = 25 tokens and the tail at "
+            ": too short for a language model with context 24: the bytes tokenizer makes 20 tokens of it, 18 in the "
+            "training part (the first 90% of the bytes) and 2 in the held-out tail; one training block needs context + "
+            "1 = 25 tokens and the tail at "
             "least 2, so about 28 tokens in all: give a longer file or a smaller context");
   TrainOptions latin1 = with_text("latin1.txt", "caf\xE9 au lait, " + text);
   latin1.tokenizer = "bpe";

@@ -51,8 +51,8 @@ TEST_CASE("split_text: the bytes tokenizer's ids of both parts, and a file too s
   CHECK(split_text(text, bytes, 17, "t.txt").train.size() == 18);
   CHECK_THROWS_MSG(split_text(text, bytes, 18, "t.txt"), DataError,
                    "t.txt: too short for a language model with context 18: the bytes tokenizer makes 20 tokens of it, "
-                   "18 in the training part (the first 90% of the bytes) and 2 in the held-out tail; one training block needs context + 1 = 19 "
-                   "tokens and the tail at least 2, so about 22 tokens in all");
+                   "18 in the training part (the first 90% of the bytes) and 2 in the held-out tail; one training "
+                   "block needs context + 1 = 19 tokens and the tail at least 2, so about 22 tokens in all");
   // 19 bytes: 1 held out, too few to predict one token from another.
   CHECK_THROWS_MSG(split_text(text.substr(0, 19), bytes, 4, "t.txt"), DataError, "1 in the held-out tail");
 }

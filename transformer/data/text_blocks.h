@@ -40,12 +40,14 @@ struct TextTokens {
 /// training block) or the held-out tail fewer than 2 (one token read, one predicted).
 TextTokens split_text(std::string_view text, const Tokenizer& tokenizer, int64_t context, const std::string& source);
 
-/// Consecutive blocks over `tokens` for evaluation, `blocks_per_batch` to a batch: block i is
+/// Consecutive blocks over `tokens` for evaluation, `blocks_per_batch` to a batch (one batch's
+/// logits are blocks x context x vocabulary numbers): block i is
 /// tokens[i * context, i * context + context] (the last one shorter, padded), so blocks overlap by
 /// one token and every token but the first is predicted exactly once, from the tokens before it in
 /// its block. Deterministic: no randomness, the same numbers every time. ValueError for fewer than 2
 /// tokens, a context or blocks_per_batch below 1.
-std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64_t context, int64_t blocks_per_batch);
+std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64_t context,
+                                       int64_t blocks_per_batch = 16);
 
 /// The bytes the predicted tokens (all but the first) stand for: the denominator of bits per byte.
 int64_t predicted_bytes(const std::vector<int64_t>& tokens, const Tokenizer& tokenizer);

@@ -89,7 +89,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     } catch (const ValueError& e) {  // what the tokenizer cannot read
       throw DataError(message(o_.text_path, ": ", e.what()));
     }
-    valid_ = text_eval_batches(valid_tokens_, o_.context, /*blocks_per_batch=*/16);
+    valid_ = text_eval_batches(valid_tokens_, o_.context);
     valid_bytes_ = predicted_bytes(valid_tokens_, tokenizer_);
   }
   TextScore text_score(double loss) const {

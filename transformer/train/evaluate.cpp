@@ -125,7 +125,7 @@ double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches) {
 
 TextScore score_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::vector<int64_t>& tokens,
                      int64_t context) {
-  const double loss = lm_eval_loss(model, text_eval_batches(tokens, context, /*blocks_per_batch=*/16));
+  const double loss = lm_eval_loss(model, text_eval_batches(tokens, context));
   return {loss, static_cast<int64_t>(tokens.size()) - 1, predicted_bytes(tokens, tokenizer)};
 }
 

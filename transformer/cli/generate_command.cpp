@@ -4,6 +4,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
 #include "transformer/model/sampling.h"
 #include "transformer/train/checkpoint.h"
@@ -11,12 +12,69 @@
 
 namespace gradformer {
 
+namespace {
+
+// A bytes or bpe model continues raw text: no <s>, no </s> (it learnt running text), and a text
+// longer than its max_len in windows: when one is full, its last half is the next one's prompt.
+void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& text, SamplingOptions o,
+                   Generator& gen) {
+  std::vector<int64_t> ids;
+  try {
+    ids = tokenizer.encode(text);
+  } catch (const ValueError& e) {
+    throw UsageError(
+        message("generate: --prompt cannot be read by the model's ", tokenizer.kind_name(), " tokenizer: ", e.what()));
+  }
+  const int64_t max_len = model.config().max_len;
+  if (ids.empty())
+    throw UsageError("generate: a " + tokenizer.kind_name() + " model continues text: give a --prompt to continue");
+  if (static_cast<int64_t>(ids.size()) >= max_len)
+    throw UsageError(message("generate: the prompt's ", ids.size(), " tokens leave no room in max_len ", max_len));
+  o.eos = -1;
+  const size_t prompt_end = ids.size();
+  for (int64_t left = o.max_tokens; left > 0;) {
+    const auto kept = std::min<int64_t>(static_cast<int64_t>(ids.size()), std::max<int64_t>(1, max_len / 2));
+    const std::vector<int64_t> window =
+        static_cast<int64_t>(ids.size()) < max_len ? ids : std::vector<int64_t>(ids.end() - kept, ids.end());
+    o.max_tokens = std::min(left, max_len - static_cast<int64_t>(window.size()));
+    for (int64_t id : generate(model, window, o, gen)) ids.push_back(id);
+    left -= o.max_tokens;
+  }
+  // The prompt as typed, then the continuation's bytes as text (a character cut by the last token shows as U+FFFD).
+  std::cout << text << tokenizer.decode({ids.begin() + static_cast<std::ptrdiff_t>(prompt_end), ids.end()}) << "\n";
+}
+
+// A model of words continues "<s> prompt" until </s> or its max_len, and prints the words.
+void continue_words(DecoderOnly& model, const Vocab& vocab, const std::string& text, SamplingOptions o,
+                    Generator& gen) {
+  std::vector<int64_t> prompt{Vocab::bos};
+  for (int64_t id : vocab.encode(split_words(text))) prompt.push_back(id);
+  const int64_t room = model.config().max_len + 1 - static_cast<int64_t>(prompt.size());
+  if (room < 1)
+    throw UsageError(message("generate: the prompt's ", prompt.size() - 1, " words leave no room in max_len ",
+                             model.config().max_len));
+  o.max_tokens = std::min(o.max_tokens, room);
+  std::vector<std::string> words = split_words(text);
+  for (int64_t id : generate(model, prompt, o, gen)) {
+    if (id == Vocab::eos) break;
+    words.push_back(vocab.token(id));
+  }
+  std::cout << join_words(words) << "\n";
+}
+
+}  // namespace
+
 int generate_command(int argc, char** argv) {
   Flags f("generate",
           "Continue a prompt with a decoder-only checkpoint (gradformer train --arch decoder-only) and print the\n"
-          "generated words on one line. Words of the prompt the model never saw become <unk>.");
+          "generated words on one line. Words of the prompt the model never saw become <unk>. A model of a text\n"
+          "file (--text, tokenizer bytes or bpe) continues the prompt as raw text and prints the prompt and its\n"
+          "continuation as they are, line ends included, past its max-len if asked: each full window's last half\n"
+          "starts the next.");
   f.add("--checkpoint", "", "a decoder-only model saved by gradformer train (required)");
-  f.add("--prompt", "", "the start of the text, whitespace-separated words (default: nothing after <s>)");
+  f.add("--prompt", "",
+        "the start of the text, whitespace-separated words (default: nothing after <s>); a text model's: raw "
+        "text (required)");
   f.add("--max-tokens", "40", "tokens generated at most, </s> included");
   f.add("--temperature", "1", "divides the logits before the softmax; 0: greedy (the most likely token)");
   f.add("--top-k", "0", "sample among the k most likely tokens only (0: all)");
@@ -47,21 +105,12 @@ int generate_command(int argc, char** argv) {
                              " checkpoint; generate needs a decoder-only one (translate and score take "
                              "encoder-decoder ones, classify encoder-only ones)"));
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
-  const Vocab& vocab = ckpt.info.target_tokenizer.vocab();
-  std::vector<int64_t> prompt{Vocab::bos};
-  for (int64_t id : vocab.encode(split_words(f.text("--prompt")))) prompt.push_back(id);
-  const int64_t room = ckpt.model->config().max_len + 1 - static_cast<int64_t>(prompt.size());
-  if (room < 1)
-    throw UsageError(message("generate: the prompt's ", prompt.size() - 1, " words leave no room in max_len ",
-                             ckpt.model->config().max_len));
-  o.max_tokens = std::min(o.max_tokens, room);
   Generator gen(static_cast<uint64_t>(f.integer("--seed")));
-  std::vector<std::string> words = split_words(f.text("--prompt"));
-  for (int64_t id : generate(*ckpt.model, prompt, o, gen)) {
-    if (id == Vocab::eos) break;
-    words.push_back(vocab.token(id));
+  if (ckpt.info.target_tokenizer.kind() != Tokenizer::Kind::Words) {
+    continue_text(*ckpt.model, ckpt.info.target_tokenizer, f.text("--prompt"), o, gen);
+    return 0;
   }
-  std::cout << join_words(words) << "\n";
+  continue_words(*ckpt.model, ckpt.info.target_tokenizer.vocab(), f.text("--prompt"), o, gen);
   return 0;
 }
 

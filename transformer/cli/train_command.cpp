@@ -38,6 +38,9 @@ std::string task_in(int argc, char** argv, Architecture arch) {
   const std::string task = early_value(argc, argv, "--task");
   if (!task.empty()) return task;
   for (int i = 2; i < argc; ++i)
+    if (arch == Architecture::DecoderOnly && (!std::strcmp(argv[i], "--text") || !std::strncmp(argv[i], "--text=", 7)))
+      return "text";
+  for (int i = 2; i < argc; ++i)
     if (!std::strcmp(argv[i], "--data") || !std::strncmp(argv[i], "--data=", 7)) return data_task(arch);
   return architecture_tasks(arch).front();
 }
@@ -51,21 +54,27 @@ std::string joined(const std::vector<std::string>& words, const char* separator)
 // The flag that sets an option: its name with dashes, but for the paths and the output directory.
 std::string flag_of(const std::string& option) {
   static const std::map<std::string, std::string> renamed = {
-      {"data_path", "--data"}, {"valid_path", "--valid"},     {"test_path", "--test"},      {"init_path", "--init"},
-      {"out_dir", "--out"},    {"metrics_path", "--metrics"}, {"profile_path", "--profile"}};
+      {"data_path", "--data"}, {"valid_path", "--valid"}, {"test_path", "--test"},       {"init_path", "--init"},
+      {"text_path", "--text"}, {"out_dir", "--out"},      {"metrics_path", "--metrics"}, {"profile_path", "--profile"}};
   if (const auto it = renamed.find(option); it != renamed.end()) return it->second;
   std::string flag = "--" + option;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;
 }
 
-// The help lines of the tokenizer's flags.
-const std::map<std::string, std::string>& tokenizer_help() {
+// The help lines of the flags of tokenizers and of the text task.
+const std::map<std::string, std::string>& text_help() {
   static const std::map<std::string, std::string> help = {
+      {"text_path",
+       "decoder-only text: a language model of this file, any text (with --tokenizer bpe, UTF-8), read as one stream "
+       "of tokens; its last 10% of bytes held out for validation (bits per byte)"},
+      {"context",
+       "decoder-only text: tokens per training block, at most --max-len (either follows the other when only one is "
+       "given)"},
       {"tokenizer",
        "how text becomes tokens, learned from the training data: words (whitespace words; an unseen word is <unk>), "
        "bytes (the 256 bytes) or bpe (byte-level byte-pair encoding: frequent pieces, an unseen word is spelled from "
-       "seen ones)"},
+       "seen ones; UTF-8); encoder-decoder translation takes all three, decoder-only text bytes or bpe"},
       {"vocab_size", "bpe: the vocabulary's size, specials included (0: " + std::to_string(kDefaultBpeVocab) + ")"},
       {"shared_vocab",
        "encoder-decoder translation: one vocabulary learned on the sources and targets together (yes: the paper's, "
@@ -76,7 +85,7 @@ const std::map<std::string, std::string>& tokenizer_help() {
 
 // The help line of each option's flag.
 std::string help_of(const std::string& option) {
-  if (const auto it = tokenizer_help().find(option); it != tokenizer_help().end()) return it->second;
+  if (const auto it = text_help().find(option); it != text_help().end()) return it->second;
   static const std::map<std::string, std::string> help = {
       {"arch", "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
                    "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
@@ -229,11 +238,15 @@ TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string
   if (f.given("--epochs") && f.given("--steps"))
     throw UsageError("train: give --epochs or --steps, not both (--steps counts the run's steps, whatever the epochs)");
   if (f.given("--epochs")) o.steps = 0;
+  // A text model's blocks and its positions go together: one given, the other follows it.
+  if (f.given("--context") && !f.given("--max-len")) o.max_len = o.context;
+  if (f.given("--max-len") && !f.given("--context") && o.task == "text") o.context = o.max_len;
   // Resumed, the run writes where its checkpoint is, whatever its task, unless told otherwise.
   const std::string resume_dir = std::filesystem::path(resume).parent_path().string();
   o.out_dir = f.has("--out")    ? f.text("--out")
               : !resume.empty() ? (resume_dir.empty() ? "." : resume_dir)
               : f.has("--data") ? run_directory_for_data(o.data_path)
+              : f.has("--text") ? run_directory_for_data(o.text_path)
                                 : default_train_options(o.task, o.arch).out_dir;
   if (!resume.empty()) {
     if (f.given("--epochs")) o.resume_epochs = o.epochs;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "tensor/parallel.h"
+#include "tensor/saved_state.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/model/decoder_only.h"
@@ -119,6 +120,45 @@ void print_scores(const LoadedCheckpoint& ckpt, const std::string& path,
   }
 }
 
+// score --text: a decoder-only model of a text file (bytes or bpe) on a whole file, cut into
+// consecutive blocks of the context it was trained with (its max_len when the checkpoint does not say).
+int score_text_file(const Flags& f) {
+  if (f.has("--data")) throw UsageError("score: give --data (pairs) or --text (a text file), not both");
+  const std::string path = f.text("--checkpoint"), text_path = f.text("--text");
+  const CheckpointFile file = read_checkpoint_file(path);
+  if (file.arch != Architecture::DecoderOnly)
+    throw UsageError(message("score: --text needs a decoder-only model of text (train --arch decoder-only --text); ",
+                             path, " is ", a_architecture(file.arch), " checkpoint"));
+  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
+  const Tokenizer& tokenizer = ckpt.info.target_tokenizer;
+  if (tokenizer.kind() == Tokenizer::Kind::Words)
+    throw UsageError(message("score: --text needs a model of bytes or bpe tokens; ", path,
+                             " reads whitespace words (its text would lose its line ends and spaces)"));
+  const auto& state = ckpt.info.state;
+  const bool text_run =
+      state.count("options.task") && state.at("options.task") == "text" && state.count("options.context");
+  const int64_t context = text_run ? parse_integer(state.at("options.context"), path + ": state.options.context")
+                                   : ckpt.info.config.max_len;
+  if (context < 1 || context > ckpt.info.config.max_len)
+    throw CheckpointError(message(path, ": state.options.context ", context, " is not from 1 to config.max_len ",
+                                  ckpt.info.config.max_len));
+  const std::string text = read_text_file(text_path, tokenizer.kind() == Tokenizer::Kind::Bpe);
+  std::vector<int64_t> tokens;
+  try {
+    tokens = tokenizer.encode(text);
+  } catch (const ValueError& e) {
+    throw DataError(message(text_path, ": ", e.what()));
+  }
+  if (tokens.size() < 2)
+    throw DataError(
+        message(text_path, ": 1 ", tokenizer.kind_name(), " token: scoring needs 2 (one read, one predicted)"));
+  const TextScore s = score_text(*ckpt.model, tokenizer, tokens, context);
+  std::printf("%s tokenizer: %lld tokens predicted (%lld bytes), blocks of %lld\n", tokenizer.kind_name().c_str(),
+              static_cast<long long>(s.tokens), static_cast<long long>(s.bytes), static_cast<long long>(context));
+  std::printf("loss %.6f nats/token, perplexity %.4f, bits per byte %.6f\n", s.loss, s.perplexity(), s.bits_per_byte());
+  return 0;
+}
+
 }  // namespace
 
 int score_command(int argc, char** argv) {
@@ -130,14 +170,23 @@ int score_command(int argc, char** argv) {
           "words only): to score the same pairs elsewhere, e.g. in PyTorch, append </s> (id 2) to each source.\n"
           "\n"
           "A blank line (only spaces and tabs) gives an empty output line, so output line N is input line N's score;\n"
-          "any other line that is not a pair stops the command, naming the file and line, as does a line over 1 MiB.");
+          "any other line that is not a pair stops the command, naming the file and line, as does a line over 1 MiB.\n"
+          "\n"
+          "With --text instead of --data, a decoder-only model of text (train --arch decoder-only --text) scores a\n"
+          "whole file, cut into consecutive blocks of its training context (each token but the first predicted\n"
+          "once): the loss per token, the perplexity and the bits per byte.");
   f.add("--checkpoint", "", "a model saved by gradformer train (required)");
   f.add("--data", "", "pairs to score, source<TAB>target per line (required)");
+  f.add("--text", "", "a text file to score with a decoder-only text model, instead of --data");
   f.add("--batch-size", "64", "sentences scored at once");
   f.add("--threads", "0", "threads (0: all cores)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
+  }
+  if (f.has("--checkpoint") && f.has("--text")) {
+    apply_threads(f);
+    return score_text_file(f);
   }
   if (!f.has("--checkpoint") || !f.has("--data")) throw UsageError("score: --checkpoint and --data are required");
   (void)f.integer_in("--batch-size", 1);

@@ -6,11 +6,16 @@
 //                    target part (target and </s>) only; epochs over the toy corpus's training split.
 //   lm               a language model of the user's sentences (a file, one per line).
 //   corpus           the user's pairs as one sequence each, as toy-translation.
+//   text             any text file as one stream of bytes or byte-pair tokens (text_blocks.h): random
+//                    blocks of context + 1 tokens, the last tenth held out; bits per byte, and a sample.
 #include <cmath>
 
 #include "transformer/data/lm_batch.h"
+#include "transformer/data/text_blocks.h"
 #include "transformer/data/text_files.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/model/sampling.h"
+#include "transformer/train/progress.h"
 #include "transformer/train/task.h"
 
 namespace gradformer {
@@ -19,17 +24,27 @@ namespace {
 
 constexpr uint64_t kValidSeed = 20260;  // the toy-lm validation sentences: the same for every run
 constexpr int64_t kValidSentences = 2000;
+// text: the sample shown at each evaluation, the same draws every time so that samples compare.
+constexpr int64_t kSamplePrompt = 16, kSampleTokens = 80;  // tokens: the held-out tail's first, then generated
+constexpr uint64_t kSampleSeed = 1;
+constexpr double kSampleTemperature = 0.8;
 
 class DecoderOnlyTask : public ModelTask<DecoderOnly> {
  public:
   DecoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o) {
     std::optional<LoadedDecoderOnly> saved;
-    if (resumed) saved = load_decoder_only_checkpoint(*resumed), vocab_ = saved->info.target_tokenizer.vocab();
-    read_data(resumed != nullptr);
+    if (resumed) {
+      saved = load_decoder_only_checkpoint(*resumed), tokenizer_ = saved->info.target_tokenizer;
+      vocab_ = tokenizer_.vocab();
+    }
+    if (o_.task == "text")
+      read_text(resumed != nullptr);
+    else
+      read_data(resumed != nullptr);
     if (saved) {
       model_ = std::move(saved->model);
     } else {
-      model_ = std::make_unique<DecoderOnly>(with_model_options(decoder_only_config(vocab_.size()), o), o.seed);
+      model_ = std::make_unique<DecoderOnly>(with_model_options(decoder_only_config(tokenizer_.size()), o), o.seed);
     }
   }
 
@@ -38,15 +53,61 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     return {{{[this, batch] { return lm_loss(*model_, batch, o_.label_smoothing); }, batch.ntokens}}};
   }
   std::optional<double> valid_loss() override {
-    return valid_.empty() ? std::nullopt : std::optional(lm_eval_loss(*model_, valid_));
+    if (valid_.empty()) return std::nullopt;
+    const double loss = lm_eval_loss(*model_, valid_);
+    if (text_ && !o_.quiet)
+      Progress::note(message("step ", text_->batches_drawn(), ": valid bits per byte ",
+                             text_score(loss).bits_per_byte(), "; sample ", sample()));
+    return loss;
   }
   void evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) override;
   void save(const std::string& path, const StateDict& optimizer_state,
             const std::map<std::string, std::string>& state) override {
-    save_checkpoint(path, *model_, model_->config(), optimizer_state, {model_->config(), vocab_, vocab_, state});
+    save_checkpoint(path, *model_, model_->config(), optimizer_state,
+                    {model_->config(), tokenizer_, tokenizer_, state});
   }
 
  private:
+  // text: the file, the tokenizer (bytes, or bpe learned on the training part; the checkpoint's
+  // when resuming), the training blocks and the held-out tail.
+  void read_text(bool resumed) {
+    const bool bpe = o_.tokenizer == "bpe";
+    const std::string text = read_text_file(o_.text_path, /*utf8=*/bpe);
+    try {
+      if (!resumed && bpe) {
+        const std::string_view train_part = std::string_view(text).substr(0, held_out_start(text));
+        tokenizer_ = Tokenizer::learn_bpe({train_part}, o_.vocab_size > 0 ? o_.vocab_size : kDefaultBpeVocab);
+      } else if (!resumed) {
+        tokenizer_ = Tokenizer::bytes();
+      }
+      TextTokens parts = split_text(text, tokenizer_, o_.context, o_.text_path);
+      valid_tokens_ = std::move(parts.valid);
+      auto blocks = std::make_unique<RandomTextBlocks>(std::move(parts.train), o_.context, o_.batch_size, o_.seed);
+      text_ = blocks.get(), batches_per_epoch_ = blocks->batches_per_epoch();
+      batches_ = std::move(blocks);
+      stream_ = batches_.get();
+    } catch (const ValueError& e) {  // what the tokenizer cannot read
+      throw DataError(message(o_.text_path, ": ", e.what()));
+    }
+    valid_ = text_eval_batches(valid_tokens_, o_.context);
+    valid_bytes_ = predicted_bytes(valid_tokens_, tokenizer_);
+  }
+  TextScore text_score(double loss) const {
+    return {loss, static_cast<int64_t>(valid_tokens_.size()) - 1, valid_bytes_};
+  }
+  // The held-out tail's first tokens and what the model makes of them, drawn with a fixed seed.
+  std::string sample() {
+    const int64_t max_len = model_->config().max_len;
+    const int64_t n = std::min({kSamplePrompt, static_cast<int64_t>(valid_tokens_.size()), max_len / 2});
+    const std::vector<int64_t> prompt(valid_tokens_.begin(), valid_tokens_.begin() + n);
+    Generator gen(kSampleSeed);
+    const SamplingOptions options{
+        .max_tokens = std::min(kSampleTokens, max_len - n), .temperature = kSampleTemperature, .eos = -1};
+    const std::vector<int64_t> continuation = generate(*model_, prompt, options, gen);
+    return message("\"", one_line(tokenizer_.decode(prompt)), "\" → \"", one_line(tokenizer_.decode(continuation)),
+                   "\"");
+  }
+
   // The sequences of pairs, one vocabulary for both languages and the separator (kept when resuming).
   std::vector<LmSequence> translation_sequences(const std::vector<SentencePair>& pairs, const std::string& source) {
     const int64_t sep = vocab_.id("<sep>");
@@ -77,7 +138,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
         std::vector<std::vector<std::string>> french;
         for (const auto* split : {&corpus.train, &corpus.valid, &corpus.test})
           for (const SentencePair& p : *split) french.push_back(p.source);
-        vocab_ = Vocab::build(french);
+        vocab_ = Vocab::build(french), tokenizer_ = vocab_;
       }
       batches_ = std::make_unique<FreshToySentences>(vocab_, o_.batch_size, o_.seed);
       stream_ = batches_.get();
@@ -117,6 +178,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
         valid_ = lm_batches(translation_sequences(read_tsv(o_.valid_path, o_.max_len), o_.valid_path), 100);
       if (!toy && !o_.test_path.empty()) test_pairs_ = read_tsv(o_.test_path, o_.max_len);
     }
+    if (!resumed) tokenizer_ = vocab_;
     auto epochs = std::make_unique<LmEpochs>(std::move(train), o_.batch_size, o_.seed);
     batches_per_epoch_ = epochs->batches_per_epoch();
     batches_ = std::move(epochs);
@@ -124,11 +186,15 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   }
 
   const TrainOptions o_;
+  Tokenizer tokenizer_;  // the checkpoint's; for words, vocab_'s
   Vocab vocab_;
   std::unique_ptr<LmStream> batches_;
   std::vector<LmBatch> valid_, test_;
   double entropy_ = -1;                   // toy-lm: the grammar's entropy on the validation sentences
   std::vector<SentencePair> test_pairs_;  // translation: translated and scored with BLEU
+  RandomTextBlocks* text_ = nullptr;      // text: the training blocks (batches_)
+  std::vector<int64_t> valid_tokens_;     // text: the held-out tail
+  int64_t valid_bytes_ = 0;               // text: the bytes its predicted tokens stand for
 };
 
 // The grammar's entropy beside the validation loss (toy-lm), perplexities (lm), BLEU (translation).
@@ -139,6 +205,10 @@ void DecoderOnlyTask::evaluate(TrainReport& report, const std::function<void(con
                    report.valid_loss - entropy_));
   } else if (o_.task == "lm" && !valid_.empty()) {
     result(message("valid perplexity ", std::exp(report.valid_loss)));
+  } else if (text_) {
+    const TextScore s = text_score(report.valid_loss);
+    result(message("valid perplexity ", s.perplexity(), ", bits per byte ", s.bits_per_byte(), " (", s.tokens,
+                   " tokens predicted, ", s.bytes, " bytes)"));
   }
   if (!test_.empty()) {
     const double test_loss = lm_eval_loss(*model_, test_);

@@ -129,6 +129,12 @@ double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches) {
   return total / static_cast<double>(tokens);
 }
 
+TextScore score_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::vector<int64_t>& tokens,
+                     int64_t context) {
+  const double loss = lm_eval_loss(model, text_eval_batches(tokens, context));
+  return {loss, static_cast<int64_t>(tokens.size()) - 1, predicted_bytes(tokens, tokenizer)};
+}
+
 std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source,
                                          const Vocab& vocab) {
   std::vector<int64_t> prompt{Vocab::bos};

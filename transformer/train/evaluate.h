@@ -3,12 +3,14 @@
 // encoder-only model's masked-LM score and its classifications.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "transformer/data/batch.h"
 #include "transformer/data/lm_batch.h"
 #include "transformer/data/mlm.h"
+#include "transformer/data/text_blocks.h"
 #include "transformer/data/tsv.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/model/decoding.h"
@@ -61,6 +63,22 @@ int64_t copy_task_exact_match(EncoderDecoder& model, int64_t count, Generator& g
 
 /// Mean loss per scored token over the batches, without smoothing, in eval mode without a graph.
 double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches);
+/// A language model on running text: the mean loss per predicted token, and bits per byte,
+///   bits/byte = (sum of -ln p over the predicted tokens) / (ln 2 x the bytes those tokens stand for)
+///             = loss x tokens / (bytes x ln 2),
+/// which, unlike the loss per token, compares models whatever their tokenizer.
+struct TextScore {
+  double loss = 0;                // nats per predicted token
+  int64_t tokens = 0, bytes = 0;  // predicted tokens, and the bytes they stand for
+  double perplexity() const { return std::exp(loss); }
+  double bits_per_byte() const {
+    return loss * static_cast<double>(tokens) / (static_cast<double>(bytes) * std::log(2.0));
+  }
+};
+/// The tokens cut into consecutive blocks of context + 1 (text_eval_batches: each token but the
+/// first predicted once), in eval mode.
+TextScore score_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::vector<int64_t>& tokens,
+                     int64_t context);
 /// Greedy translation with a decoder-only model: generate after "<s> source <sep>" until </s>.
 std::vector<std::string> translate_as_lm(DecoderOnly& model, const std::vector<std::string>& source,
                                          const Vocab& vocab);

@@ -15,7 +15,7 @@ std::vector<std::string> architecture_tasks(Architecture arch) {
     case Architecture::EncoderDecoder:
       return {"copy", "toy-translation", "corpus"};
     case Architecture::DecoderOnly:
-      return {"toy-lm", "toy-translation", "lm", "corpus"};
+      return {"toy-lm", "toy-translation", "lm", "corpus", "text"};
     case Architecture::EncoderOnly:
       return {"mlm", "classify"};
   }
@@ -59,6 +59,10 @@ TrainOptions default_train_options(const std::string& task, Architecture arch) {
       o.epochs = 5, o.lr = 1.0, o.label_smoothing = 0.1;  // toy-translation: 785 steps, test BLEU 99.7 (chapter 14)
     }
     if (task == "toy-translation") o.out_dir = "runs/toy-translation-decoder-only";
+    // text: a file's bytes in blocks of max_len tokens; a short warmup, so that a run of a few minutes
+    // learns at full rate, and evaluated often, each time with a sample.
+    if (task == "text")
+      o.tokenizer = "bytes", o.context = o.max_len, o.warmup = 100, o.log_every = 20, o.eval_every = 100;
   } else {  // encoder-only: a small BERT
     o.d_model = 64, o.d_ff = 256, o.heads = 4, o.activation = Activation::GELU, o.tie_embeddings = true;
     o.max_len = 64, o.batch_size = 32, o.epochs = 5, o.steps = 1500, o.lr = 1.0, o.warmup = 300, o.clip = 1.0;
@@ -206,14 +210,18 @@ void validate_use(const TrainOptions& o) {
   const TaskData data = task_data_kind(o.arch, o.task);
   const bool planned = o.arch == Architecture::EncoderDecoder && o.task != "copy";
   const bool toy_labels = o.arch == Architecture::EncoderOnly && o.task == "classify" && o.data_path.empty();
+  const bool text = o.arch == Architecture::DecoderOnly && o.task == "text";
   const std::pair<const char*, bool> used[] = {
       {"data_path", !data.kind.empty()},
       {"valid_path", !data.kind.empty()},
       {"test_path", !data.kind.empty()},
       {"init_path", o.arch == Architecture::EncoderOnly && o.task == "classify"},
-      // The copy task's digits are their own vocabulary; the encoder-only tasks read words for now.
-      {"tokenizer", o.arch == Architecture::DecoderOnly || planned},
-      {"vocab_size", o.arch == Architecture::DecoderOnly || planned},
+      {"text_path", text},
+      {"context", text},
+      // The copy task's digits are their own vocabulary; the encoder-only tasks, and the decoder-only
+      // ones other than text, read words for now.
+      {"tokenizer", text || planned},
+      {"vocab_size", text || planned},
       {"shared_vocab", planned},
       {"labelled", toy_labels},
       {"max_tokens", planned},
@@ -228,9 +236,38 @@ void validate_use(const TrainOptions& o) {
   if (data.required && o.data_path.empty())
     throw TrainOptionError("data_path", message("is empty: ", architecture_name(o.arch), " ", o.task, " trains on the ",
                                                 data.kind, " of a file"));
+  if (text && o.text_path.empty())
+    throw TrainOptionError("text_path", "is empty: decoder-only text trains on a text file");
   if (o.data_path.empty() && (!o.valid_path.empty() || !o.test_path.empty()))
     throw TrainOptionError(o.valid_path.empty() ? "test_path" : "valid_path",
                            message("is for a run on your own data (data_path), not the built-in ", o.task));
+}
+
+// The tokenizer and its vocabulary, and the text task's blocks.
+void validate_text(const TrainOptions& o) {
+  if (o.tokenizer != "words" && o.tokenizer != "bytes" && o.tokenizer != "bpe")
+    throw TrainOptionError("tokenizer", message("must be words, bytes or bpe, got '", o.tokenizer, "'"));
+  if (o.vocab_size < 0 || o.vocab_size > TransformerConfig::max_vocab)
+    throw TrainOptionError("vocab_size", message("must be from 0 to ", TransformerConfig::max_vocab,
+                                                 " (0: the default), got ", o.vocab_size));
+  if (o.task != "text") return;
+  if (o.context < 1 || o.context > o.max_len)
+    throw TrainOptionError("context", message("must be from 1 to max_len ", o.max_len,
+                                              " (the model reads context tokens at once), got ", o.context));
+  // A text file is a stream of bytes: its line ends and spacing are part of it, and its bits per
+  // byte are counted on every byte. Words would drop both, and make an unseen word <unk>, bytes unknown.
+  if (o.tokenizer == "words")
+    throw TrainOptionError("tokenizer",
+                           "words is not for decoder-only text, whose file is read as bytes (its line "
+                           "ends and spaces are text too; a word unseen in training would be <unk>): "
+                           "use bytes or bpe");
+  if (o.tokenizer == "bytes" && o.vocab_size != 0)
+    throw TrainOptionError("vocab_size", message("is not used by the bytes tokenizer (its vocabulary is the 4 specials "
+                                                 "and the 256 bytes), got ",
+                                                 o.vocab_size));
+  if (o.tokenizer == "bpe" && o.vocab_size != 0 && o.vocab_size < 260)
+    throw TrainOptionError("vocab_size", message("must be at least 260 for bpe (the 4 specials and the 256 bytes; ",
+                                                 "0: ", kDefaultBpeVocab, "), got ", o.vocab_size));
 }
 
 }  // namespace
@@ -269,6 +306,7 @@ void validate(const TrainOptions& o, bool new_model) {
   for (const auto& [field, path] : {std::pair<const char*, const std::string&>{"data_path", o.data_path},
                                     {"valid_path", o.valid_path},
                                     {"test_path", o.test_path},
+                                    {"text_path", o.text_path},
                                     {"init_path", o.init_path},
                                     {"out_dir", o.out_dir},
                                     {"metrics_path", o.metrics_path}})
@@ -279,6 +317,7 @@ void validate(const TrainOptions& o, bool new_model) {
                            message("must be one of the ", architecture_name(o.arch), "'s tasks, got '", o.task, "'"));
   validate_use(o);
   if (new_model) validate_model(o);
+  validate_text(o);
 }
 
 }  // namespace gradformer

@@ -23,6 +23,11 @@ struct TrainOptions {
   /// The user's data: pairs (source<TAB>target), sentences (one per line) or labelled sentences
   /// (label<TAB>sentence), as the task reads (task_data_kind).
   std::string data_path, valid_path, test_path;
+  /// decoder-only text: any file, read as one stream of tokens (text_blocks.h); its last tenth held
+  /// out for validation. `context` tokens per training block: the model reads blocks of context
+  /// tokens, so context <= max_len.
+  std::string text_path;
+  int64_t context = 128;
   std::string init_path;  // encoder-only classify: start from this pre-trained checkpoint (empty: from scratch)
   int64_t labelled = 16;  // encoder-only classify on the toy corpus: the labelled training sentences
   // How text becomes tokens (transformer/data/tokenizer.h), learned from the training split only:
@@ -111,7 +116,7 @@ Config with_model_options(Config c, const TrainOptions& o) {
 }
 
 /// The tasks of an architecture, its default first: encoder-decoder {copy, toy-translation, corpus},
-/// decoder-only {toy-lm, toy-translation, lm, corpus}, encoder-only {mlm, classify}.
+/// decoder-only {toy-lm, toy-translation, lm, corpus, text}, encoder-only {mlm, classify}.
 std::vector<std::string> architecture_tasks(Architecture arch);
 
 /// What data_path holds for a task: "pairs", "sentences", "labelled sentences", or "" for a task
@@ -155,6 +160,7 @@ template <class Options, class Visit>
 void visit_options(Options& o, Visit&& visit) {
   visit("arch", o.arch), visit("task", o.task), visit("data_path", o.data_path), visit("valid_path", o.valid_path);
   visit("test_path", o.test_path), visit("init_path", o.init_path), visit("labelled", o.labelled);
+  visit("text_path", o.text_path), visit("context", o.context);
   visit("tokenizer", o.tokenizer), visit("vocab_size", o.vocab_size), visit("shared_vocab", o.shared_vocab);
   visit("d_model", o.d_model), visit("layers", o.layers), visit("heads", o.heads), visit("d_ff", o.d_ff);
   visit("dropout", o.dropout), visit("norm", o.norm), visit("activation", o.activation);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,12 @@
 #include "transformer/data/data_error.h"
 
 namespace gradformer {
+
+namespace {
+// Whether an updating line (terminal only) is open on stdout: one stdout, so one flag for every
+// Progress and for note().
+std::atomic<bool> line_open{false};
+}  // namespace
 
 Progress::Progress(int64_t total_steps, const std::string& metrics_path, bool print, int64_t first_step)
     : total_(total_steps),
@@ -62,7 +69,7 @@ void Progress::report(int64_t step, const std::vector<std::pair<std::string, dou
     // not printing: the metrics file only
   } else if (terminal_) {
     std::cout << "\r\033[K" << line.str() << std::flush;  // rewrite the line in place
-    line_open_ = true;
+    line_open = true;
   } else {
     std::cout << line.str() << "\n" << std::flush;
   }
@@ -89,8 +96,12 @@ void Progress::settings(const std::map<std::string, std::string>& entries) {
 }
 
 void Progress::finish() {
-  if (line_open_) std::cout << "\n" << std::flush;
-  line_open_ = false;
+  if (line_open.exchange(false)) std::cout << "\n" << std::flush;
+}
+
+void Progress::note(const std::string& line) {
+  if (line_open.exchange(false)) std::cout << "\n";
+  std::cout << line << "\n" << std::flush;
 }
 
 }  // namespace gradformer

@@ -36,11 +36,14 @@ class Progress {
 
   static std::string format_duration(double seconds);  // "1:05", "2:03:04"
 
+  /// Prints `line` on a line of its own between two reports (what a task shows as it trains: a
+  /// language model's sample), first ending the updating line if one is open on stdout.
+  static void note(const std::string& line);
+
  private:
   int64_t total_, first_;
   bool terminal_;
   bool print_;
-  bool line_open_ = false;
   std::chrono::steady_clock::time_point start_;
   std::ofstream metrics_;
   std::string metrics_path_;  // for the message when a write fails

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -18,9 +19,14 @@
 #include "transformer/data/learn_bpe.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
+#include "transformer/data/text_blocks.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/vocab.h"
 #include "transformer/model/encoder_decoder.h"
+#include "transformer/model/sampling.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/evaluate.h"
+#include "transformer/train/trainer.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -305,10 +311,129 @@ void shared_vocabulary(const Tokenizer& bpe) {
   std::printf("the same ids on both sides:%s\n", both.c_str());
 }
 
+// ---- A language model of this book ---------------------------------------------------------------
+
+// The sizes of a training run: the full run's, or --quick's few steps of a tiny model (what the
+// test suite runs, to check that the code runs; its numbers mean nothing).
+struct RunSizes {
+  int64_t steps, batch_size, context, d_model, layers;
+};
+
+// `gradformer train --arch decoder-only --text PATH --tokenizer KIND --vocab-size V`, as options:
+// the text task's defaults (transformer/train/options.cpp) but for the sizes.
+TrainOptions text_task(const std::string& path, const std::string& kind, int64_t vocab_size, const RunSizes& s) {
+  TrainOptions o = default_train_options("text", Architecture::DecoderOnly);
+  o.text_path = path, o.tokenizer = kind, o.vocab_size = vocab_size;
+  o.steps = s.steps, o.batch_size = s.batch_size, o.context = s.context, o.max_len = s.context;
+  o.d_model = s.d_model, o.d_ff = 4 * s.d_model, o.layers = s.layers;
+  o.eval_every = 0, o.quiet = true;                        // evaluated once, at the end
+  o.out_dir = std::string("runs/chapters-").append(kind);  // runs/chapters-bytes, runs/chapters-bpe-1024
+  if (kind == "bpe") o.out_dir.append("-").append(std::to_string(vocab_size));
+  return o;
+}
+
+// What a run of the text task learned, measured as the chapter shows it.
+struct TextRun {
+  std::string checkpoint;
+  int64_t vocabulary = 0, parameters = 0;
+  double tokens_per_byte = 0;  // of the held-out text
+  double bytes_seen = 0;       // the training tokens the steps read, in bytes (on average)
+  double bits_per_byte = 0;    // of the held-out text
+  double seconds = 0;          // the training steps alone
+};
+
+TextRun train_on_text(const std::string& text, const TrainOptions& o) {
+  const TrainReport report = train(o);
+  const LoadedDecoderOnly trained = load_decoder_only_checkpoint(report.checkpoint_path);
+  const Tokenizer& tokenizer = trained.info.target_tokenizer;  // bytes, or the merges learned on the first 90%
+  const TextTokens parts = split_text(text, tokenizer, o.context, o.text_path);
+  const size_t cut = held_out_start(text);
+  // bits per byte = the held-out tokens' total nats / (ln 2 * the bytes they stand for)
+  const TextScore score{report.valid_loss, static_cast<int64_t>(parts.valid.size()) - 1,
+                        predicted_bytes(parts.valid, tokenizer)};
+  const double bytes_per_training_token = static_cast<double>(cut) / static_cast<double>(parts.train.size());
+  TextRun run;
+  run.checkpoint = report.checkpoint_path, run.vocabulary = tokenizer.size();
+  run.parameters = trained.model->parameter_count();
+  run.tokens_per_byte = static_cast<double>(parts.valid.size()) / static_cast<double>(text.size() - cut);
+  run.bytes_seen = static_cast<double>(report.steps * o.batch_size * o.context) * bytes_per_training_token;
+  run.bits_per_byte = score.bits_per_byte(), run.seconds = report.train_seconds;
+  return run;
+}
+
+// Text on lines of at most `width` characters, cut at spaces, each indented by four spaces.
+std::string wrapped(const std::string& text, size_t width) {
+  std::string out, line;
+  for (const std::string& word : words_of(text)) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out.append("    ").append(line).append("\n");
+      line.clear();
+    }
+    if (!line.empty()) line.append(" ");
+    line.append(word);
+  }
+  return out.append("    ").append(line).append("\n");
+}
+
+// The model continues a prompt in the file's style: tokens drawn at temperature 0.8, a fixed seed.
+void continue_prompt(const std::string& checkpoint, const std::string& prompt, int64_t tokens) {
+  LoadedDecoderOnly trained = load_decoder_only_checkpoint(checkpoint);
+  const Tokenizer& tokenizer = trained.info.target_tokenizer;
+  const std::vector<int64_t> ids = tokenizer.encode(prompt);
+  Generator gen(1);
+  const SamplingOptions options{.max_tokens = tokens, .temperature = 0.8, .eos = -1};  // running text: no </s>
+  const std::vector<int64_t> continuation = generate(*trained.model, ids, options, gen);
+  std::printf("prompt \"%s\", then %lld tokens drawn at temperature 0.8 (a line end shown as ⏎):\n",
+              one_line(prompt).c_str(), static_cast<long long>(tokens));
+  std::printf("%s", wrapped(one_line(prompt + tokenizer.decode(continuation)), 96).c_str());
+}
+
+TextRun language_model(const std::string& path, const std::string& text, bool quick) {
+  section("A language model of this book");
+  const RunSizes sizes = quick ? RunSizes{3, 4, 32, 32, 1} : RunSizes{200, 64, 128, 128, 4};
+  const TrainOptions o = text_task(path, "bpe", 1024, sizes);
+  const TextRun run = train_on_text(text, o);
+  std::printf("decoder-only, %lld parameters (d_model %lld, %lld layers), byte-pair tokens (%lld ids)\n",
+              static_cast<long long>(run.parameters), static_cast<long long>(o.d_model),
+              static_cast<long long>(o.layers), static_cast<long long>(run.vocabulary));
+  std::printf("%lld steps of %lld blocks of %lld tokens: %.1fM bytes of text read, in %.0f s\n",
+              static_cast<long long>(o.steps), static_cast<long long>(o.batch_size), static_cast<long long>(o.context),
+              run.bytes_seen / 1e6, run.seconds);
+  std::printf("held-out text: %.3f bits per byte (uniform over the 256 bytes: 8)\n", run.bits_per_byte);
+  claim(run.bits_per_byte < 8, "the model beats a uniform guess over the bytes");
+  if (!quick) claim(run.bits_per_byte < 3, "a few minutes of training beat 3 bits per byte");
+  continue_prompt(run.checkpoint, "## What to remember\n\n- The decoder", quick ? 8 : 100);
+  return run;
+}
+
+// The same model, steps and tokens per step, with each tokenizer.
+void bits_per_byte_across_tokenizers(const std::string& path, const std::string& text, bool quick) {
+  section("Bits per byte across tokenizers");
+  const RunSizes sizes = quick ? RunSizes{3, 4, 32, 32, 1} : RunSizes{300, 16, 128, 128, 4};
+  std::printf("each: %lld steps of %lld blocks of %lld tokens, d_model %lld, %lld layers\n",
+              static_cast<long long>(sizes.steps), static_cast<long long>(sizes.batch_size),
+              static_cast<long long>(sizes.context), static_cast<long long>(sizes.d_model),
+              static_cast<long long>(sizes.layers));
+  std::printf("tokenizer  ids  parameters  tokens/byte  bytes read  bits/byte  seconds\n");
+  std::vector<TextRun> runs;
+  for (const int64_t V : {0, 512, 1024, 4096}) {
+    const TextRun run = train_on_text(text, text_task(path, V == 0 ? "bytes" : "bpe", V, sizes));
+    std::printf("%-9s %5lld %10lld %10.3f %10.2fM %10.3f %8.0f\n", V == 0 ? "bytes" : "bpe",
+                static_cast<long long>(run.vocabulary), static_cast<long long>(run.parameters), run.tokens_per_byte,
+                run.bytes_seen / 1e6, run.bits_per_byte, run.seconds);
+    runs.push_back(run);
+  }
+  claim(runs[2].bytes_seen > 2 * runs[0].bytes_seen, "the same steps read more than twice the text in BPE tokens");
+  if (!quick)
+    claim(runs[2].bits_per_byte < runs[0].bits_per_byte, "at equal cost, BPE 1024 predicts better than bytes");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string text = read_whole_file(argc > 1 ? argv[1] : GRADFORMER_TUTORIAL_DATA "/chapters.txt");
+  const bool quick = argc > 1 && !std::strcmp(argv[1], "--quick");
+  const std::string path = argc > 1 + quick ? argv[1 + quick] : GRADFORMER_TUTORIAL_DATA "/chapters.txt";
+  const std::string text = read_whole_file(path);
   // First 90% to learn from, the last 10% held out: cut by position, after a line end.
   const std::string_view train = head(text, 0.9), held_out = std::string_view(text).substr(train.size());
   std::printf("%s: %zu bytes; training text %zu bytes, held-out text %zu bytes\n", "chapters.txt", text.size(),
@@ -322,5 +447,7 @@ int main(int argc, char** argv) {
   byte_characters(bpe);
   pre_tokens();
   shared_vocabulary(bpe);
+  language_model(path, text, quick);
+  bits_per_byte_across_tokenizers(path, text, quick);
   return failures == 0 ? 0 : 1;
 }

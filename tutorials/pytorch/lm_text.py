@@ -105,15 +105,19 @@ def vocabulary_size(args):
 
 
 def blas_library():
-    """The BLAS library this process loaded (PyTorch's matrix products: netlib's reference BLAS is
-    tens of times slower than OpenBLAS), from /proc/self/maps on Linux; "unknown" elsewhere."""
+    """The BLAS library PyTorch's matrix products use (netlib's reference BLAS is tens of times slower
+    than OpenBLAS): the file this process loaded, from /proc/self/maps on Linux, else PyTorch's
+    build setting BLAS_INFO."""
     torch.ones(2, 2) @ torch.ones(2, 2)
     try:
         with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "blas" in line.lower() and "/" in line}
+            paths = sorted({line.split()[-1] for line in f if "blas" in line.split()[-1].lower()})
     except OSError:
-        return "unknown"
-    return ", ".join(sorted(paths)) or "unknown"
+        paths = []
+    if paths:
+        return os.path.realpath(next((p for p in paths if "libblas" in p), paths[0]))
+    info = [part for part in torch.__config__.show().split(", ") if "BLAS_INFO=" in part]
+    return info[0].split("=")[-1] if info else "unknown"
 
 
 def one_line(text):

@@ -244,12 +244,14 @@ def arguments():
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--dropout", type=float, default=0.1)
-    p.add_argument("--max-len", type=int, default=128, help="positions the model has (context <= max-len)")
+    p.add_argument("--max-len", type=int, default=None,
+                   help="positions the model has, at least --context (as gradformer: either follows the other "
+                        "when only one is given; both 128 when neither is)")
     p.add_argument("--norm", choices=["pre", "post"], default="pre")
     p.add_argument("--tie", choices=["yes", "no"], default="yes", help="output matrix = the embedding")
     p.add_argument("--activation", choices=["relu", "gelu"], default="relu")
     p.add_argument("--positions", choices=["sinusoidal", "learned"], default="sinusoidal")
-    p.add_argument("--context", type=int, default=None, help="tokens per block (default: max-len)")
+    p.add_argument("--context", type=int, default=None, help="tokens per block (default: --max-len)")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--lr", type=float, default=0.5, help="the factor in front of the Noam schedule")
@@ -264,7 +266,8 @@ def arguments():
     p.add_argument("--expect-params", type=int, help="exit 1 unless the model has exactly this many parameters")
     p.add_argument("--count-only", action="store_true", help="print the model and its parameters, train nothing")
     a = p.parse_args()
-    a.context = a.max_len if a.context is None else a.context
+    a.max_len = a.max_len or a.context or 128
+    a.context = a.context or a.max_len
     if not 0 < a.held_out < 1:
         p.error(f"--held-out must be between 0 and 1, got {a.held_out}")
     if not 1 <= a.context <= a.max_len:

@@ -72,6 +72,7 @@ void add_pointwise(Checks& c, const Inputs& in) {
   // relu is not differentiable at 0: these points keep away from it
   c.push_back({"relu", [](const V& v) { return relu(v[0]); }, {tensor({-1.5, -0.2, 0.3, 2.0}, {4}, DType::Float64)}});
   c.push_back({"gelu", [](const V& v) { return gelu(v[0]); }, {random({2, 3}, 12, -3, 3)}});
+  c.push_back({"gelu_tanh", [](const V& v) { return gelu_tanh(v[0]); }, {random({2, 3}, 13, -3, 3)}});
   const Tensor mask = tensor({0, 1, 0, 1, 0, 0}, {2, 3}).to(DType::Bool), row = tensor({1, 0, 1}, {3}).to(DType::Bool);
   c.push_back({"where", [mask](const V& v) { return where(mask, v[0], v[1]); }, {in.x, in.bias}});
   c.push_back({"where (condition and b broadcast)",

@@ -92,6 +92,19 @@ Variable gelu(const Variable& x) {
   });
 }
 
+// gelu_tanh(x) = x/2 (1 + tanh u),  u = sqrt(2/pi) (x + 0.044715 x^3)
+//   =>  gelu_tanh'(x) = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+Variable gelu_tanh(const Variable& x) {
+  return record("gelu_tanh", gradformer::gelu_tanh(x.value()), {x}, [](const Tensor& g, Grads& dx) {
+    dx[0] = chain("gelu_tanh_backward", g, dx.input(0), [](auto gi, auto xi) {
+      using T = decltype(xi);
+      const T sqrt_2_over_pi = T(0.79788456080286535588), c = T(0.044715);
+      const T t = std::tanh(sqrt_2_over_pi * (xi + c * xi * xi * xi));
+      return gi * (T(0.5) * (1 + t) + T(0.5) * xi * (1 - t * t) * sqrt_2_over_pi * (1 + 3 * c * xi * xi));
+    });
+  });
+}
+
 // d/da where(c, a, b) = c, d/db = not c (broadcast gradients are summed back by the engine).
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
   return record("where", gradformer::where(cond, a.value(), b.value()), {a, b}, [cond](const Tensor& g, Grads& dx) {

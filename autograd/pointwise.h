@@ -14,7 +14,8 @@ Variable pow(const Variable& x, double exponent);
 Variable pow(const Variable& x, const Variable& exponent);  // x > 0 where the exponent needs a gradient
 Variable tanh(const Variable& x);
 Variable relu(const Variable& x);
-Variable gelu(const Variable& x);  // x * Phi(x), the exact (erf) form
+Variable gelu(const Variable& x);       // x * Phi(x), the exact (erf) form
+Variable gelu_tanh(const Variable& x);  // GPT-2's tanh approximation of gelu
 
 /// cond ? a : b elementwise (cond is a bool tensor; all three broadcast together).
 Variable where(const Tensor& cond, const Variable& a, const Variable& b);

@@ -98,6 +98,15 @@ Tensor gelu(const Tensor& a) {
     return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
   });
 }
+// GELU's tanh approximation (Hendrycks & Gimpel, 2016, section 2), the one GPT-2 computes:
+//   gelu_tanh(x) = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+Tensor gelu_tanh(const Tensor& a) {
+  return floating_unary("gelu_tanh", a, [](auto x) {
+    using T = decltype(x);
+    const T sqrt_2_over_pi = T(0.79788456080286535588);  // sqrt(2 / pi)
+    return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + T(0.044715) * x * x * x)));
+  });
+}
 
 Tensor eq(const Tensor& a, const Tensor& b) {
   return compare("eq", a, b, [](auto x, auto y) { return x == y; });

@@ -23,8 +23,9 @@ Tensor log(const Tensor& a);
 Tensor sqrt(const Tensor& a);
 Tensor rsqrt(const Tensor& a);  // 1 / sqrt(a)
 Tensor tanh(const Tensor& a);
-Tensor relu(const Tensor& a);  // max(0, a)
-Tensor gelu(const Tensor& a);  // a * Phi(a), the exact (erf) form
+Tensor relu(const Tensor& a);       // max(0, a)
+Tensor gelu(const Tensor& a);       // a * Phi(a), the exact (erf) form
+Tensor gelu_tanh(const Tensor& a);  // GPT-2's approximation: a/2 (1 + tanh(sqrt(2/pi) (a + 0.044715 a^3)))
 
 // ---- comparisons and masks: results are bool -------------------------------------------------
 Tensor eq(const Tensor& a, const Tensor& b);

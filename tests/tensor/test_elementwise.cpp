@@ -56,6 +56,13 @@ TEST_CASE("unary math matches the standard library, in float32 and float64") {
   // gelu(x) = x * Phi(x): Phi(0) = 1/2, Phi(-2) = 0.0227501..., Phi(3) = 0.9986501...
   CHECK(values(gelu(tensor({-2, 0, 3}, {3}, DType::Float64)))[0] == Approx(-2 * 0.022750131948179).epsilon(1e-12));
   CHECK(values(gelu(tensor({-2, 0, 3}, {3}, DType::Float64)))[2] == Approx(3 * 0.998650101968370).epsilon(1e-12));
+  // GPT-2's approximation x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed by hand with Python's math:
+  // 1 -> 0.841191990608..., -2 -> -0.045402305912..., 3 -> 2.996362607918...; within 5e-4 of the erf form.
+  const std::vector<double> approx = values(gelu_tanh(tensor({1, -2, 3}, {3}, DType::Float64)));
+  CHECK(approx[0] == Approx(0.8411919906082768).epsilon(1e-12));
+  CHECK(approx[1] == Approx(-0.04540230591222494).epsilon(1e-12));
+  CHECK(approx[2] == Approx(2.996362607918227).epsilon(1e-12));
+  CHECK(std::abs(approx[0] - values(gelu(tensor({1}, {1}, DType::Float64)))[0]) < 5e-4);
   CHECK(values(clamp(f, -1, 1)) == std::vector<double>{-1, 0, 1});
   CHECK(values(maximum(f, zeros({3}))) == std::vector<double>{0, 0, 3});
   const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -106,7 +106,8 @@ std::string help_of(const std::string& option) {
       {"norm", "post (the paper's LayerNorm(x + Sublayer(x))) or pre"},
       {"tie_embeddings", "share the embedding and the output projection: true or false"},
       {"max_len", "longest sequence, in tokens, the model takes"},
-      {"activation", "feed-forward nonlinearity: relu (the paper) or gelu (GPT, BERT)"},
+      {"activation",
+       "feed-forward nonlinearity: relu (the paper), gelu (GPT, BERT) or gelu-tanh (GPT-2's approximation)"},
       {"positions", "sinusoidal (the paper) or learned (GPT-2, BERT: a trained [max-len, d] matrix)"},
       {"batch_size", "sentences per batch"},
       {"max_tokens", "encoder-decoder corpus: padded tokens per batch (0: no budget)"},
@@ -199,7 +200,9 @@ void read_flag(const Flags& f, const std::string& flag, NormPlacement& value) {
   value = f.choice(flag, {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
 }
 void read_flag(const Flags& f, const std::string& flag, Activation& value) {
-  value = f.choice(flag, {"relu", "gelu"}) == "gelu" ? Activation::GELU : Activation::ReLU;
+  const std::string name = f.choice(flag, {"relu", "gelu", "gelu-tanh"});
+  for (Activation a : {Activation::ReLU, Activation::GELU, Activation::GELUTanh})
+    if (name == activation_name(a)) value = a;
 }
 void read_flag(const Flags& f, const std::string& flag, Positions& value) {
   value = f.choice(flag, {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;

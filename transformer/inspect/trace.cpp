@@ -60,7 +60,7 @@ Variable trace_encoder_layer(const EncoderLayer& layer, const Variable& x, const
   const Variable f = feed_forward(ffn_in, *layer.linear1, *layer.linear2, *layer.dropout, layer.activation);
   out.stages.push_back(stage(
       "feed-forward",
-      layer.activation == Activation::GELU ? "FFN(h) = GELU(h W1 + b1) W2 + b2" : "FFN(h) = max(0, h W1 + b1) W2 + b2",
+      layer.activation == Activation::ReLU ? "FFN(h) = max(0, h W1 + b1) W2 + b2" : "FFN(h) = GELU(h W1 + b1) W2 + b2",
       f.value()));
   const Variable y = post ? layer.norm2->forward(h + f) : h + f;
   out.stages.push_back(post ? stage("add & norm (norm2)", "out = LayerNorm(h + FFN(h))", y.value())

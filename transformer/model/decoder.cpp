@@ -14,9 +14,9 @@ DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Gener
       std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, dropout_gen, c.dtype));
   linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
   linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, skip_init, true, c.dtype));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
-  norm3 = register_module("norm3", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+  norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
+  norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
+  norm3 = register_module("norm3", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
   dropout = register_module("dropout", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(c.dropout, dropout_gen));
@@ -89,7 +89,7 @@ Decoder::Decoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared
   layers = register_module("layers", std::make_shared<ModuleList<DecoderLayer>>());
   for (int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<DecoderLayer>(c, skip_init, dropout_gen));
   if (c.norm == NormPlacement::Pre)
-    norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, 1e-5, c.dtype));
+    norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
 }
 
 Decoder::Decoder(const LayerConfig& c, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)

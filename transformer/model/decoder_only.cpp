@@ -17,7 +17,8 @@ TransformerConfig decoder_only_config(int64_t vocab) {
 TransformerConfig gpt2_small_config() {
   TransformerConfig c = decoder_only_config(50257);
   c.max_len = 1024, c.d_model = 768, c.layers = 12, c.heads = 12, c.d_ff = 4 * 768;
-  c.positions = Positions::Learned, c.activation = Activation::GELU, c.tie_embeddings = true;
+  c.positions = Positions::Learned, c.activation = Activation::GELUTanh, c.tie_embeddings = true;
+  c.scale_embedding = false;
   return c;
 }
 
@@ -77,10 +78,10 @@ void DecoderOnly::check_ids(const Tensor& ids) const {
     throw ShapeError(message("DecoderOnly: ids must be [B, T] int64 token ids, got ", ids.shape(), " ", ids.dtype()));
 }
 
-// h_0 = U W_e + W_p   (with the paper's sqrt(d_model) on the embedding)
+// h_0 = U W_e + W_p   (the paper's sqrt(d_model) on the embedding unless scale_embedding is off, as in GPT-2)
 Variable DecoderOnly::embed_tokens(const Tensor& ids, int64_t start) const {
   check_ids(ids);
-  return positional_encoding->forward(embed->forward(ids) * std::sqrt(static_cast<double>(config_.d_model)), start);
+  return positional_encoding->forward(scaled_embedding(embed->forward(ids), config_), start);  // [B, T, d]
 }
 
 // h_l = transformer_block(h_{l-1});  logits = h_n W_e^T (tied) or h_n W_out^T

@@ -15,8 +15,9 @@
 //   ids [B, T] -> embed * sqrt(d) + PE -> N encoder layers (causal mask) -> [B, T, d]
 //              -> output projection -> logits [B, T, V]
 //
-// The embedding is scaled by sqrt(d) as in the encoder-decoder (GPT-2 does not scale): the three
-// architectures differ only in their masks, in cross-attention, and in what they are trained to do.
+// The embedding is scaled by sqrt(d) as in the encoder-decoder unless config.scale_embedding is off
+// (GPT-2 does not scale): the three architectures differ only in their masks, in cross-attention,
+// and in what they are trained to do.
 //
 // Parameter names (the checkpoint's):
 //   embed.weight [V, d]                            the token embedding (GPT's W_e)
@@ -47,7 +48,8 @@ namespace gradformer {
 /// arch DecoderOnly; the rest as TransformerConfig::tutorial, pre-LN.
 TransformerConfig decoder_only_config(int64_t vocab);
 /// GPT-2 small (Radford et al., 2019, table 2, and the released model): V 50257, n_ctx 1024, d 768,
-/// N 12, h 12, d_ff 3072, learned positions, pre-LN, GELU, output tied to the embedding.
+/// N 12, h 12, d_ff 3072, learned positions, pre-LN, GELU's tanh form, output tied to the embedding,
+/// the embedding not scaled by sqrt(d), LayerNorm epsilon 1e-5.
 TransformerConfig gpt2_small_config();
 
 /// The number of parameters of a decoder-only model, from the formula:

@@ -95,6 +95,8 @@ void TransformerConfig::validate() const {
   if (tie_embeddings && src_vocab != tgt_vocab)
     throw ValueError(message("TransformerConfig: tie_embeddings needs one shared vocabulary, got src_vocab ", src_vocab,
                              " and tgt_vocab ", tgt_vocab));
+  if (!(norm_eps > 0 && norm_eps <= 1))
+    throw ValueError(message("TransformerConfig: norm_eps must be in (0, 1], got ", norm_eps));
   if (dtype != DType::Float32 && dtype != DType::Float64)
     throw DTypeError(message("TransformerConfig: dtype must be float32 or float64, got ", dtype));
 }
@@ -210,14 +212,18 @@ void EncoderDecoder::check_ids(const char* what, const Tensor& ids) const {
 }
 
 // "In the embedding layers, we multiply those weights by sqrt(d_model)."
+Variable scaled_embedding(const Variable& tokens, const TransformerConfig& config) {
+  return config.scale_embedding ? tokens * std::sqrt(static_cast<double>(config.d_model)) : tokens;
+}
+
 Variable EncoderDecoder::embed_source(const Tensor& src) const {
   check_ids("src", src);
-  return positional_encoding->forward(src_embed->forward(src) * std::sqrt(static_cast<double>(config_.d_model)));
+  return positional_encoding->forward(scaled_embedding(src_embed->forward(src), config_));
 }
 
 Variable EncoderDecoder::embed_target(const Tensor& tgt, int64_t start) const {
   check_ids("tgt", tgt);
-  return positional_encoding->forward(tgt_embed->forward(tgt) * std::sqrt(static_cast<double>(config_.d_model)), start);
+  return positional_encoding->forward(scaled_embedding(tgt_embed->forward(tgt), config_), start);
 }
 
 static void check_mask(const char* what, const Tensor& mask, int64_t batch, int64_t queries, int64_t keys) {

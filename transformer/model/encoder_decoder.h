@@ -78,6 +78,10 @@ struct TransformerConfig {
   DType dtype = DType::Float32;
   Activation activation = Activation::ReLU;  // of the feed-forward network
   Positions positions = Positions::Sinusoidal;
+  /// The token embedding multiplied by sqrt(d) before the positions are added (section 3.4, "we
+  /// multiply those weights by sqrt(d_model)"); GPT-2 adds its embeddings unscaled.
+  bool scale_embedding = true;
+  double norm_eps = 1e-5;  // every LayerNorm's epsilon (GPT-2's layer_norm_epsilon: 1e-5 too)
 
   /// Small enough to train in seconds on a CPU: d 128, d_ff 512, h 8, N 2, dropout 0.1.
   static TransformerConfig tutorial(int64_t src_vocab, int64_t tgt_vocab);
@@ -92,15 +96,15 @@ struct TransformerConfig {
   static constexpr int64_t max_vocab = int64_t{1} << 24, max_d_model = 65536, max_d_ff = 262144, max_heads = 1024,
                            max_layers = 1024, max_max_len = int64_t{1} << 20;
   /// And the most numbers the parameters and the positional-encoding table may hold together
-  /// (4 GiB in float32).
-  static constexpr int64_t max_numbers = int64_t{1} << 30;
+  /// (8 GiB in float32: GPT-2 xl's 1.56 billion fit).
+  static constexpr int64_t max_numbers = int64_t{1} << 31;
 
   /// ValueError naming the field: sizes not positive or above the bounds above, a model of more
   /// than max_numbers, d_model not divisible by heads or odd, dropout outside [0, 1), tied
   /// embeddings with different vocabulary sizes; DTypeError for a non-floating dtype. Checked
   /// before anything is allocated.
   void validate() const;
-  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype, activation}; }
+  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype, activation, norm_eps}; }
 };
 
 /// The number of parameters a model of this configuration has, from the formula:
@@ -129,6 +133,9 @@ struct FlopCount {
 ///                                        + 4 d d_ff;  and per source token 4 d^2 (the memory's K, V)
 ///   output projection per target token: 2 d V_tgt
 FlopCount flop_count(const TransformerConfig& config, int64_t src_len, int64_t tgt_len);
+
+/// tokens [..., d] -> tokens * sqrt(d), or tokens as they are when config.scale_embedding is off.
+Variable scaled_embedding(const Variable& tokens, const TransformerConfig& config);
 
 /// The output layer: logits = x W^T + b,  x: [..., d] -> [..., V]. Its weight is its own [V, d]
 /// parameter "weight", or, with tied embeddings, the embedding matrix (then only "bias" is

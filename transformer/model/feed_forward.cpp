@@ -6,10 +6,14 @@ namespace gradformer {
 
 // FFN(x) = max(0, x W_1 + b_1) W_2 + b_2          (relu, the paper)
 // FFN(x) = GELU(x W_1 + b_1) W_2 + b_2,  GELU(u) = u Phi(u) = u (1 + erf(u / sqrt 2)) / 2   (GPT, BERT)
+//   GPT-2's GELU: u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))) / 2
 Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& linear2, const Dropout& dropout,
                       Activation activation) {
   const Variable hidden = linear1.forward(x);  // [..., d_ff]
-  return linear2.forward(dropout.forward(activation == Activation::GELU ? gelu(hidden) : relu(hidden)));
+  const Variable active = activation == Activation::GELU       ? gelu(hidden)
+                          : activation == Activation::GELUTanh ? gelu_tanh(hidden)
+                                                               : relu(hidden);
+  return linear2.forward(dropout.forward(active));
 }
 
 FeedForward::FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit,

@@ -13,8 +13,14 @@ enum class NormPlacement { Post, Pre };
 
 /// The feed-forward network's nonlinearity: the paper's ReLU, max(0, x), or GELU, x Phi(x) (Hendrycks
 /// and Gimpel, 2016), which GPT and BERT use ("we use a gelu activation rather than the standard relu",
-/// Devlin et al., 2019). gradformer's GELU is the exact erf form (GPT-2 uses a tanh approximation).
-enum class Activation { ReLU, GELU };
+/// Devlin et al., 2019). GELU is the exact erf form; GELUTanh its tanh approximation, which GPT-2
+/// computes (x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), within 5e-4 of the exact form).
+enum class Activation { ReLU, GELU, GELUTanh };
+
+/// "relu", "gelu", "gelu-tanh": the checkpoint's config.activation and the program's --activation.
+inline const char* activation_name(Activation a) {
+  return a == Activation::GELU ? "gelu" : a == Activation::GELUTanh ? "gelu-tanh" : "relu";
+}
 
 struct LayerConfig {
   int64_t d_model = 512;
@@ -24,6 +30,7 @@ struct LayerConfig {
   NormPlacement norm = NormPlacement::Post;
   DType dtype = DType::Float32;
   Activation activation = Activation::ReLU;
+  double norm_eps = 1e-5;  // LayerNorm's epsilon, added to the variance
 };
 
 }  // namespace gradformer

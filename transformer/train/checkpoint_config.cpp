@@ -40,7 +40,7 @@ std::map<std::string, std::string> shared_config_metadata(const Config& c) {
           {"config.max_len", std::to_string(c.max_len)},
           {"config.tie_embeddings", c.tie_embeddings ? "true" : "false"},
           {"config.dtype", std::string(name(c.dtype))},
-          {"config.activation", c.activation == Activation::GELU ? "gelu" : "relu"},
+          {"config.activation", activation_name(c.activation)},
           {"config.positions", c.positions == Positions::Learned ? "learned" : "sinusoidal"}};
 }
 
@@ -50,6 +50,10 @@ std::map<std::string, std::string> config_to_metadata(const TransformerConfig& c
   std::map<std::string, std::string> m = shared_config_metadata(c);
   m["config.src_vocab"] = std::to_string(c.src_vocab), m["config.tgt_vocab"] = std::to_string(c.tgt_vocab);
   m["config.arch"] = architecture_name(c.arch);
+  // Entries added for GPT-2, written only when they differ from what every earlier model had, so
+  // that those models' checkpoints stay byte for byte what they were.
+  if (!c.scale_embedding) m["config.scale_embedding"] = "false";
+  if (c.norm_eps != TransformerConfig{}.norm_eps) m["config.norm_eps"] = exact_text(c.norm_eps);
   return m;
 }
 
@@ -86,13 +90,22 @@ TransformerConfig config_from_metadata(const std::map<std::string, std::string>&
         message(source, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
   }
   const std::string& activation = optional_entry(m, "config.activation", relu);
-  if (activation != "relu" && activation != "gelu")
-    throw CheckpointError(message(source, ": config.activation must be relu or gelu, got '", activation, "'"));
-  c.activation = activation == "gelu" ? Activation::GELU : Activation::ReLU;
+  bool known = false;
+  for (Activation a : {Activation::ReLU, Activation::GELU, Activation::GELUTanh})
+    if (activation == activation_name(a)) c.activation = a, known = true;
+  if (!known)
+    throw CheckpointError(
+        message(source, ": config.activation must be relu, gelu or gelu-tanh, got '", activation, "'"));
   const std::string& positions = optional_entry(m, "config.positions", sinusoidal);
   if (positions != "sinusoidal" && positions != "learned")
     throw CheckpointError(message(source, ": config.positions must be sinusoidal or learned, got '", positions, "'"));
   c.positions = positions == "learned" ? Positions::Learned : Positions::Sinusoidal;
+  static const std::string yes = "true";
+  const std::string& scale = optional_entry(m, "config.scale_embedding", yes);
+  if (scale != "true" && scale != "false")
+    throw CheckpointError(message(source, ": config.scale_embedding must be true or false, got '", scale, "'"));
+  c.scale_embedding = scale == "true";
+  if (m.count("config.norm_eps")) c.norm_eps = to_double(m.at("config.norm_eps"), "config.norm_eps", source);
   try {
     c.validate();
   } catch (const Error& e) {

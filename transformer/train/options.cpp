@@ -83,7 +83,7 @@ std::string option_text(bool value) { return value ? "true" : "false"; }
 std::string option_text(Architecture value) { return architecture_name(value); }
 std::string option_text(Batching value) { return batching_name(value); }
 std::string option_text(NormPlacement value) { return value == NormPlacement::Pre ? "pre" : "post"; }
-std::string option_text(Activation value) { return value == Activation::GELU ? "gelu" : "relu"; }
+std::string option_text(Activation value) { return activation_name(value); }
 std::string option_text(Positions value) { return value == Positions::Learned ? "learned" : "sinusoidal"; }
 
 namespace {
@@ -122,7 +122,7 @@ void parse_option(const std::string& what, const std::string& text, NormPlacemen
   parse_choice(what, text, value, {NormPlacement::Post, NormPlacement::Pre});
 }
 void parse_option(const std::string& what, const std::string& text, Activation& value) {
-  parse_choice(what, text, value, {Activation::ReLU, Activation::GELU});
+  parse_choice(what, text, value, {Activation::ReLU, Activation::GELU, Activation::GELUTanh});
 }
 void parse_option(const std::string& what, const std::string& text, Positions& value) {
   parse_choice(what, text, value, {Positions::Sinusoidal, Positions::Learned});

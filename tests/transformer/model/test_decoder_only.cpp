@@ -35,6 +35,43 @@ TEST_CASE("gradcheck: the decoder-only model, post-LN and pre-LN, sinusoidal and
       }
 }
 
+TEST_CASE("gradcheck: the decoder-only model as GPT-2 computes it: GELU's tanh form, no sqrt(d), LayerNorm eps 1e-3") {
+  const Tensor ids = test::ids({1, 4, 5, 6, 1, 3, 2, 5}, 2);
+  TransformerConfig c = tiny_lm(NormPlacement::Pre, Positions::Learned, true);
+  c.activation = Activation::GELUTanh, c.scale_embedding = false, c.norm_eps = 1e-3;
+  DecoderOnly model(c, 3);
+  test::perturb_norms(model, 17);
+  CHECK_GRADCHECK([&] { return model.forward(ids, causal(4)); }, model.parameters());
+}
+
+TEST_CASE("decoder-only: scale_embedding off adds the embedding row to the position unscaled; on, times sqrt(d)") {
+  TransformerConfig c = tiny_lm(NormPlacement::Pre, Positions::Learned);
+  c.dropout = 0;
+  for (bool scale : {true, false}) {
+    c.scale_embedding = scale;
+    DecoderOnly model(c, 5);
+    const Tensor ids = test::ids({3, 4}, 1);
+    const std::vector<double> h = values(model.embed_tokens(ids, 1).value());  // positions 1 and 2
+    const std::vector<double> e = values(model.embed->weight.value()),
+                              p = values(model.positional_encoding->weight.value());
+    const int64_t d = c.d_model;
+    const double factor = scale ? std::sqrt(static_cast<double>(d)) : 1.0;
+    for (int64_t t = 0; t < 2; ++t)
+      for (int64_t j = 0; j < d; ++j)
+        CHECK(h[t * d + j] == Approx(e[(3 + t) * d + j] * factor + p[(1 + t) * d + j]).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("decoder-only: LayerNorm's epsilon comes from the configuration") {
+  TransformerConfig c = tiny_lm(NormPlacement::Pre);
+  c.norm_eps = 0.25;
+  const DecoderOnly model(c, 1);
+  CHECK((*model.decoder->layers)[0].norm1->eps == 0.25);
+  CHECK(model.decoder->norm->eps == 0.25);
+  c.norm_eps = 0;
+  CHECK_THROWS_MSG(DecoderOnly(c, 1), ValueError, "TransformerConfig: norm_eps must be in (0, 1], got 0");
+}
+
 TEST_CASE("decoder-only: changing a later token leaves every earlier position's logits unchanged, to the bit") {
   TransformerConfig c = tiny_lm(NormPlacement::Pre);
   c.dtype = DType::Float32;
@@ -125,6 +162,9 @@ TEST_CASE("GPT-2 small: the formula gives the released model's 124,439,808 param
   const int64_t block = 768 * 2304 + 2304 + 768 * 768 + 768 + 768 * 3072 + 3072 + 3072 * 768 + 768 + 4 * 768;
   CHECK(50257 * 768 + 1024 * 768 + 12 * block + 2 * 768 == 124439808);
   CHECK(decoder_only_parameter_count(c) == 124439808);
+  CHECK(c.activation == Activation::GELUTanh);
+  CHECK_FALSE(c.scale_embedding);
+  CHECK(c.norm_eps == 1e-5);
 }
 
 TEST_CASE("sampling: temperature 0 is the argmax, top-k keeps k, top-p the fewest reaching p, each renormalised") {

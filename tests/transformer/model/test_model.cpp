@@ -328,7 +328,7 @@ TEST_CASE("TransformerConfig: sizes far beyond a CPU model are ValueErrors namin
       {[](TransformerConfig& c) { c.d_model = 4096, c.d_ff = 16384, c.heads = 8, c.layers = 1024; },
        "TransformerConfig: the model would hold 481170640903 parameters and a 16 x 4096 positional table, more than "
        "the "
-       "1073741824 numbers allowed (d_model 4096, d_ff 16384, layers 1024, vocabularies 7 and 7, max_len 16)"},
+       "2147483648 numbers allowed (d_model 4096, d_ff 16384, layers 1024, vocabularies 7 and 7, max_len 16)"},
       {[](TransformerConfig& c) { c.d_model = 2048, c.max_len = 1 << 20; }, "a 1048576 x 2048 positional table"},
   };
   for (const Huge& h : huge) {

@@ -13,6 +13,7 @@
 
 #include "catch.h"
 #include "training_helpers.h"
+#include "transformer/model/decoder_only.h"
 #include "transformer/train/checkpoint.h"
 
 using namespace gradformer;
@@ -184,4 +185,32 @@ TEST_CASE("checkpoint: an encoder-only config.max_len of 2^40 is a CheckpointErr
   const std::string path = crafted(dir, Architecture::EncoderOnly, {{"config.max_len", "1099511627776"}}, "eo-max-len");
   CHECK_THROWS_MSG(load_encoder_only_checkpoint(path), CheckpointError,
                    path + ": the stored configuration is invalid: EncoderOnlyConfig: max_len must be at most 1048576");
+}
+
+TEST_CASE(
+    "checkpoint: GPT-2's configuration (gelu-tanh, no sqrt(d) on the embedding, its epsilon) round-trips; "
+    "a model without it writes none of the new entries") {
+  TransformerConfig c = decoder_only_config(7);
+  c.d_model = 8, c.d_ff = 16, c.heads = 2, c.layers = 1, c.max_len = 12, c.positions = Positions::Learned;
+  const std::map<std::string, std::string> plain = config_to_metadata(c);
+  CHECK(plain.count("config.scale_embedding") == 0);
+  CHECK(plain.count("config.norm_eps") == 0);
+  CHECK(config_from_metadata(plain, "plain").scale_embedding);
+  c.activation = Activation::GELUTanh, c.scale_embedding = false, c.norm_eps = 1e-6;
+  const std::map<std::string, std::string> gpt2 = config_to_metadata(c);
+  CHECK(gpt2.at("config.activation") == "gelu-tanh");
+  CHECK(gpt2.at("config.scale_embedding") == "false");
+  const TransformerConfig back = config_from_metadata(gpt2, "gpt2");
+  CHECK(back.activation == Activation::GELUTanh);
+  CHECK_FALSE(back.scale_embedding);
+  CHECK(back.norm_eps == 1e-6);
+  std::map<std::string, std::string> bad = gpt2;
+  bad["config.scale_embedding"] = "no";
+  CHECK_THROWS_MSG(config_from_metadata(bad, "f"), CheckpointError,
+                   "f: config.scale_embedding must be true or false, got 'no'");
+  bad = gpt2, bad["config.activation"] = "swish";
+  CHECK_THROWS_MSG(config_from_metadata(bad, "f"), CheckpointError,
+                   "f: config.activation must be relu, gelu or gelu-tanh, got 'swish'");
+  bad = gpt2, bad["config.norm_eps"] = "-1";
+  CHECK_THROWS_MSG(config_from_metadata(bad, "f"), CheckpointError, "norm_eps must be in (0, 1], got -1");
 }

@@ -55,6 +55,8 @@ constexpr double kMinFlopsPerThread = 4e6;
 // Products up to this many multiply-adds take the small path (no packing of A): at 64 x 64 x 64
 // copying A into panels costs more than the faster reads save.
 constexpr int64_t kSmallMaxMNK = 96 * 96 * 96;
+// The matrix-vector path gives a thread at least this much of B to read (about 10 µs from memory).
+constexpr double kGemvMinBytesPerThread = 256 * 1024;
 
 struct Blocking {
   int64_t kc, mc, nc;
@@ -276,6 +278,52 @@ void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, cons
 
 bool use_small_path(int64_t M, int64_t N, int64_t K) { return M * N * K <= kSmallMaxMNK; }
 
+// ---- the matrix-vector path -----------------------------------------------------------------
+
+// One token at a time through a Linear is A [1, d] times B = Wᵀ: each element of B is used once
+// per row of A, so the product is bound by reading B from memory, and packing B (as gemm_packed
+// does) would read it, write a copy and read that again: two to three times the traffic. Here B is
+// read once, in place, with the rows of A (at most kGemvMaxRows) kept in L1:
+//   - B's columns contiguous (B = Wᵀ, W [N, K] the Linear's weight): C(r, j) = A row r · W row j,
+//     four rows of W at a time (the kernel's dot);
+//   - B's rows contiguous (B = W [K, N]): the unpacked micro-kernel over NR columns at a time.
+// Threads take groups of columns of C; a product worth less than kGemvMinBytesPerThread of B per
+// thread stays on fewer threads.
+template <class T>
+void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
+          T* c, int64_t ldc, int threads) {
+  const double bytes = static_cast<double>(N) * static_cast<double>(K) * sizeof(T);
+  threads = static_cast<int>(std::clamp<double>(bytes / kGemvMinBytesPerThread, 1, std::max(threads, 1)));
+  if (B.cs == 1) {  // rows of B contiguous: NR columns of C at a time, all of K in one pass
+    const int64_t NR = uk.nr, panels = (N + NR - 1) / NR;
+    share(threads, panels, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const int n = static_cast<int>(std::min(NR, N - p * NR));
+        uk.unpacked(K, A.data, A.rs, A.cs, B.data + p * NR, B.rs, c + p * NR, ldc, static_cast<int>(M), n, false);
+      }
+    });
+    return;
+  }
+  // columns of B contiguous: the rows of A made contiguous too (M * K elements, a copy if strided)
+  const T* a = A.data;
+  int64_t lda = A.rs;
+  if (A.cs != 1) {
+    T* rows = packed_a_buffer.get<T>(M * K);
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t k = 0; k < K; ++k) rows[r * K + k] = A.data[r * A.rs + k * A.cs];
+    a = rows, lda = K;
+  }
+  const int64_t groups = (N + 3) / 4;  // four columns of C (rows of W) at a time
+  share(threads, groups, [&](int64_t lo, int64_t hi) {
+    for (int64_t g = lo; g < hi; ++g) {
+      const int n = static_cast<int>(std::min<int64_t>(4, N - g * 4));
+      uk.dot(K, a, lda, static_cast<int>(M), B.data + g * 4 * B.cs, B.cs, n, c + g * 4, ldc);
+    }
+  });
+}
+
+bool use_gemv_path(int64_t M, int64_t rsb, int64_t csb) { return M <= kGemvMaxRows && (rsb == 1 || csb == 1); }
+
 template <class T>
 void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
           T* c, int64_t ldc, int threads) {
@@ -284,6 +332,7 @@ void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, T(0));
     return;
   }
+  if (use_gemv_path(M, B.rs, B.cs)) return gemv(uk, M, N, K, A, B, c, ldc, threads);
   if (use_small_path(M, N, K)) return gemm_small(uk, M, N, K, A, B, c, ldc);
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   threads = static_cast<int>(std::clamp<double>(flops / kMinFlopsPerThread, 1, std::max(threads, 1)));
@@ -296,7 +345,9 @@ void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
   template void gemm_packed<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, const MatrixRef<T>&,               \
                                const MatrixRef<T>&, T*, int64_t, int);                                               \
   template void gemm_small<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, const MatrixRef<T>&,                \
-                              const MatrixRef<T>&, T*, int64_t);
+                              const MatrixRef<T>&, T*, int64_t);                                                     \
+  template void gemv<T>(const MicroKernels<T>&, int64_t, int64_t, int64_t, const MatrixRef<T>&, const MatrixRef<T>&, \
+                        T*, int64_t, int);
 GF_INSTANTIATE(float)
 GF_INSTANTIATE(double)
 #undef GF_INSTANTIATE

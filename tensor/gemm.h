@@ -47,7 +47,16 @@ struct MicroKernels {
   /// n <= j < NR.
   void (*pack_a_rows)(int64_t kc, const T* a, int64_t rs, int m, T* dst);
   void (*pack_b_cols)(int64_t kc, const T* b, int64_t cs, int n, T* dst);
+  /// Dot products of m rows of A with n rows of B (1 <= m <= kGemvMaxRows, 1 <= n <= 4), both rows
+  /// contiguous: c[r * ldc + j] = sum_k a[r * lda + k] * b[j * ldb + k] over k < kc. Each sum is
+  /// kept in the partial sums of one 64-byte span (16 floats, 8 doubles; partial l gets the k with
+  /// k % span == l, in order of k), added up in one fixed tree at the end, so every kernel set that
+  /// fuses its multiply-adds gives the same bits.
+  void (*dot)(int64_t kc, const T* a, int64_t lda, int m, const T* b, int64_t ldb, int n, T* c, int64_t ldc);
 };
+
+/// The matrix-vector path takes products with at most this many rows of A (gemv below).
+inline constexpr int64_t kGemvMaxRows = 4;
 
 // The kernel sets. avx512_kernels and avx2_kernels return nullptr when those kernels were not
 // compiled in (GRADFORMER_AVX512 / GRADFORMER_AVX2 off, or not x86-64); the caller also checks the
@@ -81,6 +90,15 @@ void gemm_packed(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, con
 template <class T>
 void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A,
                 const MatrixRef<T>& B, T* c, int64_t ldc);
+
+/// C[M, N] = A[M, K] · B[K, N] for M <= kGemvMaxRows when B has contiguous rows or contiguous
+/// columns: B read once, in place, never packed; its columns shared between up to `threads` threads
+/// (each element of C computed by one thread the same way, so the result does not depend on it).
+template <class T>
+void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
+          T* c, int64_t ldc, int threads);
+/// Whether gemm takes the matrix-vector path: few rows of A and a B it can stream in place.
+bool use_gemv_path(int64_t M, int64_t rsb, int64_t csb);
 
 /// Whether gemm takes the small (unpacked) path for this shape. Depends on the shape only, never on
 /// the thread count, so results are the same for every thread count.

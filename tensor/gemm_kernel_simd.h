@@ -178,6 +178,72 @@ void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t 
   by_rows[std::clamp(m, 1, MR) - 1](kc, a, rsa, csa, b, rsb, c, ldc, n, accumulate);
 }
 
+// ---- dot products (the matrix-vector path) -----------------------------------------------------
+
+// The sum of one 64-byte span's partial sums in a fixed tree: halves, then quarters, ... .
+template <class T, int kSpan>
+GF_INLINE T reduce_span(T (&part)[kSpan]) {
+  for (int width = kSpan / 2; width >= 1; width /= 2)
+    for (int l = 0; l < width; ++l) part[l] += part[l + width];
+  return part[0];
+}
+
+// c[r * ldc + j] = sum_k a[r * lda + k] * b[j * ldb + k] for r < R, j < n <= 4: R rows of A against
+// four rows of B at a time (a row j >= n reads row 0 again and is not written). Per 64-byte span of
+// k: S = span / lanes vectors (1 with AVX-512, 2 with AVX2), so the partial sums are the same.
+template <class X, int R>
+void dot_rows(int64_t kc, const typename X::T* a, int64_t lda, const typename X::T* b, int64_t ldb, int n,
+              typename X::T* c, int64_t ldc) {
+  using T = typename X::T;
+  using V = typename X::V;
+  constexpr int W = X::kLanes, kSpan = 64 / sizeof(T), S = kSpan / W;
+  V acc[R][4][S];
+  unroll<R>([&](auto r) GF_LAMBDA_INLINE {
+    unroll<4>([&](auto j) GF_LAMBDA_INLINE { unroll<S>([&](auto s) GF_LAMBDA_INLINE { acc[r][j][s] = X::zero(); }); });
+  });
+  const T* brow[4];
+  for (int j = 0; j < 4; ++j) brow[j] = b + (j < n ? j : 0) * ldb;
+  auto step = [&](int64_t k, auto load) GF_LAMBDA_INLINE {
+    unroll<S>([&](auto s) GF_LAMBDA_INLINE {
+      V bv[4];
+      unroll<4>([&](auto j) GF_LAMBDA_INLINE { bv[j] = load(brow[j] + k + s * W, s); });
+      unroll<R>([&](auto r) GF_LAMBDA_INLINE {
+        const V av = load(a + r * lda + k + s * W, s);
+        unroll<4>([&](auto j) GF_LAMBDA_INLINE { acc[r][j][s] = X::fma(av, bv[j], acc[r][j][s]); });
+      });
+    });
+  };
+  int64_t k = 0;
+  for (; k + kSpan <= kc; k += kSpan) step(k, [](const T* p, int) GF_LAMBDA_INLINE { return X::load(p); });
+  if (k < kc) {  // the last, partial span: lanes past kc read as zeros and add nothing
+    typename X::Mask masks[S];
+    for (int s = 0; s < S; ++s) masks[s] = X::mask(static_cast<int>(kc - k) - s * W);
+    step(k, [&](const T* p, int s) GF_LAMBDA_INLINE { return X::maskload(p, masks[s]); });
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < n; ++j) {
+      T part[kSpan];
+      for (int s = 0; s < S; ++s) X::store(part + s * W, acc[r][j][s]);
+      c[r * ldc + j] = reduce_span<T, kSpan>(part);
+    }
+}
+
+template <class X>
+void dot_dispatch(int64_t kc, const typename X::T* a, int64_t lda, int m, const typename X::T* b, int64_t ldb, int n,
+                  typename X::T* c, int64_t ldc) {
+  static_assert(kGemvMaxRows == 4);
+  switch (m) {
+    case 1:
+      return dot_rows<X, 1>(kc, a, lda, b, ldb, n, c, ldc);
+    case 2:
+      return dot_rows<X, 2>(kc, a, lda, b, ldb, n, c, ldc);
+    case 3:
+      return dot_rows<X, 3>(kc, a, lda, b, ldb, n, c, ldc);
+    default:
+      return dot_rows<X, 4>(kc, a, lda, b, ldb, n, c, ldc);
+  }
+}
+
 // ---- packing with in-register transposes ------------------------------------------------------
 // Packing a row-major A (or a transposed B) is a transpose: the panel wants, for each k, the MR
 // elements of one column. Element by element that costs about as much as a small product itself,
@@ -318,7 +384,8 @@ constexpr MicroKernels<typename X::T> kernel_set() {
           packed_dispatch<X, MR>,
           unpacked_dispatch<X, MR>,
           full_or_ragged<T, MR, pack_a_rows<MR, false>, pack_a_rows<MR, true>>,
-          full_or_ragged<T, NR, pack_b_cols<NR, false>, pack_b_cols<NR, true>>};
+          full_or_ragged<T, NR, pack_b_cols<NR, false>, pack_b_cols<NR, true>>,
+          dot_dispatch<X>};
 }
 
 }  // namespace

@@ -178,7 +178,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
-    const int threads = flops < kMinThreadedFlops ? 1 : num_threads();  // for one product
+    // for one product (the matrix-vector path, bound by memory, decides by the bytes it reads)
+    const bool gemv = detail::use_gemv_path(M, sbk, sbn);
+    const int threads = flops < kMinThreadedFlops && !gemv ? 1 : num_threads();
     if (!batched) return detail::gemm<T>(uk, M, N, K, {pa, sam, sak}, {pb, sbk, sbn}, pc, N, threads);
     const int r = batch.rank();
     const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);

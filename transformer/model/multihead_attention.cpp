@@ -1,5 +1,7 @@
 #include "transformer/model/multihead_attention.h"
 
+#include <algorithm>
+
 #include "autograd/all.h"
 #include "nn/functional.h"
 #include "tensor/all.h"
@@ -106,14 +108,59 @@ Attention MultiheadAttention::forward(const Variable& query, const Variable& key
   return attend(project_query(query), kv, mask);
 }
 
+void KVCache::truncate(int64_t length) {
+  if (length < 0 || length > this->length())
+    throw ValueError(message("KVCache::truncate: length ", length, " is not in [0, ", this->length(), "]"));
+  if (length == this->length()) return;
+  if (storage.k.defined() && storage.filled == this->length() && k.value().shares_storage_with(storage.k))
+    storage.filled = length;  // the dropped positions are free to write over
+  k = narrow(k, 2, 0, length), v = narrow(v, 2, 0, length);
+}
+
+// Whether cache.k and cache.v are the first cache.length() positions of the cache's own storage, all
+// of them written (not truncated by someone else's narrow, not replaced by other tensors).
+static bool views_own_storage(const KVCache& cache) {
+  const KVCacheStorage& s = cache.storage;
+  auto views = [&](const Tensor& x, const Tensor& room) {
+    return x.shares_storage_with(room) && x.offset() == room.offset() && x.strides() == room.strides() &&
+           x.size(0) == room.size(0);
+  };
+  return !cache.empty() && s.k.defined() && s.filled == cache.length() && views(cache.k.value(), s.k) &&
+         views(cache.v.value(), s.v);
+}
+
+// cache.k, cache.v [B, H, T, d_k] <- themselves followed by fresh.k, fresh.v [B, H, Tn, d_k].
+// Recording a gradient: a concatenation, which the gradient flows back through to every step's
+// projection. Otherwise the new positions are copied into the cache's storage (KVCacheStorage),
+// reallocated at twice the length when full: the same values, without copying all T every token.
+static void append_to_cache(KVCache& cache, const KVCache& fresh) {
+  if (grad_enabled()) {
+    cache.k = cache.empty() ? fresh.k : concat({cache.k, fresh.k}, 2);
+    cache.v = cache.empty() ? fresh.v : concat({cache.v, fresh.v}, 2);
+    return;
+  }
+  KVCacheStorage& s = cache.storage;
+  const int64_t past = cache.length(), tn = fresh.k.size(2), length = past + tn;
+  if (!views_own_storage(cache) || length > s.k.size(2)) {
+    Shape shape = fresh.k.shape();
+    shape[2] = std::max<int64_t>(2 * length, 16);
+    Tensor k = Tensor::empty(shape, fresh.k.dtype()), v = Tensor::empty(shape, fresh.v.dtype());
+    if (past > 0) k.narrow(2, 0, past).copy_(cache.k.value()), v.narrow(2, 0, past).copy_(cache.v.value());
+    s.k = k, s.v = v;
+  }
+  s.k.narrow(2, past, tn).copy_(fresh.k.value());
+  s.v.narrow(2, past, tn).copy_(fresh.v.value());
+  s.filled = length;
+  cache.k = Variable(s.k.narrow(2, 0, length));
+  cache.v = Variable(s.v.narrow(2, 0, length));
+}
+
 Attention MultiheadAttention::forward_step(const Variable& x, KVCache& cache, const Tensor& mask) const {
   auto [q, kv] = project_query_key_value(x);
   if (!cache.empty() && (cache.k.size(0) != x.size(0)))
     throw ShapeError(message("MultiheadAttention: forward_step input ", x.shape(),
                              " does not match the cache's batch of ", cache.k.size(0)));
-  const bool first = cache.empty();
-  cache.k = first ? kv.k : concat({cache.k, kv.k}, 2);  // [B, H, T_cached + Tn, d_k]
-  cache.v = first ? kv.v : concat({cache.v, kv.v}, 2);
+  append_to_cache(cache, kv);  // [B, H, T_cached + Tn, d_k]
   if (mask.defined() || x.size(1) == 1) return attend(q, cache, mask);
   // Several new positions at once: each sees the cached ones and the new ones up to itself.
   const int64_t tn = x.size(1), past = cache.length() - tn;

@@ -31,10 +31,32 @@ namespace gradformer {
 /// Keys and values already projected and split into heads: k, v [B, H, T, d_k]. For decoder
 /// self-attention it grows by one position per decoding step; for cross-attention it holds the
 /// encoder memory's keys and values, computed once per sentence.
+/// Room for a KVCache to grow into without copying what it holds (used when no gradient is being
+/// recorded): k and v [B, H, capacity, d_k], of which the first `filled` positions are written and
+/// the cache's k and v view the first length() of them. The capacity doubles when full, so appending
+/// a token costs O(1) copying on average instead of O(T). A copy of a KVCache does not take its
+/// spare room (the copy's first append makes its own), so appending to one copy never changes
+/// what another sees.
+struct KVCacheStorage {
+  Tensor k, v;
+  int64_t filled = 0;
+  KVCacheStorage() = default;
+  KVCacheStorage(const KVCacheStorage&) {}
+  KVCacheStorage& operator=(const KVCacheStorage&) { return *this = KVCacheStorage(); }
+  KVCacheStorage(KVCacheStorage&&) = default;
+  KVCacheStorage& operator=(KVCacheStorage&&) = default;
+};
+
 struct KVCache {
+  KVCache() = default;
+  KVCache(Variable keys, Variable values) : k(std::move(keys)), v(std::move(values)) {}
   Variable k, v;
+  KVCacheStorage storage;
   bool empty() const { return !k.defined(); }
   int64_t length() const { return k.defined() ? k.size(2) : 0; }
+  /// Keeps the first `length` positions (0 <= length <= length(), else ValueError); the next
+  /// appends write over the dropped ones in place, so a view of them taken earlier changes.
+  void truncate(int64_t length);
 };
 
 class MultiheadAttention : public Module {

@@ -216,3 +216,44 @@ TEST_CASE("generate: the same seed gives the same tokens, the cache does not cha
   CHECK(run({.temperature = 0}, 2) == greedy);  // the seed does not matter
   CHECK(run({}, 3) != run({}, 4));  // but it does when sampling (ten tokens of seven: a coincidence is unlikely)
 }
+
+TEST_CASE("decoder-only: without a gradient the cache grows in place, with the same logits, truncated and copied") {
+  TransformerConfig c = tiny_lm(NormPlacement::Pre, Positions::Learned);
+  c.max_len = 40;
+  DecoderOnly model(c, 11);
+  model.eval();
+  std::vector<int64_t> tokens;
+  for (int64_t t = 0; t < 40; ++t) tokens.push_back((t * 5 + 2) % 7);
+  const Tensor ids = test::ids(tokens, 1);
+  auto step_all = [&](DecoderOnlyCache& cache, int64_t from, int64_t to) {  // logits of positions [from, to)
+    std::vector<double> out;
+    for (int64_t t = from; t < to; ++t)
+      for (double v : values(model.forward_step(ids.narrow(1, t, 1).contiguous(), cache).value())) out.push_back(v);
+    return out;
+  };
+  const std::vector<double> full = values(model.forward(ids, causal(40)).value());  // [1, 40, 7]
+  DecoderOnlyCache recorded = model.start_cache();  // recording a gradient: concatenation
+  const std::vector<double> concatenated = step_all(recorded, 0, 40);
+  NoGradGuard no_grad;
+  DecoderOnlyCache cache = model.start_cache();  // 40 steps: the storage outgrows 16 positions, then 32
+  const std::vector<double> in_place = step_all(cache, 0, 40);
+  CHECK(in_place == concatenated);  // the same keys and values, so the same bits
+  REQUIRE(in_place.size() == full.size());
+  for (size_t i = 0; i < full.size(); ++i) CHECK(std::abs(in_place[i] - full[i]) <= 1e-12);
+  CHECK(cache.layers[0].k.value().shares_storage_with(cache.layers[0].storage.k));
+
+  // back to 25 positions: the next steps write over the dropped ones and give the same logits again
+  for (KVCache& layer : cache.layers) layer.truncate(25);
+  cache.length = 25;
+  CHECK(step_all(cache, 25, 40) == std::vector<double>(in_place.begin() + 25 * 7, in_place.end()));
+  CHECK_THROWS_AS(cache.layers[0].truncate(41), ValueError);
+
+  // a copy taken at 30 positions, both stepped on: neither changes what the other holds
+  for (KVCache& layer : cache.layers) layer.truncate(30);
+  cache.length = 30;
+  DecoderOnlyCache copy = cache;
+  const std::vector<double> from_original = step_all(cache, 30, 40), from_copy = step_all(copy, 30, 40);
+  CHECK(from_original == std::vector<double>(in_place.begin() + 30 * 7, in_place.end()));
+  CHECK(from_copy == from_original);
+  CHECK_FALSE(copy.layers[0].k.value().shares_storage_with(cache.layers[0].k.value()));
+}

@@ -1,0 +1,65 @@
+// The machine's memory bandwidth, measured: the ceiling for any computation that reads each byte
+// once and does little with it, as generating one token at batch 1 does with the model's weights
+// (bench_generation.cpp compares itself against the read row below).
+//   BM_StreamRead/threads:N   sum a 256 MB float array (far larger than the caches) on N threads
+//                             of the library's pool: bytes_per_second = bytes read per second
+//   BM_StreamCopy/threads:N   copy a 256 MB float array into another: bytes read + bytes written
+//                             (STREAM's convention; the hardware may also read the destination
+//                             before writing it, which is not counted)
+// threads:0 means all of the pool's threads (num_threads() at start).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <vector>
+
+#include "bench/stream_read.h"
+#include "tensor/parallel.h"
+
+using namespace gradformer;
+
+namespace {
+
+using bench::kStreamFloats;
+
+int threads_of(const benchmark::State& state, int all) {
+  return state.range(0) == 0 ? all : static_cast<int>(state.range(0));
+}
+
+void BM_StreamRead(benchmark::State& state) {
+  static const int all = num_threads();
+  const int threads = threads_of(state, all);
+  set_num_threads(threads);
+  const float* x = bench::stream_source().data();
+  for (auto _ : state) {
+    const float total = bench::parallel_sum(x, kStreamFloats, threads);
+    if (total != static_cast<float>(kStreamFloats)) state.SkipWithError("the sum of ones is not their count");
+    benchmark::DoNotOptimize(total);
+  }
+  state.SetBytesProcessed(state.iterations() * kStreamFloats * static_cast<int64_t>(sizeof(float)));
+  set_num_threads(all);
+}
+BENCHMARK(BM_StreamRead)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StreamCopy(benchmark::State& state) {
+  static const int all = num_threads();
+  const int threads = threads_of(state, all);
+  set_num_threads(threads);
+  const float* x = bench::stream_source().data();
+  std::vector<float> y(kStreamFloats, 0.0f);
+  for (auto _ : state) {
+    const int64_t piece = (kStreamFloats + threads - 1) / threads;
+    parallel_for(0, threads, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t begin = t * piece, end = std::min(kStreamFloats, (t + 1) * piece);
+        std::memcpy(y.data() + begin, x + begin, static_cast<size_t>(end - begin) * sizeof(float));
+      }
+    });
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kStreamFloats * static_cast<int64_t>(sizeof(float)));
+  set_num_threads(all);
+}
+BENCHMARK(BM_StreamCopy)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace

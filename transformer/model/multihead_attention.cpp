@@ -135,8 +135,9 @@ static bool views_own_storage(const KVCache& cache) {
 // reallocated at twice the length when full: the same values, without copying all T every token.
 static void append_to_cache(KVCache& cache, const KVCache& fresh) {
   if (grad_enabled()) {
-    cache.k = cache.empty() ? fresh.k : concat({cache.k, fresh.k}, 2);
-    cache.v = cache.empty() ? fresh.v : concat({cache.v, fresh.v}, 2);
+    const bool first = cache.empty();
+    cache.k = first ? fresh.k : concat({cache.k, fresh.k}, 2);
+    cache.v = first ? fresh.v : concat({cache.v, fresh.v}, 2);
     return;
   }
   KVCacheStorage& s = cache.storage;

@@ -7,22 +7,26 @@
 //                            bytes/token = 4 * (parameters - the position table + one row of it)
 //                                        + 4 * 2 * layers * P * d          (keys and values)
 //                          and does about 2 flops per weight, so it is bound by memory, not by
-//                          arithmetic. GB/s = bytes/token * tokens/s; of_stream_read = GB/s over
-//                          the stream read (bench/stream_read.h) measured at the start of this run.
+//                          arithmetic. GB/s = bytes/token * tokens/s; of_stream_read = the median
+//                          over tokens of the token's GB/s over a stream read (bench/stream_read.h)
+//                          made right after it, on as many threads.
 //   BM_Prompt/prompt:P     one forward_step over a P-token prompt from an empty cache (what
 //                          happens before the first generated token). Counted matmul flops:
 //                            per token: 2 * (layers * (4 d^2 + 2 d d_ff) + V d)   (each weight: a
 //                                       multiply and an add; the output projection h W_e^T included)
 //                            per layer: 4 * P * d per token (q k^T and the weights times v, over all
 //                                       P positions, as the masked product computes them)
-//                          GFLOP/s against bench_matmul's large square row (the matmul peak).
+//                          of_matmul_peak: the median over prompts of GFLOP/s over a 1024^3 matmul
+//                          (bench_matmul's square rows) made right after it, on as many threads.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "autograd/all.h"
 #include "bench/stream_read.h"
+#include "tensor/matmul.h"
 #include "tensor/random.h"
 #include "transformer/model/decoder_only.h"
 
@@ -39,9 +43,29 @@ DecoderOnly& gpt2() {
   return *model;
 }
 
-double stream_read_bandwidth() {
-  static const double gbs = bench::stream_read_gbs(5);
-  return gbs;
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One read of the stream array (bench/stream_read.h) on all threads, in GB/s.
+double stream_read_now() {
+  const std::vector<float>& x = bench::stream_source();
+  const auto start = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(bench::parallel_sum(x.data(), bench::kStreamFloats, num_threads()));
+  return 4.0 * static_cast<double>(bench::kStreamFloats) / seconds_since(start) / 1e9;
+}
+
+// One 1024 x 1024 x 1024 matmul on all threads, in GFLOP/s: the peak prompt processing is held to.
+double matmul_peak_now() {
+  static const Tensor a = full({1024, 1024}, 0.5), b = full({1024, 1024}, 0.25);
+  const auto start = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(matmul(a, b).data<float>());
+  return 2.0 * 1024 * 1024 * 1024 / seconds_since(start) / 1e9;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 Tensor prompt_ids(int64_t length) {
@@ -55,32 +79,37 @@ void rewind(DecoderOnlyCache& cache, int64_t length) {
   cache.length = length;
 }
 
+// Each token is followed by one stream read (not timed with it), and the token's GB/s is divided
+// by that read's: on a machine others share, both see about the same load.
 void BM_Generate(benchmark::State& state) {
   const int64_t P = state.range(0);
-  const double reference = stream_read_bandwidth();
   NoGradGuard no_grad;
   DecoderOnly& model = gpt2();
   const TransformerConfig& c = model.config();
   DecoderOnlyCache cache = model.start_cache();
   model.forward_step(prompt_ids(P), cache);
   const Tensor next = prompt_ids(1);
-  double seconds = 0;  // in forward_step only, not rewinding
+  const double weights = static_cast<double>(model.parameter_count() - (c.max_len - 1) * c.d_model);
+  const double bytes = 4.0 * (weights + 2.0 * static_cast<double>(c.layers * P * c.d_model));
+  double seconds = 0;  // in forward_step only
+  std::vector<double> reads, fractions;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     Variable logits = model.forward_step(next, cache);
     benchmark::DoNotOptimize(logits.value().data<float>());
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double token_seconds = seconds_since(start);
+    seconds += token_seconds;
     rewind(cache, P);
+    reads.push_back(stream_read_now());
+    fractions.push_back(bytes / token_seconds / 1e9 / reads.back());
   }
-  const double weights = static_cast<double>(model.parameter_count() - (c.max_len - 1) * c.d_model);
-  const double bytes = 4.0 * (weights + 2.0 * static_cast<double>(c.layers * P * c.d_model));
   const double tokens = static_cast<double>(state.iterations());
   state.counters["tokens/s"] = tokens / seconds;
   state.counters["ms/token"] = 1e3 * seconds / tokens;
   state.counters["MB/token"] = bytes / 1e6;
   state.counters["GB/s"] = tokens * bytes / seconds / 1e9;
-  state.counters["stream_read_GB/s"] = reference;
-  state.counters["of_stream_read"] = tokens * bytes / seconds / 1e9 / reference;
+  state.counters["stream_read_GB/s"] = median(reads);
+  state.counters["of_stream_read"] = median(fractions);  // the median over tokens
 }
 BENCHMARK(BM_Generate)
     ->ArgName("prompt")
@@ -97,15 +126,24 @@ void BM_Prompt(benchmark::State& state) {
   DecoderOnly& model = gpt2();
   const TransformerConfig& c = model.config();
   const Tensor ids = prompt_ids(P);
-  for (auto _ : state) {
-    DecoderOnlyCache cache = model.start_cache();
-    Variable logits = model.forward_step(ids, cache);
-    benchmark::DoNotOptimize(logits.value().data<float>());
-  }
   const double d = static_cast<double>(c.d_model), p = static_cast<double>(P);
   const double per_token = 2.0 * (static_cast<double>(c.layers) * (4 * d * d + 2 * d * static_cast<double>(c.d_ff)) +
                                   static_cast<double>(c.tgt_vocab) * d);
   const double flops = p * per_token + static_cast<double>(c.layers) * 4.0 * p * p * d;
+  std::vector<double> peaks, fractions;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    DecoderOnlyCache cache = model.start_cache();
+    Variable logits = model.forward_step(ids, cache);
+    benchmark::DoNotOptimize(logits.value().data<float>());
+    const double prompt_seconds = seconds_since(start);
+    state.PauseTiming();
+    peaks.push_back(matmul_peak_now());
+    fractions.push_back(flops / prompt_seconds / 1e9 / peaks.back());
+    state.ResumeTiming();
+  }
+  state.counters["matmul_peak_GFLOP/s"] = median(peaks);
+  state.counters["of_matmul_peak"] = median(fractions);
   state.counters["GFLOP/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * flops / 1e9, benchmark::Counter::kIsRate);
   state.counters["tokens/s"] =

@@ -99,12 +99,16 @@ Tensor gelu(const Tensor& a) {
   });
 }
 // GELU's tanh approximation (Hendrycks & Gimpel, 2016, section 2), the one GPT-2 computes:
-//   gelu_tanh(x) = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+//   gelu_tanh(x) = x/2 * (1 + tanh(u)),  u = sqrt(2/pi) * (x + 0.044715 x^3)
+// computed as x / (1 + exp(-2u)), the same function (1 + tanh u = 2 / (1 + exp(-2u))): one exp is
+// a few times cheaper than a tanh, and for negative x there is no cancellation in 1 + tanh u.
+// For u below -T's largest exponent, exp overflows to infinity and the result is x / inf = -0.
 Tensor gelu_tanh(const Tensor& a) {
   return floating_unary("gelu_tanh", a, [](auto x) {
     using T = decltype(x);
     const T sqrt_2_over_pi = T(0.79788456080286535588);  // sqrt(2 / pi)
-    return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + T(0.044715) * x * x * x)));
+    const T u = sqrt_2_over_pi * (x + T(0.044715) * x * x * x);
+    return x / (T(1) + std::exp(T(-2) * u));
   });
 }
 

@@ -55,8 +55,12 @@ constexpr double kMinFlopsPerThread = 4e6;
 // Products up to this many multiply-adds take the small path (no packing of A): at 64 x 64 x 64
 // copying A into panels costs more than the faster reads save.
 constexpr int64_t kSmallMaxMNK = 96 * 96 * 96;
-// The matrix-vector path gives a thread at least this much of B to read (about 10 µs from memory).
-constexpr double kGemvMinBytesPerThread = 256 * 1024;
+// The matrix-vector path gives a thread at least this much of B to read (about 10 µs from memory),
+// and takes only a B larger than it: a smaller one, packed, stays in a core's L2 cache (an
+// attention head's keys at 1024 positions are just that size), so packing it costs no extra trips
+// to memory, and such products keep the bits they had before this path existed.
+constexpr int64_t kGemvMinBytes = 256 * 1024;
+constexpr double kGemvMinBytesPerThread = kGemvMinBytes;
 
 struct Blocking {
   int64_t kc, mc, nc;
@@ -322,7 +326,9 @@ void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
   });
 }
 
-bool use_gemv_path(int64_t M, int64_t rsb, int64_t csb) { return M <= kGemvMaxRows && (rsb == 1 || csb == 1); }
+bool use_gemv_path(int64_t M, int64_t N, int64_t K, int64_t rsb, int64_t csb, int64_t element_bytes) {
+  return M <= kGemvMaxRows && (rsb == 1 || csb == 1) && N * K * element_bytes > kGemvMinBytes;
+}
 
 template <class T>
 void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
@@ -332,7 +338,7 @@ void gemm(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
     for (int64_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, T(0));
     return;
   }
-  if (use_gemv_path(M, B.rs, B.cs)) return gemv(uk, M, N, K, A, B, c, ldc, threads);
+  if (use_gemv_path(M, N, K, B.rs, B.cs, sizeof(T))) return gemv(uk, M, N, K, A, B, c, ldc, threads);
   if (use_small_path(M, N, K)) return gemm_small(uk, M, N, K, A, B, c, ldc);
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   threads = static_cast<int>(std::clamp<double>(flops / kMinFlopsPerThread, 1, std::max(threads, 1)));

@@ -97,8 +97,9 @@ void gemm_small(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, cons
 template <class T>
 void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const MatrixRef<T>& A, const MatrixRef<T>& B,
           T* c, int64_t ldc, int threads);
-/// Whether gemm takes the matrix-vector path: few rows of A and a B it can stream in place.
-bool use_gemv_path(int64_t M, int64_t rsb, int64_t csb);
+/// Whether gemm takes the matrix-vector path: few rows of A, and a B it can stream in place that is
+/// too large to stay in a core's cache once packed (smaller ones keep the paths they always took).
+bool use_gemv_path(int64_t M, int64_t N, int64_t K, int64_t rsb, int64_t csb, int64_t element_bytes);
 
 /// Whether gemm takes the small (unpacked) path for this shape. Depends on the shape only, never on
 /// the thread count, so results are the same for every thread count.

@@ -179,7 +179,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     const T* pb = b.data<T>();
     T* pc = out.data<T>();
     // for one product (the matrix-vector path, bound by memory, decides by the bytes it reads)
-    const bool gemv = detail::use_gemv_path(M, sbk, sbn);
+    const bool gemv = detail::use_gemv_path(M, N, K, sbk, sbn, sizeof(T));
     const int threads = flops < kMinThreadedFlops && !gemv ? 1 : num_threads();
     if (!batched) return detail::gemm<T>(uk, M, N, K, {pa, sam, sak}, {pb, sbk, sbn}, pc, N, threads);
     const int r = batch.rank();

@@ -57,12 +57,23 @@ Tensor operand_b(int64_t K, int64_t N, LayoutB layout, DType dtype, uint32_t see
   return random_matrix({K, N}, dtype, seed);
 }
 
-// Elements of a @ b outside the tolerance at the top.
+// a @ b by the matrix-vector path itself (matmul takes it only for a large B), on the pool's threads.
+template <class T>
+Tensor gemv(const Tensor& a, const Tensor& b) {
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  Tensor c = Tensor::empty({M, N}, a.dtype());
+  detail::gemv<T>(detail::active_kernels<T>(), M, N, K, {a.data<T>(), a.strides()[0], a.strides()[1]},
+                  {b.data<T>(), b.strides()[0], b.strides()[1]}, c.data<T>(), N, num_threads());
+  return c;
+}
+
+// Elements of a @ b by the matrix-vector path outside the tolerance at the top.
 int64_t mismatches(const Tensor& a, const Tensor& b, DType dtype) {
   const Tensor a64 = a.to(DType::Float64), b64 = b.to(DType::Float64);
+  const Tensor c = dtype == DType::Float32 ? gemv<float>(a, b) : gemv<double>(a, b);
   const std::vector<double> want = matmul_reference(a64, b64).to_vector<double>(),
                             magnitude = matmul_reference(absolute(a64), absolute(b64)).to_vector<double>(),
-                            got = matmul(a, b).to_vector<double>();
+                            got = c.to_vector<double>();
   const double eps =
       dtype == DType::Float32 ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   const double K = static_cast<double>(a.size(1));
@@ -107,12 +118,14 @@ const std::vector<int64_t> kOuter = {1, 2, 3, 5, 17, 33, 67, 130};
 
 }  // namespace
 
-TEST_CASE("matmul with at most kGemvMaxRows rows of A takes the matrix-vector path when B streams in place") {
-  const Tensor w = random_matrix({5, 7}, DType::Float32, 1);                                        // W [N, K]
-  CHECK(detail::use_gemv_path(1, w.transpose(0, 1).strides()[0], w.transpose(0, 1).strides()[1]));  // x Wᵀ
-  CHECK(detail::use_gemv_path(detail::kGemvMaxRows, 7, 1));                                         // rows of B
-  CHECK_FALSE(detail::use_gemv_path(detail::kGemvMaxRows + 1, 1, 7));
-  CHECK_FALSE(detail::use_gemv_path(1, 14, 2));  // neither rows nor columns contiguous: gemm
+TEST_CASE("matmul takes the matrix-vector path for few rows of A and a large B that streams in place") {
+  const Tensor w = random_matrix({1000, 300}, DType::Float32, 1).transpose(0, 1);  // Wᵀ: [300, 1000], 1.2 MB
+  const int64_t rs = w.strides()[0], cs = w.strides()[1];
+  CHECK(detail::use_gemv_path(1, 1000, 300, rs, cs, 4));                      // x Wᵀ
+  CHECK(detail::use_gemv_path(detail::kGemvMaxRows, 1000, 300, 1000, 1, 4));  // rows of B contiguous
+  CHECK_FALSE(detail::use_gemv_path(detail::kGemvMaxRows + 1, 1000, 300, rs, cs, 4));
+  CHECK_FALSE(detail::use_gemv_path(1, 1000, 300, 2000, 2, 4));  // neither rows nor columns contiguous
+  CHECK_FALSE(detail::use_gemv_path(1, 64, 1024, rs, cs, 4));    // 256 KB: packed, it stays in the cache
 }
 
 TEST_CASE("the matrix-vector path matches the float64 reference: every kernel, layout, odd size and dtype") {

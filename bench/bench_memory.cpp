@@ -6,6 +6,9 @@
 //   BM_StreamCopy/threads:N   copy a 256 MB float array into another: bytes read + bytes written
 //                             (STREAM's convention; the hardware may also read the destination
 //                             before writing it, which is not counted)
+//   BM_MatVec/threads:N       x [1, 768] times W [50257, 768] transposed (GPT-2's output projection,
+//                             154 MB): matmul's matrix-vector path, bytes_per_second = W's bytes;
+//                             its ratio to BM_StreamRead is how close it runs to the limit
 // threads:0 means all of the pool's threads (num_threads() at start).
 #include <benchmark/benchmark.h>
 
@@ -13,7 +16,9 @@
 #include <vector>
 
 #include "bench/stream_read.h"
+#include "tensor/matmul.h"
 #include "tensor/parallel.h"
+#include "tensor/random.h"
 
 using namespace gradformer;
 
@@ -61,5 +66,17 @@ void BM_StreamCopy(benchmark::State& state) {
   set_num_threads(all);
 }
 BENCHMARK(BM_StreamCopy)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_MatVec(benchmark::State& state) {
+  static const int all = num_threads();
+  const int threads = threads_of(state, all);
+  set_num_threads(threads);
+  Generator gen(1);
+  static const Tensor w = uniform({50257, 768}, -1, 1, gen), x = uniform({1, 768}, -1, 1, gen);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(x, w.transpose(0, 1)).data<float>());
+  state.SetBytesProcessed(state.iterations() * w.numel() * static_cast<int64_t>(sizeof(float)));
+  set_num_threads(all);
+}
+BENCHMARK(BM_MatVec)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -214,7 +214,10 @@ void dot_rows(int64_t kc, const typename X::T* a, int64_t lda, const typename X:
     });
   };
   int64_t k = 0;
-  for (; k + kSpan <= kc; k += kSpan) step(k, [](const T* p, int) GF_LAMBDA_INLINE { return X::load(p); });
+  for (; k + kSpan <= kc; k += kSpan) {
+    for (int j = 0; j < 4; ++j) __builtin_prefetch(brow[j] + k + 8 * kSpan);  // 512 bytes ahead in each row
+    step(k, [](const T* p, int) GF_LAMBDA_INLINE { return X::load(p); });
+  }
   if (k < kc) {  // the last, partial span: lanes past kc read as zeros and add nothing
     typename X::Mask masks[S];
     for (int s = 0; s < S; ++s) masks[s] = X::mask(static_cast<int>(kc - k) - s * W);

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "catch.h"
 #include "tensor/all.h"
@@ -120,4 +121,31 @@ TEST_CASE("large tensors give the same result for every thread count") {
   set_num_threads(2);
   CHECK((exp(x) * x.transpose(0, 1).contiguous().transpose(0, 1)).to_vector<float>() == one);
   CHECK(sum(x, {0}).to_vector<float>() == s1);
+}
+
+TEST_CASE("gelu_tanh in float32 is the float64 formula to within float32 rounding, at the extremes too") {
+  // the formula as GPT-2 writes it, in float64: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  auto exact = [](double x) {
+    return 0.5 * x * (1 + std::tanh(0.79788456080286535588 /* sqrt(2/pi) */ * (x + 0.044715 * x * x * x)));
+  };
+  std::vector<double> xs;
+  for (int i = -2000; i <= 2000; ++i) xs.push_back(i / 200.0);  // [-10, 10] in steps of 0.005
+  const std::vector<double> got =
+      values(gelu_tanh(from_vector(xs, {static_cast<int64_t>(xs.size())}).to(DType::Float32)));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double want = exact(static_cast<double>(static_cast<float>(xs[i])));
+    INFO("x = " << xs[i] << ": got " << got[i] << ", want " << want);
+    // float32 roundings of u and of the result: the error in u grows the result's by a factor 2|u|
+    // where the result is small (x < 0), so 32 epsilons, and an absolute floor for results near 0
+    CHECK(std::abs(got[i] - want) <= 32 * std::numeric_limits<float>::epsilon() * (std::abs(want) + 1e-3));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<double> edge = values(gelu_tanh(tensor({-100, 100, -1e30, 1e30}, {4})));
+  CHECK(std::abs(edge[0]) <= 1e-30);  // exactly -100 * tiny: GELU is 0 there
+  CHECK(edge[1] == 100);
+  CHECK(std::abs(edge[2]) <= 1e-6);
+  CHECK(edge[3] == 1e30f);
+  const std::vector<float> special = gelu_tanh(tensor({0, 0, 0}, {3}).fill_(inf)).to_vector<float>();
+  CHECK(special[0] == inf);
+  CHECK(std::isnan(gelu_tanh(full({1}, std::numeric_limits<double>::quiet_NaN())).item()));
 }

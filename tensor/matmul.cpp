@@ -126,6 +126,11 @@ namespace {
 constexpr double kBatchSplitFlops = 32e6;
 // ...and a thread gets at least this much work (about 10 µs), else the batch stays on one thread.
 constexpr double kMinBatchFlopsPerThread = 1e6;
+// A product with few rows of A (one token's attention: q [1, d_k] against the keys [T, d_k]) does
+// two flops per element of B it reads, and waits on memory, not on arithmetic: its cost is counted
+// as this many flops per byte of B (about a core's matmul flops over its memory bandwidth), so
+// that the batch of such products is shared between threads when reading it is worth it.
+constexpr double kFlopsPerByteRead = 8;
 // A single product this small never uses more than one thread (gemm has the same rule; checking it
 // here as well saves asking the pool how many threads it has).
 constexpr double kMinThreadedFlops = 4e6;
@@ -199,7 +204,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       product(0, threads);
     } else if (flops < kBatchSplitFlops || batches >= 4 * num_threads()) {
       // many products: each thread takes whole products
-      const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / flops));
+      const double bytes = static_cast<double>(N) * static_cast<double>(K) * static_cast<double>(sizeof(T));
+      const double cost = M <= detail::kGemvMaxRows ? std::max(flops, kFlopsPerByteRead * bytes) : flops;
+      const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / cost));
       parallel_for(0, batches, grain, [&](int64_t lo, int64_t hi) {
         for (int64_t bi = lo; bi < hi; ++bi) product(bi, 1);
       });

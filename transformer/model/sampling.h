@@ -44,4 +44,12 @@ int64_t sample_index(const std::vector<double>& probabilities, Generator& gen);
 std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& options,
                               Generator& gen);
 
+/// As generate, but past the model's max_len: a window of at most max_len tokens is read at once,
+/// and when a window is full its last half (max_len / 2 tokens, at least 1) becomes the next
+/// window's prompt, whose keys and values are computed afresh. options.max_tokens counts the new
+/// tokens; options.eos, if generated, ends them (and is the last one returned). ValueError for an
+/// empty prompt, a ShapeError for a prompt of more than max_len tokens.
+std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int64_t>& prompt,
+                                       const SamplingOptions& options, Generator& gen);
+
 }  // namespace gradformer

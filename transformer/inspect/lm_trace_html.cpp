@@ -1,0 +1,84 @@
+// lm_trace_html: the prompt's walk of lm_trace.h as one page a learner opens offline: the tokens,
+// every layer's heads as inline SVG heatmaps, the next tokens as bars. The look of trace_page.h;
+// no scripts, nothing fetched.
+#include <sstream>
+
+#include "transformer/inspect/lm_trace.h"
+#include "transformer/inspect/svg.h"
+#include "transformer/inspect/trace_page.h"
+
+namespace gradformer {
+
+namespace {
+
+using trace_page::fixed, trace_page::section;
+
+std::string tokens_html(const LmTrace& t) {
+  std::ostringstream out;
+  out << "<div class='tokens'>";
+  for (size_t i = 0; i < t.ids.size(); ++i)
+    out << "<div class='token'><b>" << escape_xml(t.pieces[i]) << "</b><span>" << i << " &middot; id " << t.ids[i]
+        << "</span></div>";
+  out << "</div>\n";
+  return out.str();
+}
+
+// One heatmap per head of layer l (or only `head`), rows the query tokens, columns the keys.
+std::string layer_html(const LmTrace& t, int64_t l, int64_t head) {
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < t.pieces.size(); ++i) labels.push_back(message(t.pieces[i], " ", i));
+  std::ostringstream out;
+  out << "<div class='heads'>";
+  for (int64_t h = 0; h < t.config.heads; ++h) {
+    if (head != -1 && h != head) continue;
+    Heatmap map = heatmap_of(t.attention[static_cast<size_t>(l)].select(0, h), labels, labels, message("head ", h));
+    map.range = std::make_pair(0.0, 1.0);
+    out << heatmap_svg(map);
+  }
+  out << "</div>\n";
+  return out.str();
+}
+
+std::string next_html(const LmTrace& t) {
+  std::ostringstream out;
+  out << "<table class='steps'><tr><th>rank</th><th>token</th><th>id</th><th>probability</th></tr>\n";
+  for (size_t r = 0; r < t.next.size(); ++r) {
+    const NextToken& n = t.next[r];
+    out << "<tr><td>" << r + 1 << "</td><td>" << escape_xml(n.piece) << "</td><td class='num'>" << n.id
+        << "</td><td><div class='bar'><i style='width:" << fixed(300 * n.probability, 1) << "px'></i><span>"
+        << fixed(100 * n.probability, 2) << "%</span></div></td></tr>\n";
+  }
+  out << "</table>\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string lm_trace_html(const LmTrace& t, const LmTraceView& v) {
+  check_lm_trace_view(t, v);
+  std::ostringstream page;
+  page << trace_page::begin("gradformer trace: " + t.prompt, "What the model reads, and what it expects next",
+                            escape_xml(message(t.config.layers, " layers, ", t.config.heads, " heads, d_model ",
+                                               t.config.d_model, ", ", t.tokenizer, " tokenizer")));
+  int number = 1;
+  page << section(number++, "Tokens",
+                  "The prompt cut into tokens, each with its id: the rows of the embedding the model starts from. "
+                  "A leading space shows as &#288;, a line end as &#266;.",
+                  "<p>" + escape_xml(t.prompt) + "</p>" + tokens_html(t));
+  for (int64_t l = 0; l < static_cast<int64_t>(t.attention.size()); ++l) {
+    if (v.layer != -1 && l != v.layer) continue;
+    page << section(number++, message("Layer ", l),
+                    "Masked self-attention, one heatmap per head: a row is a token (the query), its cells the "
+                    "tokens it attends to (the keys) and how much; each row sums to 1. The mask is causal, so "
+                    "everything above the diagonal is 0: a token sees only itself and the tokens before it.",
+                    layer_html(t, l, v.head));
+  }
+  page << section(number++, "Next token",
+                  message("The last position's output, through the output projection and a softmax: the ",
+                          t.next.size(), " most likely of the ", t.config.tgt_vocab, " tokens to follow the prompt."),
+                  next_html(t));
+  page << trace_page::end();
+  return page.str();
+}
+
+}  // namespace gradformer

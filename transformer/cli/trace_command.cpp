@@ -26,6 +26,26 @@ namespace {
 constexpr const char* kTrainedModel = "runs/toy-translation/model.safetensors";
 constexpr const char* kFirstUseDir = "runs/trace-model";
 
+constexpr const char* kSummary =
+    "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
+    "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
+    "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
+    "cross-attention looks, the most likely next tokens, the choice).\n"
+    "\n"
+    "With --train and a pair, SENTENCE TARGET, walk one training step instead: the pair teacher-forced,\n"
+    "each target position's probability of the right word and its loss, the mean loss (label-smoothed\n"
+    "if the model was trained so), the backward pass (the gradient's norm at every sub-layer's output,\n"
+    "decoder then encoder, and per layer of parameters), and the loss after one gradient-descent step.\n"
+    "\n"
+    "A decoder-only checkpoint (gradformer train --arch decoder-only, or GPT-2 from gradformer import --gpt2)\n"
+    "reads SENTENCE as its prompt: the prompt's tokens (pieces and text), then for each layer and head the\n"
+    "causal attention over them (a row per token, in percent; a long prompt's rows as their strongest\n"
+    "keys; --layer and --head show fewer), and the most likely next tokens with their probabilities. E.g.\n"
+    "  gradformer trace --checkpoint gpt2.safetensors --layer 5 \"The meaning of life is\"\n"
+    "\n"
+    "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
+    "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.";
+
 // The first-use model: the toy-translation task's recipe at a quarter of its width, small enough
 // to train in seconds on two cores and still translate the toy corpus's sentences right.
 TrainOptions first_use_options(int64_t steps) {
@@ -139,29 +159,11 @@ int trace_decoder_only(const Flags& f, const CheckpointFile& file) {
 }  // namespace
 
 int trace_command(int argc, char** argv) {
-  Flags f("trace",
-          "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
-          "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
-          "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
-          "cross-attention looks, the most likely next tokens, the choice).\n"
-          "\n"
-          "With --train and a pair, SENTENCE TARGET, walk one training step instead: the pair teacher-forced,\n"
-          "each target position's probability of the right word and its loss, the mean loss (label-smoothed\n"
-          "if the model was trained so), the backward pass (the gradient's norm at every sub-layer's output,\n"
-          "decoder then encoder, and per layer of parameters), and the loss after one gradient-descent step.\n"
-          "\n"
-          "A decoder-only checkpoint (gradformer train --arch decoder-only, or GPT-2 from gradformer import --gpt2)\n"
-          "reads SENTENCE as its prompt: the prompt's tokens (pieces and text), then for each layer and head the\n"
-          "causal attention over them (a row per token, in percent; a long prompt's rows as their strongest\n"
-          "keys; --layer and --head show fewer), and the most likely next tokens with their probabilities. E.g.\n"
-          "  gradformer trace --checkpoint gpt2.safetensors --layer 5 \"The meaning of life is\"\n"
-          "\n"
-          "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
-          "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.");
+  Flags f("trace", kSummary);
   f.add_positionals("\"SENTENCE\" [\"TARGET\"]",
-                    "the source sentence (quote it): words separated by spaces, or any text for a model of bytes or "
-                    "BPE tokens; with --train, then its translation");
-  f.add("--checkpoint", "", "a model saved by gradformer train (default: see above)");
+                    "the source sentence (quote it), or a decoder-only model's prompt: words separated by spaces, or "
+                    "any text for a model of bytes or BPE tokens (GPT-2's too); with --train, then its translation");
+  f.add("--checkpoint", "", "a model saved by gradformer train or import (default: see above)");
   f.add_switch("--train", "trace one training step on the pair SENTENCE TARGET");
   f.add("--lr", "0.5", "--train: the learning rate of the gradient-descent step");
   f.add("--beam", "1", "also run beam search with this many beams and show them at every step (1: greedy only)");

@@ -67,11 +67,14 @@ std::string lm_trace_html(const LmTrace& t, const LmTraceView& v) {
                   "<p>" + escape_xml(t.prompt) + "</p>" + tokens_html(t));
   for (int64_t l = 0; l < static_cast<int64_t>(t.attention.size()); ++l) {
     if (v.layer != -1 && l != v.layer) continue;
-    page << section(number++, message("Layer ", l),
-                    "Masked self-attention, one heatmap per head: a row is a token (the query), its cells the "
-                    "tokens it attends to (the keys) and how much; each row sums to 1. The mask is causal, so "
-                    "everything above the diagonal is 0: a token sees only itself and the tokens before it.",
-                    layer_html(t, l, v.head));
+    const bool first = number == 2;
+    page << section(
+        number++, message("Layer ", l),
+        first ? "Masked self-attention, one heatmap per head: a row is a token (the query), its cells the "
+                "tokens it attends to (the keys) and how much; each row sums to 1. The mask is causal, so "
+                "everything above the diagonal is 0: a token sees only itself and the tokens before it."
+              : message("The same, one layer up: the heads of layer ", l, " read the vectors layer ", l - 1, " wrote."),
+        layer_html(t, l, v.head));
   }
   page << section(number++, "Next token",
                   message("The last position's output, through the output projection and a softmax: the ",

@@ -54,7 +54,7 @@ std::vector<double> layer0_weights(const DecoderOnly& model, const std::vector<i
 
 }  // namespace
 
-TEST_CASE("lm trace: one [H, T, T] map per layer, rows summing to 1, zero above the diagonal") {
+TEST_CASE("lm trace: one H x T x T map per layer, rows summing to 1, zero above the diagonal") {
   TinyGpt2 t;
   const LmTrace trace = trace_prompt(t.model, t.tokens, "the cat is");
   const std::vector<int64_t> ids = t.tokens.encode("the cat is");

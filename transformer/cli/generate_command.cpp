@@ -4,6 +4,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/cli/text_stream.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
 #include "transformer/model/sampling.h"
@@ -23,7 +24,8 @@ int64_t end_of_text(const Tokenizer& tokenizer) {
 
 // A bytes or bpe model continues raw text: no <s>, no </s> (it learnt running text), and a text
 // longer than its max_len in windows: when one is full, its last half is the next one's prompt
-// (continue_sequence). GPT-2's stops at <|endoftext|>, which is not printed.
+// (continue_sequence). GPT-2's stops at <|endoftext|>, which is not printed. The text is printed as
+// it is generated.
 void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& text, SamplingOptions o,
                    Generator& gen) {
   std::vector<int64_t> ids;
@@ -40,10 +42,13 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
     throw UsageError(message("generate: the prompt's ", ids.size(), " tokens do not fit the model's context of ",
                              max_len, " tokens (max_len)"));
   o.eos = end_of_text(tokenizer);
-  std::vector<int64_t> continuation = continue_sequence(model, ids, o, gen);
-  if (!continuation.empty() && continuation.back() == o.eos) continuation.pop_back();
-  // The prompt as typed, then the continuation's bytes as text (a character cut by the last token shows as U+FFFD).
-  std::cout << text << tokenizer.decode(continuation) << "\n";
+  // The prompt as typed, then the continuation's text as it comes (a character cut by the last token shows as U+FFFD).
+  std::cout << text << std::flush;
+  Utf8Stream stream;
+  continue_sequence(model, ids, o, gen, [&](int64_t id) {
+    if (id != o.eos) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
+  });
+  std::cout << stream.finish() << "\n";
 }
 
 // A model of words continues "<s> prompt" until </s> or its max_len, and prints the words.

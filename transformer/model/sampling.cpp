@@ -68,7 +68,7 @@ int64_t sample_index(const std::vector<double>& p, Generator& gen) {
 }
 
 std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& o,
-                              Generator& gen) {
+                              Generator& gen, const std::function<void(int64_t)>& on_token) {
   o.validate();
   if (prompt.empty()) throw ValueError("generate: the prompt must hold at least one token (usually <s>)");
   const int64_t max_len = model.config().max_len;
@@ -92,6 +92,7 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
     const Tensor last = logits.value().select(0, 0).select(0, logits.size(1) - 1);  // [V]: scores for the next token
     const int64_t token = sample_index(next_token_distribution(last, o), gen);
     generated.push_back(token), sequence.push_back(token);
+    if (on_token) on_token(token);
     if (token == o.eos) break;
     next = ids({token});
   }
@@ -99,7 +100,7 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
 }
 
 std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& o,
-                                       Generator& gen) {
+                                       Generator& gen, const std::function<void(int64_t)>& on_token) {
   o.validate();
   if (prompt.empty()) throw ValueError("continue_sequence: the prompt must hold at least one token");
   const int64_t max_len = model.config().max_len;
@@ -114,7 +115,7 @@ std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int
     const std::vector<int64_t> window(window_start, ids.end());
     SamplingOptions step = o;
     step.max_tokens = std::min(left, max_len + 1 - static_cast<int64_t>(window.size()));
-    const std::vector<int64_t> got = generate(model, window, step, gen);
+    const std::vector<int64_t> got = generate(model, window, step, gen, on_token);
     const auto offset = window_start - ids.begin();
     ids.insert(ids.end(), got.begin(), got.end());
     window_start = ids.begin() + offset;

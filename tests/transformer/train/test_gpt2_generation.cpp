@@ -110,3 +110,23 @@ TEST_CASE("gpt2 generation: an empty prompt or one longer than the context is re
 }
 
 }  // namespace gradformer
+
+namespace gradformer {
+
+TEST_CASE("gpt2 generation: on_token sees each token as it is drawn, across windows, the end token too") {
+  TinyGpt2 t;
+  const std::vector<int64_t> greedy = greedy_reference(t.model, t.prompt, 40);
+  std::vector<int64_t> seen;
+  Generator gen(1);
+  const auto got = continue_sequence(t.model, t.prompt, {.max_tokens = 40, .temperature = 0, .eos = -1}, gen,
+                                     [&](int64_t id) { seen.push_back(id); });
+  CHECK(got == greedy);
+  CHECK(seen == greedy);
+  seen.clear();
+  const auto stopped = continue_sequence(t.model, t.prompt, {.max_tokens = 40, .temperature = 0, .eos = greedy[20]},
+                                         gen, [&](int64_t id) { seen.push_back(id); });
+  CHECK(seen == stopped);
+  CHECK(seen.back() == greedy[20]);
+}
+
+}  // namespace gradformer

@@ -196,13 +196,53 @@ void check_lm_trace_view(const LmTrace& t, const LmTraceView& v) {
         message("trace: head must be from 0 to ", heads - 1, " (the model has ", heads, "), got ", v.head));
 }
 
+HeadHabits head_habits(const LmTrace& t, int64_t layer, int64_t head) {
+  check_lm_trace_view(t, {.layer = layer, .head = head});
+  const auto T = static_cast<int64_t>(t.ids.size());
+  const double* w = t.attention[static_cast<size_t>(layer)].data<double>() + head * T * T;
+  HeadHabits habits;
+  for (int64_t q = 1; q < T; ++q) {
+    habits.first += w[q * T] / static_cast<double>(T - 1);
+    habits.previous += w[q * T + q - 1] / static_cast<double>(T - 1);
+    habits.self += w[q * T + q] / static_cast<double>(T - 1);
+  }
+  return habits;
+}
+
+namespace {
+
+// Every head's strongest habit as a grid, layers down, heads across: "P 87" looks 87% at the token before.
+std::string habits_text(const LmTrace& t) {
+  std::ostringstream out;
+  out << "\nAttention at a glance: each head's strongest habit, its mean weight in percent over tokens 1\nto "
+      << t.ids.size() - 1 << ": F on the first token, P on the token before, S on itself.\n"
+      << std::string(8, ' ');
+  for (int64_t h = 0; h < t.config.heads; ++h) out << right(message("h", h), 6);
+  out << "\n";
+  for (int64_t l = 0; l < static_cast<int64_t>(t.attention.size()); ++l) {
+    out << column(message("layer ", l), 8);
+    for (int64_t h = 0; h < t.config.heads; ++h) {
+      const HeadHabits x = head_habits(t, l, h);
+      const double best = std::max({x.first, x.previous, x.self});
+      const char kind = best == x.first ? 'F' : best == x.previous ? 'P' : 'S';
+      out << right(message(kind, " ", percent(best)), 6);
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
 std::string lm_trace_text(const LmTrace& t, const LmTraceView& v) {
   check_lm_trace_view(t, v);
   std::ostringstream out;
   out << tokens_text(t);
+  if (t.ids.size() > 1) out << habits_text(t);
   const int64_t T = static_cast<int64_t>(t.ids.size()), layers = static_cast<int64_t>(t.attention.size());
   const bool matrix = T <= v.matrix_tokens;
-  out << "\nAttention: " << layers << " layers x " << t.config.heads << " heads. A row is a token (the query), "
+  out << "\nAttention, head by head (--layer L and --head H show fewer): " << layers << " layers x " << t.config.heads
+      << " heads.\nA row is a token (the query), "
       << (matrix ? "its columns the tokens it attends to (the keys), in percent: each row sums to 100.\n"
                  : message("then its ", v.top_keys, " strongest keys (the tokens it attends to), in percent.\n"))
       << "The mask is causal: a token sees itself and the tokens before it"

@@ -46,6 +46,15 @@ struct LmTraceOptions {
 LmTrace trace_prompt(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& prompt,
                      const LmTraceOptions& options = {});
 
+/// Three habits of a head (trained heads often have one: GPT-2 has heads that look at the token
+/// before, and heads that park their weight on the first token), each the mean weight over the query
+/// tokens after the first: on the first token, on the token just before, on itself. A prompt of one
+/// token: all 0.
+struct HeadHabits {
+  double first = 0, previous = 0, self = 0;
+};
+HeadHabits head_habits(const LmTrace& trace, int64_t layer, int64_t head);
+
 /// Which heads to show: layer and head -1 for all of them.
 struct LmTraceView {
   int64_t layer = -1, head = -1;
@@ -56,7 +65,8 @@ struct LmTraceView {
 /// ValueError unless view.layer and view.head are -1 or a layer and a head of the trace.
 void check_lm_trace_view(const LmTrace& trace, const LmTraceView& view);
 
-/// The trace as text: the tokens, each head's weights in percent (a matrix for short prompts, each
+/// The trace as text: the tokens, a grid of every head's strongest habit (prompts of 2 tokens or more),
+/// each head's weights in percent (a matrix for short prompts, each
 /// query's top keys for long ones), the next tokens. ValueError for a layer or head out of range.
 std::string lm_trace_text(const LmTrace& trace, const LmTraceView& view = {});
 

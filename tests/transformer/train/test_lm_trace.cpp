@@ -175,3 +175,30 @@ TEST_CASE("lm trace: the page holds every token and a heatmap per head, and fetc
 }
 
 }  // namespace gradformer
+
+namespace gradformer {
+
+TEST_CASE("lm trace: each head's habits, from weights made by hand: itself, the first token, the one before") {
+  LmTrace t;
+  t.config.heads = 3, t.config.tgt_vocab = 10;
+  t.ids = {4, 5, 6, 7};
+  t.pieces = t.texts = {"a", "b", "c", "d"};
+  std::vector<double> w(3 * 4 * 4, 0.0);  // [H, T, T]
+  for (size_t q = 0; q < 4; ++q) {
+    w[(0 * 4 + q) * 4 + q] = 1;                     // head 0: itself
+    w[(1 * 4 + q) * 4 + 0] = 1;                     // head 1: the first token
+    w[(2 * 4 + q) * 4 + (q == 0 ? 0 : q - 1)] = 1;  // head 2: the token before
+  }
+  t.attention = {from_vector(w, {3, 4, 4})};
+  const HeadHabits self = head_habits(t, 0, 0), first = head_habits(t, 0, 1), previous = head_habits(t, 0, 2);
+  CHECK(self.self == Approx(1));
+  CHECK(self.first == 0);
+  CHECK(first.first == Approx(1));
+  CHECK(first.previous == Approx(1.0 / 3));  // token 1's first token is the one before it
+  CHECK(previous.previous == Approx(1));
+  CHECK(previous.first == Approx(1.0 / 3));
+  const std::string text = lm_trace_text(t);
+  CHECK(text.find("          h0    h1    h2\nlayer 0  S 100 F 100 P 100\n") != std::string::npos);
+}
+
+}  // namespace gradformer

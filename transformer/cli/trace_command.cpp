@@ -151,8 +151,14 @@ int trace_decoder_only(const Flags& f, const CheckpointFile& file) {
   if (f.has("--layer")) view.layer = f.integer_in("--layer", 0, c.layers - 1, " (the model's layers)");
   if (f.has("--head")) view.head = f.integer_in("--head", 0, c.heads - 1, " (the model's heads)");
   const LmTrace t = trace_prompt(*ckpt.model, tokenizer, f.positionals()[0], {.top = top});
+  std::string page;
+  try {
+    if (f.has("--html")) page = lm_trace_html(t, view);  // before the text: a page too large is refused up front
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
   std::cout << lm_trace_text(t, view);
-  if (f.has("--html")) write_page(f.text("--html"), lm_trace_html(t, view));
+  if (f.has("--html")) write_page(f.text("--html"), page);
   return 0;
 }
 

@@ -70,8 +70,12 @@ void check_lm_trace_view(const LmTrace& trace, const LmTraceView& view);
 /// query's top keys for long ones), the next tokens. ValueError for a layer or head out of range.
 std::string lm_trace_text(const LmTrace& trace, const LmTraceView& view = {});
 
-/// The trace as one HTML page: the tokens, one heatmap per layer and head, the next tokens as bars;
-/// no scripts, nothing fetched. ValueError for a layer or head out of range.
+/// The most attention cells (heads shown x T x T) one page draws: about 110 bytes each, some 30 MB.
+inline constexpr int64_t kMaxPageCells = 250000;
+
+/// The trace as one HTML page: the tokens, the heads' habits, one heatmap per layer and head, the
+/// next tokens as bars; no scripts, nothing fetched. ValueError for a layer or head out of range, and
+/// for more than kMaxPageCells cells to draw (naming --layer and --head, which draw fewer).
 std::string lm_trace_html(const LmTrace& trace, const LmTraceView& view = {});
 
 }  // namespace gradformer

@@ -1,6 +1,7 @@
 // lm_trace_html: the prompt's walk of lm_trace.h as one page a learner opens offline: the tokens,
 // every layer's heads as inline SVG heatmaps, the next tokens as bars. The look of trace_page.h;
 // no scripts, nothing fetched.
+#include <algorithm>
 #include <sstream>
 
 #include "transformer/inspect/lm_trace.h"
@@ -39,6 +40,39 @@ std::string layer_html(const LmTrace& t, int64_t l, int64_t head) {
   return out.str();
 }
 
+// Every head's strongest habit as a table, layers down, heads across (as lm_trace_text's grid).
+std::string habits_html(const LmTrace& t) {
+  std::ostringstream out;
+  out << "<table class='steps'><tr><th></th>";
+  for (int64_t h = 0; h < t.config.heads; ++h) out << "<th>h" << h << "</th>";
+  out << "</tr>\n";
+  for (int64_t l = 0; l < static_cast<int64_t>(t.attention.size()); ++l) {
+    out << "<tr><th>layer " << l << "</th>";
+    for (int64_t h = 0; h < t.config.heads; ++h) {
+      const HeadHabits x = head_habits(t, l, h);
+      const double best = std::max({x.first, x.previous, x.self});
+      out << "<td class='num'>"
+          << (best == x.first      ? "first"
+              : best == x.previous ? "before"
+                                   : "itself")
+          << " " << fixed(100 * best, 0) << "%</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+  return out.str();
+}
+
+// The cells the page would draw: every head shown, T x T each.
+void check_page_size(const LmTrace& t, const LmTraceView& v) {
+  const auto T = static_cast<int64_t>(t.ids.size());
+  const int64_t layers = v.layer == -1 ? static_cast<int64_t>(t.attention.size()) : 1;
+  const int64_t heads = v.head == -1 ? t.config.heads : 1;
+  if (layers * heads * T * T > kMaxPageCells)
+    throw ValueError(message("trace: the page would draw ", layers * heads, " heads of ", T, " x ", T,
+                             " tokens, more than ", kMaxPageCells, " cells: choose fewer with --layer and --head"));
+}
+
 std::string next_html(const LmTrace& t) {
   std::ostringstream out;
   out << "<table class='steps'><tr><th>rank</th><th>token</th><th>id</th><th>probability</th></tr>\n";
@@ -56,6 +90,7 @@ std::string next_html(const LmTrace& t) {
 
 std::string lm_trace_html(const LmTrace& t, const LmTraceView& v) {
   check_lm_trace_view(t, v);
+  check_page_size(t, v);
   std::ostringstream page;
   page << trace_page::begin("gradformer trace: " + t.prompt, "What the model reads, and what it expects next",
                             escape_xml(message(t.config.layers, " layers, ", t.config.heads, " heads, d_model ",
@@ -65,9 +100,15 @@ std::string lm_trace_html(const LmTrace& t, const LmTraceView& v) {
                   "The prompt cut into tokens, each with its id: the rows of the embedding the model starts from. "
                   "A leading space shows as &#288;, a line end as &#266;.",
                   "<p>" + escape_xml(t.prompt) + "</p>" + tokens_html(t));
+  if (t.ids.size() > 1)
+    page << section(number++, "The heads at a glance",
+                    "Each head's strongest habit, in percent: the mean weight a token gives the first token (F), "
+                    "the token just before it (P), or itself (S), over the tokens after the first. Trained models "
+                    "have heads of each kind.",
+                    habits_html(t));
   for (int64_t l = 0; l < static_cast<int64_t>(t.attention.size()); ++l) {
     if (v.layer != -1 && l != v.layer) continue;
-    const bool first = number == 2;
+    const bool first = number == (t.ids.size() > 1 ? 3 : 2);
     page << section(
         number++, message("Layer ", l),
         first ? "Masked self-attention, one heatmap per head: a row is a token (the query), its cells the "

@@ -202,3 +202,24 @@ TEST_CASE("lm trace: each head's habits, from weights made by hand: itself, the 
 }
 
 }  // namespace gradformer
+
+namespace gradformer {
+
+TEST_CASE("lm trace: a page of more attention cells than kMaxPageCells is refused, naming --layer and --head") {
+  LmTrace t;
+  t.config.heads = 8;
+  const int64_t T = 180;  // 8 heads x 180 x 180 = 259200 cells; one head: 32400
+  t.ids.assign(T, 5);
+  t.pieces.assign(T, "x"), t.texts.assign(T, "x");
+  std::vector<double> w(static_cast<size_t>(8 * T * T), 0.0);
+  for (int64_t h = 0; h < 8; ++h)
+    for (int64_t q = 0; q < T; ++q) w[static_cast<size_t>((h * T + q) * T + q)] = 1;
+  t.attention = {from_vector(w, {8, T, T})};
+  CHECK_THROWS_MSG(lm_trace_html(t), ValueError,
+                   "trace: the page would draw 8 heads of 180 x 180 tokens, more than 250000 cells: choose fewer with "
+                   "--layer and --head");
+  CHECK_THROWS_MSG(lm_trace_html(t, {.layer = 0}), ValueError, "would draw 8 heads");
+  CHECK(lm_trace_html(t, {.head = 3}).find("<svg") != std::string::npos);
+}
+
+}  // namespace gradformer

@@ -260,7 +260,7 @@ std::string lm_trace_text(const LmTrace& t, const LmTraceView& v) {
     const NextToken& n = t.next[r];
     char p[32];
     std::snprintf(p, sizeof p, "%6.2f%%", 100 * n.probability);
-    out << right(std::to_string(r + 1) + ".", 4) << p << "  " << column(std::to_string(n.id), 7) << " "
+    out << right(std::to_string(r + 1) + ".", 4) << " " << p << "  " << column(std::to_string(n.id), 7) << " "
         << column(n.piece, 13) << " " << quoted(n.text) << "\n";
   }
   return out.str();

@@ -8,11 +8,15 @@ target_link_libraries(write_gpt2_checkpoint PRIVATE gradformer_train gradformer_
 set(GRADFORMER_GPT2_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli-gpt2)
 set(gpt2 ${GRADFORMER_GPT2_DIR}/tiny-gpt2.safetensors)
 set(gpt2_end ${GRADFORMER_GPT2_DIR}/tiny-gpt2-end.safetensors)
+set(gpt2_real_end ${GRADFORMER_GPT2_DIR}/tiny-gpt2-reference-end.safetensors)  # the tokenizer of data/gpt2_reference
 add_test(NAME "gradformer program: gpt2: write a tiny model of GPT-2's kind" COMMAND write_gpt2_checkpoint ${gpt2})
 add_test(NAME "gradformer program: gpt2: write one that says <|endoftext|> at once"
          COMMAND write_gpt2_checkpoint ${gpt2_end} --always-end)
+add_test(NAME "gradformer program: gpt2: write one with GPT-2's released files' tokenizer, saying <|endoftext|> at once"
+         COMMAND write_gpt2_checkpoint ${gpt2_real_end} --always-end --gpt2 ${CMAKE_CURRENT_SOURCE_DIR}/data/gpt2_reference)
 set_tests_properties("gradformer program: gpt2: write a tiny model of GPT-2's kind"
-                     "gradformer program: gpt2: write one that says <|endoftext|> at once" PROPERTIES
+                     "gradformer program: gpt2: write one that says <|endoftext|> at once"
+                     "gradformer program: gpt2: write one with GPT-2's released files' tokenizer, saying <|endoftext|> at once" PROPERTIES
                      FIXTURES_SETUP gradformer_cli_gpt2)
 
 # --- generate ---------------------------------------------------------------------------------------
@@ -33,6 +37,13 @@ gradformer_cli_test("gpt2: generate --top-k 40 --seed 5 again prints the same te
   -DSAME_STDOUT_AS=${GRADFORMER_GPT2_DIR}/seed5.txt REQUIRES "gradformer_cli_gpt2;gradformer_cli_gpt2_seed5")
 gradformer_cli_test("gpt2: generate stops at <|endoftext|> and does not print it"
   "-DARGS=generate|--checkpoint|${gpt2_end}|--prompt|the end|--max-tokens|50" "-DSTDOUT=^the end\n$" "-DSTDERR_ABSENT=."
+  REQUIRES gradformer_cli_gpt2)
+gradformer_cli_test("gpt2: generate finds <|endoftext|> in a tokenizer read from encoder.json and vocab.bpe"
+  "-DARGS=generate|--checkpoint|${gpt2_real_end}|--prompt|Hello world|--max-tokens|50" "-DSTDOUT=^Hello world\n$"
+  "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_gpt2)
+gradformer_cli_test("gpt2: trace with GPT-2's released files' tokenizer: <|endoftext|> the most likely next token"
+  "-DARGS=trace|--checkpoint|${gpt2_real_end}|--layer|0|--head|0|--top|2|Hello world" "-DSTDERR_ABSENT=."
+  "-DSTDOUT=^Prompt: \"Hello world\": 7 tokens of GPT-2's tokenizer .*\nNext token: the 2 most likely of 657\n +1\\. +[0-9.]+% +656 +<.endoftext.> +\"<.endoftext.>\"\n"
   REQUIRES gradformer_cli_gpt2)
 gradformer_cli_test("gpt2: generate with an empty prompt is status 2"
   "-DARGS=generate|--checkpoint|${gpt2}|--prompt=" -DEXIT=2 ${one_error_line}

@@ -88,7 +88,7 @@ int generate_command(int argc, char** argv) {
   f.add("--temperature", "1", "divides the logits before the softmax; 0: greedy (the most likely token)");
   f.add("--top-k", "0", "sample among the k most likely tokens only (0: all)");
   f.add("--top-p", "1", "sample among the fewest most likely tokens whose probability reaches p (1: all)");
-  f.add("--seed", "1", "the sampling generator's seed: the same seed gives the same text (0 temperature: unused)");
+  f.add("--seed", "1", "the sampling generator's seed: the same seed gives the same text (unused by --temperature 0)");
   f.add("--threads", "0", "threads (0: all cores)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();

@@ -108,19 +108,18 @@ std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int
     throw ShapeError(
         message("continue_sequence: a prompt of ", prompt.size(), " tokens exceeds the model's max_len ", max_len));
   std::vector<int64_t> ids = prompt, generated;
-  auto window_start = ids.begin();
+  size_t start = 0;  // the window: ids[start:]
   for (int64_t left = o.max_tokens; left > 0;) {
     // A window reads at most max_len tokens and predicts one more past them: room for max_len + 1 - window.
-    if (ids.end() - window_start > max_len) window_start = ids.end() - std::max<int64_t>(1, max_len / 2);
-    const std::vector<int64_t> window(window_start, ids.end());
+    if (static_cast<int64_t>(ids.size() - start) > max_len)
+      start = ids.size() - static_cast<size_t>(std::max<int64_t>(1, max_len / 2));
+    const std::vector<int64_t> window(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
     SamplingOptions step = o;
     step.max_tokens = std::min(left, max_len + 1 - static_cast<int64_t>(window.size()));
     const std::vector<int64_t> got = generate(model, window, step, gen, on_token);
-    const auto offset = window_start - ids.begin();
     ids.insert(ids.end(), got.begin(), got.end());
-    window_start = ids.begin() + offset;
     generated.insert(generated.end(), got.begin(), got.end());
-    if (!got.empty() && got.back() == o.eos) break;
+    if (got.back() == o.eos) break;  // generate gives at least one token
     left -= static_cast<int64_t>(got.size());
   }
   return generated;

@@ -113,8 +113,8 @@ std::string percent(double p) { return std::to_string(static_cast<int64_t>(std::
 
 std::string tokens_text(const LmTrace& t) {
   std::ostringstream out;
-  out << "Prompt: " << quoted(t.prompt) << ": " << t.ids.size() << " tokens of " << t.tokenizer
-      << " tokenizer (the model reads at most " << t.config.max_len << ")\n"
+  out << "Prompt: " << quoted(t.prompt) << ": " << counted(static_cast<long long>(t.ids.size()), "token") << " of "
+      << t.tokenizer << " tokenizer (the model reads at most " << t.config.max_len << ")\n"
       << right(std::string("#"), 4) << "  " << column("id", 7) << " " << column("piece", 13) << " text\n";
   for (size_t i = 0; i < t.ids.size(); ++i)
     out << right(std::to_string(i), 4) << "  " << column(std::to_string(t.ids[i]), 7) << " " << column(t.pieces[i], 13)
@@ -241,8 +241,8 @@ std::string lm_trace_text(const LmTrace& t, const LmTraceView& v) {
   if (t.ids.size() > 1) out << habits_text(t);
   const int64_t T = static_cast<int64_t>(t.ids.size()), layers = static_cast<int64_t>(t.attention.size());
   const bool matrix = T <= v.matrix_tokens;
-  out << "\nAttention, head by head (--layer L and --head H show fewer): " << layers << " layers x " << t.config.heads
-      << " heads.\nA row is a token (the query), "
+  out << "\nAttention, head by head (--layer L and --head H show fewer): " << counted(layers, "layer") << " x "
+      << counted(t.config.heads, "head") << ".\nA row is a token (the query), "
       << (matrix ? "its columns the tokens it attends to (the keys), in percent: each row sums to 100.\n"
                  : message("then its ", v.top_keys, " strongest keys (the tokens it attends to), in percent.\n"))
       << "The mask is causal: a token sees itself and the tokens before it"

@@ -281,3 +281,152 @@ TEST_CASE("import_gpt2: float64 files agree to 1e-12; an untied lm_head is the o
          e.info.config.dropout == 0.25));
   CHECK(largest_difference(*e.model, erf) < 1e-12);
 }
+
+TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.json) to a checkpoint that loads back") {
+  TempDir dir("gpt2-files");
+  const Gpt2 m(5);
+  write_tokenizer(dir.path(), "vocab.json", "merges.txt");
+  save_safetensors(dir / "model.safetensors", m.state_dict(true), {{"format", "pt"}});
+  test::write_text(dir / "config.json", R"({"activation_function": "gelu_new", "n_embd": 16, "n_head": 4, "n_layer": 3,
+    "n_positions": 12, "n_ctx": 12, "vocab_size": 261, "layer_norm_epsilon": 1e-05, "resid_pdrop": 0.1,
+    "architectures": ["GPT2LMHeadModel"], "task_specific_params": {"text-generation": {"do_sample": true}}})");
+  Gpt2Files files;
+  files.model = dir / "model.safetensors";
+  const Gpt2Import imported = import_gpt2_files(files);
+  CHECK(imported.info.config.heads == 4);
+  save_checkpoint(dir / "gpt2.safetensors", *imported.model, imported.info.config, {}, imported.info);
+
+  LoadedDecoderOnly loaded = load_decoder_only_checkpoint(dir / "gpt2.safetensors");
+  loaded.model->eval();
+  CHECK(largest_difference(*loaded.model, m) < 1e-5);
+  const Tokenizer on_files = Tokenizer::gpt2(BytePairEncoding::read_gpt2(dir / "vocab.json", dir / "merges.txt"));
+  for (const std::string text : {" the an", "the theater", "Hello, world!\n\tthe end", "caf\xC3\xA9 \xF0\x9F\x98\x80"})
+    CHECK(loaded.info.target_tokenizer.encode(text) == on_files.encode(text));
+  // From first principles: "Ġthe" is merge 2 (id 258); in " an", a+n (rank 3) wins over Ġ+a (rank 4),
+  // leaving the space alone: byte 32, the 33rd byte that does not print, id 188 + 32.
+  CHECK(loaded.info.target_tokenizer.encode(" the an") == std::vector<int64_t>{258, 220, 259});
+  CHECK(loaded.info.source_tokenizer.encode(" the") == std::vector<int64_t>{258});
+}
+
+TEST_CASE("import_gpt2: each user error names the file, the tensor and the shapes") {
+  TempDir dir("gpt2-errors");
+  const Tokenizer tokenizer = tiny_tokenizer(dir);
+  const Gpt2 m(6);
+  const auto refused = [&](StateDict tensors, const Gpt2Options& o, const std::string& text) {
+    CHECK_THROWS_MSG(import_gpt2(std::move(tensors), "gpt2.safetensors", tokenizer, o), CheckpointError, text);
+  };
+  StateDict s = m.state_dict(true);
+  s.erase("transformer.h.1.ln_2.bias"), s.erase("transformer.ln_f.weight");
+  refused(s, heads(4),
+          "gpt2.safetensors: the tensors are not those of GPT-2 with V 261, d 16, n_ctx 12, 3 layers, d_ff 64:\n"
+          "  missing: h.1.ln_2.bias [16]\n  missing: ln_f.weight [16]");
+  s = m.state_dict(false);
+  s["h.2.attn.c_attn.weight"] = s["h.2.attn.c_attn.weight"].transpose(0, 1).contiguous();  // a Linear's layout
+  refused(s, heads(4),
+          "mismatched: h.2.attn.c_attn.weight is [16, 48] float32 in GPT-2's layout, [48, 16] float32 in the file");
+  s = m.state_dict(false);
+  s["h.0.extra.weight"] = s["h.0.ln_1.weight"];
+  refused(s, heads(4), "unexpected: h.0.extra.weight [16]");
+  s = m.state_dict(false);
+  s["lm_head.weight"] = zeros({kVocab, 8});
+  refused(s, heads(4),
+          "mismatched: lm_head.weight is [261, 16] float32 in GPT-2's layout, [261, 8] float32 in the file");
+  s = m.state_dict(false);
+  for (const std::string part :
+       {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
+        "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias",
+        "attn.bias", "attn.masked_bias"})
+    s.erase("h.1." + part);
+  refused(s, heads(4), "gpt2.safetensors: a gap in the layer indices: h.2.* is there but no h.1.*");
+  s = m.state_dict(true);
+  s["transformer.h.0.ln_1.weight"] = zeros({16}, DType::Int64);
+  refused(s, heads(4),
+          "gpt2.safetensors: transformer.h.0.ln_1.weight is [16] int64, but GPT-2's weights are float32 or float64");
+  s = m.state_dict(true);
+  s.erase("transformer.wte.weight");
+  refused(s, heads(4), "gpt2.safetensors: no wte.weight (GPT-2's token embedding, whose shape tells V and d)");
+  refused(m.state_dict(false), heads(3),
+          "gpt2.safetensors: 3 heads (--heads) do not divide d 16 (wte.weight [261, 16])");
+  refused(m.state_dict(false), Gpt2Options{},
+          "gpt2.safetensors: the number of heads is in no tensor's shape: --heads H is needed");
+
+  write_tokenizer(dir.path() / "four", "vocab.json", "merges.txt", 4);
+  const Gpt2Tokenizer four = read_gpt2_tokenizer((dir.path() / "four").string());
+  Gpt2Options o = heads(4);
+  o.tokenizer_source = four.source;
+  CHECK_THROWS_MSG(import_gpt2(m.state_dict(false), "gpt2.safetensors", four.tokenizer, o), CheckpointError,
+                   "gpt2.safetensors: wte.weight has 261 rows (one per token), but " + four.source + " has 260 tokens");
+}
+
+TEST_CASE("import_gpt2: config.json disagreeing with the shapes or --heads, and what gradformer does not compute") {
+  TempDir dir("gpt2-config");
+  const Tokenizer tokenizer = tiny_tokenizer(dir);
+  const Gpt2 m(7);
+  const auto refused = [&](const std::string& json, std::optional<int64_t> h, const std::string& text) {
+    Gpt2Options o;
+    o.heads = h;
+    CHECK_THROWS_MSG((o.config = parse_gpt2_config(json, "config.json"),
+                      import_gpt2(m.state_dict(false), "gpt2.safetensors", tokenizer, o)),
+                     CheckpointError, text);
+  };
+  refused(R"({"n_head": 4, "n_embd": 32})", {},
+          "config.json: n_embd 32 disagrees with the weights: gpt2.safetensors: wte.weight is [261, 16]: d 16");
+  refused(R"({"n_head": 4, "vocab_size": 50257})", {},
+          "config.json: vocab_size 50257 disagrees with the weights: gpt2.safetensors: wte.weight is [261, 16]: V 261");
+  refused(R"({"n_head": 4, "n_layer": 12})", {},
+          "config.json: n_layer 12 disagrees with the weights: gpt2.safetensors: h.0 to h.2: 3 layers");
+  refused(
+      R"({"n_head": 4, "n_positions": 1024})", {},
+      "config.json: n_positions 1024 disagrees with the weights: gpt2.safetensors: wpe.weight is [12, 16]: n_ctx 12");
+  refused(R"({"n_head": 4, "n_inner": 3072})", {},
+          "config.json: n_inner 3072 disagrees with the weights: gpt2.safetensors: h.0.mlp.c_fc.weight is [16, 64]: "
+          "d_ff 64");
+  refused(R"({"n_head": 4})", 2, "--heads 2 disagrees with config.json's n_head 4");
+  refused(R"({"n_head": 3})", {}, "gpt2.safetensors: 3 heads (config.json's n_head) do not divide d 16");
+  refused(R"({"n_embd": 16})", {}, "--heads H is needed (or config.json with n_head)");
+  refused(R"({"n_head": "four"})", {}, "config.json: n_head is \"four\", but it should be an integer");
+  refused(R"({"activation_function": "swish"})", 4,
+          "config.json: activation_function \"swish\" is not one gradformer computes");
+  refused(R"({"scale_attn_by_inverse_layer_idx": true})", 4,
+          "config.json: scale_attn_by_inverse_layer_idx is true, which gradformer's attention does not support");
+  refused(R"({"reorder_and_upcast_attn": true})", 4,
+          "config.json: reorder_and_upcast_attn is true, which gradformer's attention does not support");
+  refused(R"({"scale_attn_weights": false})", 4, "config.json: scale_attn_weights is false");
+  refused(R"([1, 2])", 4, "config.json: expected a JSON object such as GPT-2's config.json");
+  refused(R"({"n_head": 4,})", 4, "config.json: not a JSON configuration: json:");
+  // false, null and the defaults are accepted: an activation given as relu is ReLU
+  Gpt2Options o = heads(4);
+  o.config =
+      parse_gpt2_config(R"({"activation_function": "relu", "reorder_and_upcast_attn": false, "n_inner": null})", "c");
+  CHECK(import_gpt2(m.state_dict(false), "gpt2", tokenizer, o).info.config.activation == Activation::ReLU);
+}
+
+TEST_CASE(
+    "import_gpt2_files: the tokenizer's files, --heads needed without a config, a gradformer checkpoint refused") {
+  TempDir dir("gpt2-files-errors");
+  const Gpt2 m(8);
+  save_safetensors(dir / "model.safetensors", m.state_dict(false), {{"format", "pt"}});
+  Gpt2Files files;
+  files.model = dir / "model.safetensors";
+  CHECK_THROWS_MSG(
+      import_gpt2_files(files), CheckpointError,
+      "model.safetensors: the number of heads is in no tensor's shape: --heads H is needed (or a config.json "
+      "with n_head beside the model, or --config FILE)");
+  files.heads = 4;
+  CHECK_THROWS_MSG(
+      import_gpt2_files(files), CheckpointError,
+      ": no GPT-2 tokenizer: neither vocab.json + merges.txt (the hub's names) nor encoder.json + vocab.bpe");
+  write_tokenizer(dir.path(), "vocab.json", "unused.txt");
+  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError,
+                   ": vocab.json is there but not merges.txt; GPT-2's tokenizer is the two files together");
+  write_tokenizer(dir.path() / "release", "encoder.json", "vocab.bpe");  // the original release's names
+  files.tokenizer_dir = (dir.path() / "release").string();
+  Gpt2Import imported = import_gpt2_files(files);
+  imported.model->eval();
+  CHECK(largest_difference(*imported.model, m) < 1e-5);
+  save_checkpoint(dir / "gpt2.safetensors", *imported.model, imported.info.config, {}, imported.info);
+  files.model = dir / "gpt2.safetensors";
+  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "already a gradformer checkpoint");
+  files.model = dir / "model.safetensors", files.config = dir / "absent.json";
+  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "absent.json: cannot be read");
+}

@@ -249,6 +249,11 @@ TEST_CASE(
     CHECK((!c.scale_embedding && c.tie_embeddings && c.norm_eps == 1e-5 && c.dtype == DType::Float32));
     CHECK(imported.prefixed == prefix);
     CHECK(imported.ignored.size() == 6);  // attn.bias and attn.masked_bias of 3 blocks
+    CHECK(imported.transposed ==
+          std::vector<std::string>{"attn.c_attn.weight [16, 48] -> self_attn.in_proj_weight [48, 16]",
+                                   "attn.c_proj.weight [16, 16] -> self_attn.out_proj.weight [16, 16]",
+                                   "mlp.c_fc.weight [16, 64] -> linear1.weight [64, 16]",
+                                   "mlp.c_proj.weight [64, 16] -> linear2.weight [16, 64]"});
     CHECK(largest_difference(*imported.model, m) < 1e-5);
   }
 }
@@ -294,6 +299,9 @@ TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.js
   files.model = dir / "model.safetensors";
   const Gpt2Import imported = import_gpt2_files(files);
   CHECK(imported.info.config.heads == 4);
+  CHECK(imported.config_source == dir / "config.json");
+  CHECK(imported.tokenizer_source ==
+        message((dir.path() / "vocab.json").string(), " and ", (dir.path() / "merges.txt").string()));
   save_checkpoint(dir / "gpt2.safetensors", *imported.model, imported.info.config, {}, imported.info);
 
   LoadedDecoderOnly loaded = load_decoder_only_checkpoint(dir / "gpt2.safetensors");

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "tensor/json.h"
 #include "training_helpers.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/import_gpt2.h"
@@ -437,4 +438,23 @@ TEST_CASE(
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "already a gradformer checkpoint");
   files.model = dir / "model.safetensors", files.config = dir / "absent.json";
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "absent.json: cannot be read");
+}
+
+TEST_CASE("Json::parse_config keeps true, false, null and real numbers as written; parse still refuses them") {
+  const Json j =
+      Json::parse_config(R"({"a": true, "b": false, "c": null, "d": 1e-05, "e": -0.5, "f": 2.5E+3, "g": 12})");
+  const std::vector<std::string> literals = {"true", "false", "null", "1e-05", "-0.5", "2.5E+3"};
+  for (size_t i = 0; i < literals.size(); ++i) {
+    CHECK(j.members()[i].second.is_literal());
+    CHECK(j.members()[i].second.text() == literals[i]);
+  }
+  CHECK((j.members()[6].second.is_integer() && j.members()[6].second.value() == 12));
+  CHECK(Json::parse_config(j.dump()).dump() == j.dump());
+  CHECK_THROWS_MSG(Json::parse_config("tru"), JsonError, "unsupported value");
+  CHECK_THROWS_MSG(Json::parse_config("1."), JsonError, "expected a digit");
+  CHECK_THROWS_MSG(Json::parse_config("1e"), JsonError, "expected a digit");
+  CHECK_THROWS_MSG(Json::parse_config("01.5"), JsonError, "leading zero");
+  CHECK_THROWS_MSG(Json::parse_config(".5"), JsonError, "unexpected character '.'");
+  CHECK_THROWS_MSG(Json::parse("null"), JsonError, "unsupported value");
+  CHECK_THROWS_MSG(Json::parse("1e-05"), JsonError, "unsupported number");
 }

@@ -259,6 +259,21 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("import_gpt2: lm_head.weight a copy of wte is tied; one bit different, it is the untied output") {
+  TempDir dir("gpt2-import-lm-head");
+  const Tokenizer tokenizer = tiny_tokenizer(dir);
+  const Gpt2 m(9);
+  StateDict s = m.state_dict(true, DType::Float32, /*tied_head=*/false);
+  s["lm_head.weight"] = s.at("transformer.wte.weight").clone();  // its own storage, as in a file
+  CHECK(import_gpt2(s, "copy", tokenizer, heads(4)).info.config.tie_embeddings);
+  std::vector<float> values = s.at("lm_head.weight").to_vector<float>();
+  values[17] = std::nextafter(values[17], 1.0f);
+  s["lm_head.weight"] = from_vector<float>(values, {kVocab, 16});
+  const Gpt2Import untied = import_gpt2(s, "changed", tokenizer, heads(4));
+  CHECK(!untied.info.config.tie_embeddings);
+  CHECK(untied.model->state_dict().at("generator.weight").to_vector<float>() == values);
+}
+
 TEST_CASE("import_gpt2: float64 files agree to 1e-12; an untied lm_head is the output; config.json's eps and gelu") {
   TempDir dir("gpt2-import-f64");
   const Tokenizer tokenizer = tiny_tokenizer(dir);
@@ -286,6 +301,11 @@ TEST_CASE("import_gpt2: float64 files agree to 1e-12; an untied lm_head is the o
   CHECK((e.info.config.activation == Activation::GELU && e.info.config.norm_eps == 1e-3 &&
          e.info.config.dropout == 0.25));
   CHECK(largest_difference(*e.model, erf) < 1e-12);
+  // The checkpoint keeps all of it: float64, the erf GELU, eps 1e-3, the unscaled embedding.
+  save_checkpoint(dir / "erf.safetensors", *e.model, e.info.config, {}, e.info);
+  LoadedDecoderOnly loaded = load_decoder_only_checkpoint(dir / "erf.safetensors");
+  loaded.model->eval();
+  CHECK(largest_difference(*loaded.model, erf) < 1e-12);
 }
 
 TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.json) to a checkpoint that loads back") {

@@ -83,7 +83,7 @@ int import_gpt2_command(int argc, char** argv) {
   if (f.has("--heads")) files.heads = f.integer_in("--heads", 1, TransformerConfig::max_heads);
   const Gpt2Import imported = import_gpt2_files(files);
   save_checkpoint(f.text("--out"), *imported.model, imported.info.config, /*optimizer_state=*/{}, imported.info);
-  print_import(imported, files.model, files.heads ? "--heads" : imported.config_source + " n_head", f.text("--out"));
+  print_import(imported, files.model, files.heads ? "--heads" : "n_head in " + imported.config_source, f.text("--out"));
   return 0;
 }
 

@@ -379,6 +379,15 @@ TEST_CASE("import_gpt2: each user error names the file, the tensor and the shape
   refused(m.state_dict(false), Gpt2Options{},
           "gpt2.safetensors: the number of heads is in no tensor's shape: --heads H is needed");
 
+  s = m.state_dict(true);
+  s["wpe.weight"] = s.at("transformer.wpe.weight");
+  refused(s, heads(4), "gpt2.safetensors: wpe.weight is there both with and without the prefix transformer.");
+  s = m.state_dict(false);
+  s["h.9223372036854775807.ln_1.weight"] = s.at("h.0.ln_1.weight");
+  refused(s, heads(4),
+          "gpt2.safetensors: tensor h.9223372036854775807.ln_1.weight has a layer index beyond the 1024 layers");
+  s = {{"wte.weight", s.at("wte.weight")}, {"wpe.weight", s.at("wpe.weight")}};
+  refused(s, heads(4), "gpt2.safetensors: no blocks h.{i}.* (h.0.attn.c_attn.weight, ...): not GPT-2's weights");
   write_tokenizer(dir.path() / "four", "vocab.json", "merges.txt", 4);
   const Gpt2Tokenizer four = read_gpt2_tokenizer((dir.path() / "four").string());
   Gpt2Options o = heads(4);

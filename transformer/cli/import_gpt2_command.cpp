@@ -62,7 +62,7 @@ void print_import(const Gpt2Import& g, const std::string& path, const std::strin
 
 int import_gpt2_command(int argc, char** argv) {
   Flags f("import --gpt2", kSummary);
-  f.add("--gpt2", "", "GPT-2's model.safetensors (required)");
+  f.add("--gpt2", "", "GPT-2's model.safetensors, or the directory holding it (required)");
   f.add("--tokenizer", "",
         "the directory of vocab.json + merges.txt, or encoder.json + vocab.bpe (default: the model's directory)");
   f.add("--config", "", "GPT-2's config.json (default: config.json beside the model, if there is one)");

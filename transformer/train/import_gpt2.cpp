@@ -239,8 +239,9 @@ Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Token
   return out;
 }
 
-Gpt2Import import_gpt2_files(const Gpt2Files& files) {
+Gpt2Import import_gpt2_files(Gpt2Files files) {
   namespace fs = std::filesystem;
+  if (fs::is_directory(files.model)) files.model = (fs::path(files.model) / "model.safetensors").string();
   const fs::path beside = fs::path(files.model).parent_path();
   Gpt2Options options;
   options.heads = files.heads;

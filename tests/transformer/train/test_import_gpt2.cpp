@@ -317,7 +317,7 @@ TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.js
     "n_positions": 12, "n_ctx": 12, "vocab_size": 261, "layer_norm_epsilon": 1e-05, "resid_pdrop": 0.1,
     "architectures": ["GPT2LMHeadModel"], "task_specific_params": {"text-generation": {"do_sample": true}}})");
   Gpt2Files files;
-  files.model = dir / "model.safetensors";
+  files.model = dir.path().string();  // the directory: its model.safetensors
   const Gpt2Import imported = import_gpt2_files(files);
   CHECK(imported.info.config.heads == 4);
   CHECK(imported.config_source == dir / "config.json");

@@ -38,7 +38,7 @@ gradformer_cli_test("import --gpt2 with --heads and no config.json"
 gradformer_cli_test("import --gpt2 without --heads or config.json says --heads is needed, status 1"
   "-DARGS=import|--gpt2|${GRADFORMER_GPT2_DIR}/bare/model.safetensors|--tokenizer|${gpt2_tokenizer}|--out|${GRADFORMER_GPT2_DIR}/x.safetensors"
   -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_GPT2_DIR}/x.safetensors"
-  "-DSTDERR=^gradformer import: error: [^\n]*bare/model.safetensors: the number of heads is in no tensor's shape: --heads H is needed \\(or a config.json with n_head beside the model, or --config FILE\\)\n$"
+  "-DSTDERR=^gradformer import: error: [^\n]*bare/model.safetensors: no tensor's shape tells the number of heads: --heads H is needed \\(or a config.json with n_head beside the model, or --config FILE\\)\n$"
   REQUIRES gradformer_gpt2_files)
 gradformer_cli_test("import --gpt2 --heads 3 with d 16 names both, status 1"
   "-DARGS=import|--gpt2|${GRADFORMER_GPT2_DIR}/bare/model.safetensors|--tokenizer|${gpt2_tokenizer}|--heads|3|--out|${GRADFORMER_GPT2_DIR}/x.safetensors"

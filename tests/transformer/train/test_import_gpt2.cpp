@@ -377,7 +377,7 @@ TEST_CASE("import_gpt2: each user error names the file, the tensor and the shape
   refused(m.state_dict(false), heads(3),
           "gpt2.safetensors: 3 heads (--heads) do not divide d 16 (wte.weight [261, 16])");
   refused(m.state_dict(false), Gpt2Options{},
-          "gpt2.safetensors: the number of heads is in no tensor's shape: --heads H is needed");
+          "gpt2.safetensors: no tensor's shape tells the number of heads: --heads H is needed");
 
   s = m.state_dict(true);
   s["wpe.weight"] = s.at("transformer.wpe.weight");
@@ -448,7 +448,7 @@ TEST_CASE(
   files.model = dir / "model.safetensors";
   CHECK_THROWS_MSG(
       import_gpt2_files(files), CheckpointError,
-      "model.safetensors: the number of heads is in no tensor's shape: --heads H is needed (or a config.json "
+      "model.safetensors: no tensor's shape tells the number of heads: --heads H is needed (or a config.json "
       "with n_head beside the model, or --config FILE)");
   files.heads = 4;
   CHECK_THROWS_MSG(

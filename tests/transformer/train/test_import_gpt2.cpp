@@ -259,7 +259,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("import_gpt2: lm_head.weight a copy of wte is tied; one bit different, it is the untied output") {
+TEST_CASE("import_gpt2: lm_head.weight a copy of wte is tied, one bit different it is the untied output") {
   TempDir dir("gpt2-import-lm-head");
   const Tokenizer tokenizer = tiny_tokenizer(dir);
   const Gpt2 m(9);
@@ -274,7 +274,7 @@ TEST_CASE("import_gpt2: lm_head.weight a copy of wte is tied; one bit different,
   CHECK(untied.model->state_dict().at("generator.weight").to_vector<float>() == values);
 }
 
-TEST_CASE("import_gpt2: float64 files agree to 1e-12; an untied lm_head is the output; config.json's eps and gelu") {
+TEST_CASE("import_gpt2: float64 files agree to 1e-12, an untied lm_head is the output, config.json's eps and gelu") {
   TempDir dir("gpt2-import-f64");
   const Tokenizer tokenizer = tiny_tokenizer(dir);
   Gpt2 two_heads(2);
@@ -469,7 +469,7 @@ TEST_CASE(
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "absent.json: cannot be read");
 }
 
-TEST_CASE("Json::parse_config keeps true, false, null and real numbers as written; parse still refuses them") {
+TEST_CASE("Json::parse_config keeps true, false, null and real numbers as written, parse still refuses them") {
   const Json j =
       Json::parse_config(R"({"a": true, "b": false, "c": null, "d": 1e-05, "e": -0.5, "f": 2.5E+3, "g": 12})");
   const std::vector<std::string> literals = {"true", "false", "null", "1e-05", "-0.5", "2.5E+3"};

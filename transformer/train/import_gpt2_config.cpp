@@ -1,10 +1,9 @@
 // GPT-2's config.json and tokenizer files (import_gpt2.h).
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "tensor/json.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/train/import_gpt2.h"
 
 namespace gradformer {
@@ -62,11 +61,11 @@ void refuse_unsupported(const std::string& key, const Json& value, const std::st
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(message(path, ": cannot be read"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return read_whole_file(path);
+  } catch (const DataError& e) {  // ReadError too
+    throw CheckpointError(e.what());
+  }
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 //
 // Nothing here needs the real weights: the checked outputs come from a small random model that the
 // program writes in GPT-2's file layout.
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +30,8 @@
 #include "transformer/model/gpt2_init.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
+#include "transformer/train/checkpoint.h"
+#include "transformer/train/import_gpt2.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -354,6 +356,86 @@ void toy_tokenizer(const fs::path& dir) {
   claim(tokenizer.decode(ids) == prompt, "the toy tokenizer decodes the prompt back");
 }
 
+// ---- 6. importing, and generating ----------------------------------------------------------------------
+
+// config.json as the hub has it beside model.safetensors: the import reads the heads from it (the
+// shapes tell everything else) and checks its other fields against the shapes.
+void write_config_json(const fs::path& path, const TransformerConfig& c) {
+  std::ofstream out(path);
+  out << "{\"model_type\": \"gpt2\", \"n_head\": " << c.heads << ", \"n_embd\": " << c.d_model
+      << ", \"n_layer\": " << c.layers << ", \"n_positions\": " << c.max_len << ", \"n_ctx\": " << c.max_len
+      << ", \"vocab_size\": " << c.tgt_vocab
+      << ", \"layer_norm_epsilon\": 1e-05, \"activation_function\": \"gelu_new\"}\n";
+}
+
+// The prompt's continuation, as GPT-2's byte characters (a random model's bytes are rarely text).
+std::string continuation(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& prompt,
+                         const SamplingOptions& options, uint64_t seed) {
+  Generator gen(seed);
+  std::string out;
+  for (int64_t id : generate(model, tokenizer.encode(prompt), options, gen)) out += tokenizer.piece(id) + " ";
+  return out;
+}
+
+void import_and_generate(const DecoderOnly& toy, const fs::path& dir) {
+  section("importing GPT-2's file, and generating");
+  write_config_json(dir / "config.json", toy.config());
+  Gpt2Import imported = import_gpt2_files(
+      {.model = (dir / "model.safetensors").string(), .tokenizer_dir = "", .config = "", .heads = std::nullopt});
+  imported.model->eval();  // GPT-2 trains with dropout 0.1 (config.json's resid_pdrop); generating, none
+  std::printf("imported %s: %lld layers, d %lld, heads %lld, V %lld, n_ctx %lld; transposed (layer 0's names):",
+              dir.string().c_str(), ll(imported.info.config.layers), ll(imported.info.config.d_model),
+              ll(imported.info.config.heads), ll(imported.info.config.tgt_vocab), ll(imported.info.config.max_len));
+  for (const std::string& name : imported.transposed) std::printf("\n  %s", name.c_str());
+  std::printf("\n");
+  const std::vector<int64_t> prompt_ids = imported.info.source_tokenizer.encode("The meaning of life is");
+  const Tensor ids = from_vector(prompt_ids, {1, static_cast<int64_t>(prompt_ids.size())});  // [1, T]
+  const Tensor mask = causal_mask(ids.size(1)).unsqueeze(0);
+  NoGradGuard no_grad;
+  const std::vector<float> mine = imported.model->forward(ids, mask).value().contiguous().to_vector<float>();
+  const std::vector<float> original = toy.forward(ids, mask).value().contiguous().to_vector<float>();
+  double difference = 0;
+  for (size_t i = 0; i < mine.size(); ++i) difference = std::max(difference, std::abs(double{mine[i]} - original[i]));
+  std::printf("largest difference between the imported model's logits and the original's: %g\n", difference);
+  claim(difference == 0, "the import gives back the model that was written, exactly (transposes lose nothing)");
+
+  const fs::path checkpoint = dir / "gpt2-toy.gradformer.safetensors";  // what `gradformer import --gpt2` writes
+  save_checkpoint(checkpoint.string(), *imported.model, imported.info.config, {}, imported.info);
+  LoadedDecoderOnly loaded = load_decoder_only_checkpoint(checkpoint.string());
+  const Tokenizer& tokenizer = loaded.info.source_tokenizer;
+  const int64_t end_of_text = tokenizer.size() - 1;  // <|endoftext|>, GPT-2's last token
+  const std::string prompt = "The meaning of life is";
+  const SamplingOptions greedy{.max_tokens = 12, .temperature = 0, .eos = end_of_text};
+  const SamplingOptions top_k{.max_tokens = 12, .temperature = 1, .top_k = 40, .eos = end_of_text};
+  std::printf("prompt: %s\n", prompt.c_str());
+  std::printf("greedy:   %s\n", continuation(*loaded.model, tokenizer, prompt, greedy, 1).c_str());
+  std::printf("top-k 40: %s\n", continuation(*loaded.model, tokenizer, prompt, top_k, 1).c_str());
+}
+
+// A real GPT-2 from the hub (model.safetensors, config.json, vocab.json, merges.txt in one folder):
+// its tensors counted as the toy's were, and its continuation of the prompt. Not in the chapter's
+// checked outputs: the files are not in the repository.
+void real_gpt2(const fs::path& dir) {
+  section("a real GPT-2 (not checked)");
+  const std::string path = (dir / "model.safetensors").string();
+  Gpt2Import imported = import_gpt2_files({.model = path, .tokenizer_dir = "", .config = "", .heads = std::nullopt});
+  imported.model->eval();
+  const TransformerConfig& c = imported.info.config;
+  std::printf("%s: V %lld, n_ctx %lld, d %lld, N %lld, heads %lld, d_ff %lld\n", path.c_str(), ll(c.tgt_vocab),
+              ll(c.max_len), ll(c.d_model), ll(c.layers), ll(c.heads), ll(c.d_ff));
+  count_by_term(load_safetensors(path).tensors, c);
+  const Tokenizer& tokenizer = imported.info.source_tokenizer;
+  const std::string prompt = "The meaning of life is";
+  const std::vector<int64_t> ids = tokenizer.encode(prompt);
+  for (const SamplingOptions& options :
+       {SamplingOptions{.max_tokens = 20, .temperature = 0, .eos = tokenizer.size() - 1},
+        SamplingOptions{.max_tokens = 20, .temperature = 1, .top_k = 40, .eos = tokenizer.size() - 1}}) {
+    Generator gen(1);
+    std::printf("%s: %s%s\n", options.temperature == 0 ? "greedy" : "top-k 40", prompt.c_str(),
+                tokenizer.decode(generate(*imported.model, ids, options, gen)).c_str());
+  }
+}
+
 // ---- 7. the cost of a generated token -------------------------------------------------------------------
 
 // Generating one token with the KV cache multiplies one vector by every weight matrix: each weight is
@@ -371,9 +453,10 @@ void cost_of_a_token(bool quick) {
   const double parameters = static_cast<double>(model.parameter_count());
   std::printf("model: d %lld, N %lld, V %lld: %.1fM parameters, %.0f MB in float32\n", ll(c.d_model), ll(c.layers),
               ll(c.tgt_vocab), parameters / 1e6, parameters * 4 / 1e6);
-  std::printf("  prompt   ms/token   MB read/token      GB/s   of the read bandwidth\n");
+  std::printf("a token: 2 flops per weight of 4 bytes, %.2f flops per byte read\n", 2.0 / 4.0);
+  std::printf("  prompt   ms/token   MB read/token      GB/s   of the bandwidth   GFLOP/s\n");
   const int generated = quick ? 2 : 8;
-  for (int64_t prompt : quick ? std::vector<int64_t>{8, 64} : std::vector<int64_t>{8, 128, 512}) {
+  for (int64_t prompt : quick ? std::vector<int64_t>{8, 64} : std::vector<int64_t>{8, 128, 512, 1000}) {
     NoGradGuard no_grad;
     DecoderOnlyCache cache = model.start_cache();
     model.forward_step(randint({1, prompt}, 0, c.tgt_vocab, gen), cache);  // the prompt, all at once
@@ -384,8 +467,10 @@ void cost_of_a_token(bool quick) {
     const double per_token = seconds / generated;
     const double cache_bytes = 4.0 * 2 * static_cast<double>(c.layers * (prompt + generated / 2) * c.d_model);
     const double bytes = 4 * parameters + cache_bytes;
-    std::printf("  %6lld   %8.1f   %13.0f   %7.1f   %.0f%%\n", ll(prompt), per_token * 1e3, bytes / 1e6,
-                bytes / per_token / 1e9, 100 * bytes / per_token / 1e9 / read_gbs);
+    // a multiply-add per weight, and attention's q k^T and p v over the cache: 4 N T d
+    const double flops = 2 * parameters + 4.0 * static_cast<double>(c.layers * (prompt + generated / 2) * c.d_model);
+    std::printf("  %6lld   %8.1f   %13.0f   %7.1f   %15.0f%%   %7.1f\n", ll(prompt), per_token * 1e3, bytes / 1e6,
+                bytes / per_token / 1e9, 100 * bytes / per_token / 1e9 / read_gbs, flops / per_token / 1e9);
   }
 }
 
@@ -414,7 +499,9 @@ int main(int argc, char** argv) {
   gpt2_file(toy, work / "model.safetensors");
   gpt2_small_shapes();
   conv1d_and_linear();
+  import_and_generate(toy, work);
   cost_of_a_token(quick);
+  if (!real_dir.empty()) real_gpt2(real_dir);
 
   if (failures > 0) std::printf("\n%d claim(s) failed\n", failures);
   return failures > 0 ? 1 : 0;

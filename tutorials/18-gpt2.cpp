@@ -103,8 +103,11 @@ void depth_scaled_init() {
   section("initialisation scaled by depth");
   const int64_t layers = 24;
   const TransformerConfig c = small_gpt2(/*vocab=*/512, /*n_ctx=*/64, /*d=*/64, /*heads=*/4, layers);
-  std::printf("%lld blocks, d %lld: N = 2 x %lld = %lld residual layers; residual projections N(0, %.5f)\n", ll(layers),
-              ll(c.d_model), ll(layers), ll(2 * layers), Gpt2Init::residual_std(layers));
+  std::printf("%lld blocks, d %lld: N = 2 x %lld = %lld residual layers\n", ll(layers), ll(c.d_model), ll(layers),
+              ll(2 * layers));
+  std::printf(
+      "gpt2_init_: wte N(0, %g), wpe N(0, %g), c_attn and c_fc N(0, %g), attn.c_proj and mlp.c_proj N(0, %.5f)\n",
+      Gpt2Init::weight_std, Gpt2Init::position_std, Gpt2Init::weight_std, Gpt2Init::residual_std(layers));
   DecoderOnly scaled(c, /*seed=*/1, skip_init), unscaled(c, /*seed=*/1, skip_init);
   Generator gen_a(7), gen_b(7);
   gpt2_init_(scaled, gen_a);

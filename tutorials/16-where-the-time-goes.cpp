@@ -52,7 +52,8 @@ double peak_gflops(int runs) {
   return best * num_threads();
 }
 
-// Bandwidth: STREAM's "add" (bandwidth_gbs, in memory_bandwidth.h, which chapter 18 shares).
+// Bandwidth: STREAM's "add" over three arrays of 64 MB (bandwidth_gbs, in memory_bandwidth.h, which
+// chapter 18 shares).
 
 // ---- 2. one training step, profiled ------------------------------------------------------------------
 

@@ -68,9 +68,10 @@ struct Gpt2Options {
 struct Gpt2Import {
   CheckpointInfo info;  // the configuration; GPT-2's tokenizer on both sides
   std::unique_ptr<DecoderOnly> model;
-  bool prefixed = false;                // the names began with "transformer."
-  std::vector<std::string> ignored;     // the buffers left out (h.{i}.attn.bias, ...)
-  std::vector<std::string> transposed;  // GPT-2's Conv1D weights, transposed (layer 0's names)
+  bool prefixed = false;                        // the names began with "transformer."
+  std::vector<std::string> ignored;             // the buffers left out (h.{i}.attn.bias, ...)
+  std::vector<std::string> transposed;          // "attn.c_attn.weight [d, 3d] -> self_attn.in_proj_weight [3d, d]", ...
+  std::string config_source, tokenizer_source;  // the files read (import_gpt2_files; "": no config)
 };
 
 /// The model `tensors` (read from `source`) are GPT-2's weights of, with `tokenizer`. The shapes

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "tensor/json.h"
 #include "training_helpers.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/import_gpt2.h"
@@ -249,8 +250,28 @@ TEST_CASE(
     CHECK((!c.scale_embedding && c.tie_embeddings && c.norm_eps == 1e-5 && c.dtype == DType::Float32));
     CHECK(imported.prefixed == prefix);
     CHECK(imported.ignored.size() == 6);  // attn.bias and attn.masked_bias of 3 blocks
+    CHECK(imported.transposed ==
+          std::vector<std::string>{"attn.c_attn.weight [16, 48] -> self_attn.in_proj_weight [48, 16]",
+                                   "attn.c_proj.weight [16, 16] -> self_attn.out_proj.weight [16, 16]",
+                                   "mlp.c_fc.weight [16, 64] -> linear1.weight [64, 16]",
+                                   "mlp.c_proj.weight [64, 16] -> linear2.weight [16, 64]"});
     CHECK(largest_difference(*imported.model, m) < 1e-5);
   }
+}
+
+TEST_CASE("import_gpt2: lm_head.weight a copy of wte is tied; one bit different, it is the untied output") {
+  TempDir dir("gpt2-import-lm-head");
+  const Tokenizer tokenizer = tiny_tokenizer(dir);
+  const Gpt2 m(9);
+  StateDict s = m.state_dict(true, DType::Float32, /*tied_head=*/false);
+  s["lm_head.weight"] = s.at("transformer.wte.weight").clone();  // its own storage, as in a file
+  CHECK(import_gpt2(s, "copy", tokenizer, heads(4)).info.config.tie_embeddings);
+  std::vector<float> values = s.at("lm_head.weight").to_vector<float>();
+  values[17] = std::nextafter(values[17], 1.0f);
+  s["lm_head.weight"] = from_vector<float>(values, {kVocab, 16});
+  const Gpt2Import untied = import_gpt2(s, "changed", tokenizer, heads(4));
+  CHECK(!untied.info.config.tie_embeddings);
+  CHECK(untied.model->state_dict().at("generator.weight").to_vector<float>() == values);
 }
 
 TEST_CASE("import_gpt2: float64 files agree to 1e-12; an untied lm_head is the output; config.json's eps and gelu") {
@@ -280,6 +301,11 @@ TEST_CASE("import_gpt2: float64 files agree to 1e-12; an untied lm_head is the o
   CHECK((e.info.config.activation == Activation::GELU && e.info.config.norm_eps == 1e-3 &&
          e.info.config.dropout == 0.25));
   CHECK(largest_difference(*e.model, erf) < 1e-12);
+  // The checkpoint keeps all of it: float64, the erf GELU, eps 1e-3, the unscaled embedding.
+  save_checkpoint(dir / "erf.safetensors", *e.model, e.info.config, {}, e.info);
+  LoadedDecoderOnly loaded = load_decoder_only_checkpoint(dir / "erf.safetensors");
+  loaded.model->eval();
+  CHECK(largest_difference(*loaded.model, erf) < 1e-12);
 }
 
 TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.json) to a checkpoint that loads back") {
@@ -294,6 +320,9 @@ TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.js
   files.model = dir / "model.safetensors";
   const Gpt2Import imported = import_gpt2_files(files);
   CHECK(imported.info.config.heads == 4);
+  CHECK(imported.config_source == dir / "config.json");
+  CHECK(imported.tokenizer_source ==
+        message((dir.path() / "vocab.json").string(), " and ", (dir.path() / "merges.txt").string()));
   save_checkpoint(dir / "gpt2.safetensors", *imported.model, imported.info.config, {}, imported.info);
 
   LoadedDecoderOnly loaded = load_decoder_only_checkpoint(dir / "gpt2.safetensors");
@@ -429,4 +458,23 @@ TEST_CASE(
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "already a gradformer checkpoint");
   files.model = dir / "model.safetensors", files.config = dir / "absent.json";
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "absent.json: cannot be read");
+}
+
+TEST_CASE("Json::parse_config keeps true, false, null and real numbers as written; parse still refuses them") {
+  const Json j =
+      Json::parse_config(R"({"a": true, "b": false, "c": null, "d": 1e-05, "e": -0.5, "f": 2.5E+3, "g": 12})");
+  const std::vector<std::string> literals = {"true", "false", "null", "1e-05", "-0.5", "2.5E+3"};
+  for (size_t i = 0; i < literals.size(); ++i) {
+    CHECK(j.members()[i].second.is_literal());
+    CHECK(j.members()[i].second.text() == literals[i]);
+  }
+  CHECK((j.members()[6].second.is_integer() && j.members()[6].second.value() == 12));
+  CHECK(Json::parse_config(j.dump()).dump() == j.dump());
+  CHECK_THROWS_MSG(Json::parse_config("tru"), JsonError, "unsupported value");
+  CHECK_THROWS_MSG(Json::parse_config("1."), JsonError, "expected a digit");
+  CHECK_THROWS_MSG(Json::parse_config("1e"), JsonError, "expected a digit");
+  CHECK_THROWS_MSG(Json::parse_config("01.5"), JsonError, "leading zero");
+  CHECK_THROWS_MSG(Json::parse_config(".5"), JsonError, "unexpected character '.'");
+  CHECK_THROWS_MSG(Json::parse("null"), JsonError, "unsupported value");
+  CHECK_THROWS_MSG(Json::parse("1e-05"), JsonError, "unsupported number");
 }

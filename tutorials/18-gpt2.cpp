@@ -26,6 +26,7 @@
 #include "nn/safetensors.h"
 #include "transformer/data/bpe.h"
 #include "transformer/data/tokenizer.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/model/gpt2_init.h"
 #include "transformer/model/masks.h"
@@ -125,6 +126,13 @@ void depth_scaled_init() {
   for (int64_t l = 0; l <= layers; l += 3) std::printf("  %7lld   %19.4f   %34.4f\n", ll(l), without[l], with[l]);
   std::printf("growth from h_1 to h_%lld: %.2fx without the scaling, %.2fx with it\n", ll(layers),
               without[layers] / without[1], with[layers] / with[1]);
+  PlotSeries unscaled_line{"std 0.02 everywhere", {}, without}, scaled_line{"scaled: 0.02/sqrt(2N)", {}, with};
+  for (int64_t l = 0; l <= layers; ++l)
+    unscaled_line.x.push_back(static_cast<double>(l)), scaled_line.x.push_back(static_cast<double>(l));
+  write_svg("18-residual-rms.svg", line_plot_svg({.title = "RMS of the residual stream at initialisation, 24 blocks",
+                                                  .x_label = "after block l",
+                                                  .y_label = "RMS of h_l",
+                                                  .series = {unscaled_line, scaled_line}}));
   claim(without[layers] / without[1] > 2 * (with[layers] / with[1]),
         "without the depth scaling, the stream grows more than twice as much");
   claim(with[layers] < 2 * with[1], "with the depth scaling, h_N's RMS is less than twice h_1's");

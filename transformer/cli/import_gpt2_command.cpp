@@ -62,7 +62,7 @@ void print_import(const Gpt2Import& g, const std::string& path, const std::strin
 
 int import_gpt2_command(int argc, char** argv) {
   Flags f("import --gpt2", kSummary);
-  f.add("--gpt2", "", "GPT-2's model.safetensors (required)");
+  f.add("--gpt2", "", "GPT-2's model.safetensors, or the directory holding it (required)");
   f.add("--tokenizer", "",
         "the directory of vocab.json + merges.txt, or encoder.json + vocab.bpe (default: the model's directory)");
   f.add("--config", "", "GPT-2's config.json (default: config.json beside the model, if there is one)");
@@ -83,7 +83,7 @@ int import_gpt2_command(int argc, char** argv) {
   if (f.has("--heads")) files.heads = f.integer_in("--heads", 1, TransformerConfig::max_heads);
   const Gpt2Import imported = import_gpt2_files(files);
   save_checkpoint(f.text("--out"), *imported.model, imported.info.config, /*optimizer_state=*/{}, imported.info);
-  print_import(imported, files.model, files.heads ? "--heads" : imported.config_source + " n_head", f.text("--out"));
+  print_import(imported, files.model, files.heads ? "--heads" : "n_head in " + imported.config_source, f.text("--out"));
   return 0;
 }
 

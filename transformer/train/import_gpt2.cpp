@@ -154,7 +154,7 @@ int64_t heads_of(const Gpt2Options& o, const Gpt2Shapes& s, const std::string& s
   if (o.heads && n_head && *o.heads != *n_head)
     throw CheckpointError(message("--heads ", *o.heads, " disagrees with ", o.config->source, "'s n_head ", *n_head));
   if (!o.heads && !n_head)
-    throw CheckpointError(message(source, ": the number of heads is in no tensor's shape: --heads H is needed (or ",
+    throw CheckpointError(message(source, ": no tensor's shape tells the number of heads: --heads H is needed (or ",
                                   o.config ? o.config->source + " with n_head" : "a config.json with n_head", ")"));
   const int64_t heads = o.heads ? *o.heads : *n_head;
   const std::string from = o.heads ? "--heads" : o.config->source + "'s n_head";
@@ -239,8 +239,9 @@ Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Token
   return out;
 }
 
-Gpt2Import import_gpt2_files(const Gpt2Files& files) {
+Gpt2Import import_gpt2_files(Gpt2Files files) {
   namespace fs = std::filesystem;
+  if (fs::is_directory(files.model)) files.model = (fs::path(files.model) / "model.safetensors").string();
   const fs::path beside = fs::path(files.model).parent_path();
   Gpt2Options options;
   options.heads = files.heads;
@@ -249,7 +250,7 @@ Gpt2Import import_gpt2_files(const Gpt2Files& files) {
                                                                   : "";
   if (!config.empty()) options.config = read_gpt2_config(config);
   if (!options.heads && !(options.config && options.config->n_head))
-    throw CheckpointError(message(files.model, ": the number of heads is in no tensor's shape: --heads H is needed",
+    throw CheckpointError(message(files.model, ": no tensor's shape tells the number of heads: --heads H is needed",
                                   config.empty() ? " (or a config.json with n_head beside the model, or --config FILE)"
                                                  : message(" (", config, " has no n_head)")));
   const Gpt2Tokenizer tokenizer =

@@ -84,8 +84,9 @@ struct Gpt2Import {
 Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Tokenizer& tokenizer,
                        const Gpt2Options& options);
 
-/// Where the files are: the model; the tokenizer's directory ("" : the model's); the config
-/// ("": config.json beside the model if there is one, else none).
+/// Where the files are: the model (a directory: its model.safetensors, the hub's name); the
+/// tokenizer's directory ("": the model's); the config ("": config.json beside the model if there is
+/// one, else none).
 struct Gpt2Files {
   std::string model, tokenizer_dir, config;
   std::optional<int64_t> heads;
@@ -93,6 +94,6 @@ struct Gpt2Files {
 /// Reads the files and imports them (refusing a file that is already a gradformer checkpoint).
 /// CheckpointError as import_gpt2, and saying that --heads is needed when neither it nor a config
 /// gives the heads.
-Gpt2Import import_gpt2_files(const Gpt2Files& files);
+Gpt2Import import_gpt2_files(Gpt2Files files);
 
 }  // namespace gradformer

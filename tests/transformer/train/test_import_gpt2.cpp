@@ -317,7 +317,7 @@ TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.js
     "n_positions": 12, "n_ctx": 12, "vocab_size": 261, "layer_norm_epsilon": 1e-05, "resid_pdrop": 0.1,
     "architectures": ["GPT2LMHeadModel"], "task_specific_params": {"text-generation": {"do_sample": true}}})");
   Gpt2Files files;
-  files.model = dir / "model.safetensors";
+  files.model = dir.path().string();  // the directory: its model.safetensors
   const Gpt2Import imported = import_gpt2_files(files);
   CHECK(imported.info.config.heads == 4);
   CHECK(imported.config_source == dir / "config.json");
@@ -377,8 +377,17 @@ TEST_CASE("import_gpt2: each user error names the file, the tensor and the shape
   refused(m.state_dict(false), heads(3),
           "gpt2.safetensors: 3 heads (--heads) do not divide d 16 (wte.weight [261, 16])");
   refused(m.state_dict(false), Gpt2Options{},
-          "gpt2.safetensors: the number of heads is in no tensor's shape: --heads H is needed");
+          "gpt2.safetensors: no tensor's shape tells the number of heads: --heads H is needed");
 
+  s = m.state_dict(true);
+  s["wpe.weight"] = s.at("transformer.wpe.weight");
+  refused(s, heads(4), "gpt2.safetensors: wpe.weight is there both with and without the prefix transformer.");
+  s = m.state_dict(false);
+  s["h.9223372036854775807.ln_1.weight"] = s.at("h.0.ln_1.weight");
+  refused(s, heads(4),
+          "gpt2.safetensors: tensor h.9223372036854775807.ln_1.weight has a layer index beyond the 1024 layers");
+  s = {{"wte.weight", s.at("wte.weight")}, {"wpe.weight", s.at("wpe.weight")}};
+  refused(s, heads(4), "gpt2.safetensors: no blocks h.{i}.* (h.0.attn.c_attn.weight, ...): not GPT-2's weights");
   write_tokenizer(dir.path() / "four", "vocab.json", "merges.txt", 4);
   const Gpt2Tokenizer four = read_gpt2_tokenizer((dir.path() / "four").string());
   Gpt2Options o = heads(4);
@@ -439,7 +448,7 @@ TEST_CASE(
   files.model = dir / "model.safetensors";
   CHECK_THROWS_MSG(
       import_gpt2_files(files), CheckpointError,
-      "model.safetensors: the number of heads is in no tensor's shape: --heads H is needed (or a config.json "
+      "model.safetensors: no tensor's shape tells the number of heads: --heads H is needed (or a config.json "
       "with n_head beside the model, or --config FILE)");
   files.heads = 4;
   CHECK_THROWS_MSG(

@@ -2,8 +2,8 @@
 // piece of this file (or of the library file it names), and every output the chapter shows is what
 // this program prints. It exits non-zero if a claim does not hold.
 //
-//   18-gpt2                 the chapter's run, with the cost of a token on a GPT-2-small-sized model
-//   18-gpt2 --quick         the same, the cost measured on a small model (what the test suite runs)
+//   18-gpt2                 the chapter's run (seconds), the cost of a token on a GPT-2-small-sized model
+//   18-gpt2 --quick         the same, the cost measured on a small model (under a second)
 //   18-gpt2 [--quick] DIR   also reads a real GPT-2 from DIR (the hub's model.safetensors, vocab.json,
 //                           merges.txt): its tensors, its count, its continuation of a prompt
 //

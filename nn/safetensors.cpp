@@ -8,6 +8,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -42,6 +43,63 @@ std::optional<DType> dtype_from_name(const std::string& name) {
   for (const auto& d : kDTypes)
     if (name == d.name) return d.dtype;
   return std::nullopt;
+}
+
+// Dtypes other libraries write that the reader widens, exactly, to one of its own: half and
+// bfloat16 weights (many published checkpoints) to float32, smaller integers (a model's mask
+// buffers, token-type tables) to int64.
+struct WidenedDType {
+  const char* name;
+  uint64_t itemsize;
+  DType dtype;
+};
+constexpr WidenedDType kWidened[] = {{"F16", 2, DType::Float32}, {"BF16", 2, DType::Float32}, {"U8", 1, DType::Int64},
+                                     {"I8", 1, DType::Int64},    {"I16", 2, DType::Int64},    {"U16", 2, DType::Int64},
+                                     {"I32", 4, DType::Int64},   {"U32", 4, DType::Int64}};
+
+// IEEE half precision (1 sign, 5 exponent, 10 fraction bits) -> float, exactly.
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, fraction = h & 0x3ff;
+  float magnitude;
+  if (exponent == 0)
+    magnitude = std::ldexp(static_cast<float>(fraction), -24);  // zero and subnormals: fraction * 2^-24
+  else if (exponent == 31)
+    magnitude = fraction == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+  else
+    magnitude = std::ldexp(static_cast<float>(fraction | 0x400), static_cast<int>(exponent) - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+// The stored little-endian elements of `name` (see kWidened) widened into `out`.
+void widen(const std::string& name, const char* bytes, size_t count, const Tensor& out) {
+  auto load = [&](size_t i, size_t size) {  // element i as an unsigned little-endian integer
+    uint64_t v = 0;
+    for (size_t b = 0; b < size; ++b)
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i * size + b])) << (8 * b);
+    return v;
+  };
+  if (name == "F16" || name == "BF16") {
+    auto* f = reinterpret_cast<float*>(out.storage()->data());
+    for (size_t i = 0; i < count; ++i) {
+      const auto bits = static_cast<uint16_t>(load(i, 2));
+      if (name == "F16") {
+        f[i] = half_to_float(bits);
+      } else {
+        const uint32_t wide = static_cast<uint32_t>(bits) << 16;  // bfloat16 is float32's upper half
+        std::memcpy(&f[i], &wide, sizeof(float));
+      }
+    }
+    return;
+  }
+  auto* v = reinterpret_cast<int64_t*>(out.storage()->data());
+  const size_t size = name == "U8" || name == "I8" ? 1 : name == "I16" || name == "U16" ? 2 : 4;
+  const bool is_signed = name[0] == 'I';
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t u = load(i, size);
+    const uint64_t sign_bit = uint64_t{1} << (8 * size - 1);
+    v[i] = is_signed && (u & sign_bit) ? static_cast<int64_t>(u) - static_cast<int64_t>(sign_bit << 1)
+                                       : static_cast<int64_t>(u);
+  }
 }
 
 /// The file stores little-endian elements; on a big-endian machine swap each element's bytes
@@ -195,9 +253,10 @@ namespace {
 
 struct Entry {
   std::string name;
-  DType dtype;
+  DType dtype;  // the tensor's
   Shape shape;
   uint64_t begin, end;
+  std::string widened_from;  // the stored dtype's name when it is one kWidened widens, else empty
 };
 
 class Reader {
@@ -235,11 +294,19 @@ class Reader {
     if (!dtype || !shape || !offsets)
       fail(name, std::string("missing ") + (!dtype ? "dtype" : !shape ? "shape" : "data_offsets"));
 
-    Entry entry{name, DType::Float32, {}, 0, 0};
+    Entry entry{name, DType::Float32, {}, 0, 0, ""};
     if (!dtype->is_string()) fail(name, "dtype must be a string");
-    const auto known = dtype_from_name(dtype->text());
-    if (!known) fail(name, "unsupported dtype " + quoted(dtype->text()) + " (gradformer reads F32, F64, I64 and BOOL)");
-    entry.dtype = *known;
+    uint64_t item = 0;
+    if (const auto known = dtype_from_name(dtype->text())) {
+      entry.dtype = *known, item = itemsize(*known);
+    } else {
+      for (const WidenedDType& w : kWidened)
+        if (dtype->text() == w.name) entry.dtype = w.dtype, item = w.itemsize, entry.widened_from = w.name;
+      if (item == 0)
+        fail(name, "unsupported dtype " + quoted(dtype->text()) +
+                       " (gradformer reads F32, F64, I64 and BOOL; F16 and BF16 as float32; U8, I8, I16, U16, I32 "
+                       "and U32 as int64)");
+    }
 
     if (!shape->is_array()) fail(name, "shape must be an array of integers");
     if (shape->items().size() > static_cast<size_t>(kMaxRank))
@@ -266,7 +333,6 @@ class Reader {
     entry.end = static_cast<uint64_t>(offsets->items()[1].value());
     if (entry.end < entry.begin)
       fail(name, message("data_offsets [", entry.begin, ", ", entry.end, "] end before they begin"));
-    const uint64_t item = itemsize(entry.dtype);
     if (numel > std::numeric_limits<uint64_t>::max() / item || entry.end - entry.begin != numel * item)
       fail(name,
            message("size mismatch: data_offsets [", entry.begin, ", ", entry.end, "] hold ", entry.end - entry.begin,
@@ -363,10 +429,16 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   for (const Entry& e : entries) {
     Tensor t = Tensor::empty(e.shape, e.dtype);
     const size_t bytes = e.end - e.begin;
-    char* destination = reinterpret_cast<char*>(t.storage()->data());
+    std::vector<char> stored(e.widened_from.empty() ? 0 : bytes);
+    char* destination = e.widened_from.empty() ? reinterpret_cast<char*>(t.storage()->data()) : stored.data();
     in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
     in.read(destination, static_cast<std::streamsize>(bytes));
     if (static_cast<size_t>(in.gcount()) != bytes) reader.fail(e.name, "cannot read the data (did the file change?)");
+    if (!e.widened_from.empty()) {
+      widen(e.widened_from, stored.data(), static_cast<size_t>(t.numel()), t);
+      file.tensors.emplace(e.name, std::move(t));
+      continue;
+    }
     swap_to_little_endian(destination, static_cast<size_t>(t.numel()), itemsize(e.dtype));
     if (e.dtype == DType::Bool)  // any other byte in a C++ bool is undefined behaviour
       for (size_t i = 0; i < bytes; ++i)

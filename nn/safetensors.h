@@ -39,7 +39,8 @@ void save_safetensors(const std::filesystem::path& path, const StateDict& tensor
 /// Reads a safetensors file written by this library or any other, checking that:
 /// the file holds at least the 8-byte length; 2 <= N <= 100 MB and N <= file size - 8; the header
 /// is UTF-8 JSON starting with '{', an object; no name appears twice; "__metadata__", if present,
-/// maps strings to strings; each tensor has exactly dtype (F32, F64, I64 or BOOL), shape
+/// maps strings to strings; each tensor has exactly dtype (F32, F64, I64 or BOOL; F16 and BF16,
+/// widened exactly to float32, and U8, I8, U16, I16, U32, I32, widened to int64), shape
 /// (non-negative integers) and data_offsets [begin, end] with end - begin = prod(shape) * itemsize;
 /// the tensors tile the data from byte 0 with no gap or overlap and no trailing bytes; BOOL bytes are 0 or 1.
 SafetensorsFile load_safetensors(const std::filesystem::path& path);

@@ -30,7 +30,8 @@ void append_utf8(std::string& out, uint32_t cp) {
 
 class Parser {
  public:
-  Parser(std::string_view text, size_t max_array_items) : text_(text), max_array_items_(max_array_items) {}
+  Parser(std::string_view text, size_t max_array_items, bool literals = false)
+      : text_(text), max_array_items_(max_array_items), literals_(literals) {}
 
   Json document() {
     Json value = parse_value(0);
@@ -60,7 +61,12 @@ class Parser {
     if (c == '{') return parse_object(depth);
     if (c == '[') return parse_array(depth);
     if (c == '"') return Json::string(parse_string());
+    if (literals_ && (c == '-' || (c >= '0' && c <= '9')) && !is_integer_ahead()) return parse_literal_number();
     if (c == '-' || (c >= '0' && c <= '9')) return Json::integer(parse_integer());
+    if (literals_)
+      for (const char* word : {"true", "false", "null"})
+        if (text_.substr(pos_, std::string_view(word).size()) == word)
+          return pos_ += std::string_view(word).size(), Json::literal(word);
     if (c == 't' || c == 'f' || c == 'n')
       fail("unsupported value (true, false and null never appear in a safetensors header)");
     fail(message("unexpected character '", c, "'"));
@@ -128,6 +134,32 @@ class Parser {
       value = -value;
     }
     return value;
+  }
+
+  // Whether the number at pos_ has neither fraction nor exponent (then parse_integer reads it).
+  bool is_integer_ahead() const {
+    size_t p = pos_ + (peek() == '-' ? 1 : 0);
+    while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9') ++p;
+    return p == text_.size() || (text_[p] != '.' && text_[p] != 'e' && text_[p] != 'E');
+  }
+  void digits() {
+    if (!(peek() >= '0' && peek() <= '9')) fail("expected a digit");
+    while (peek() >= '0' && peek() <= '9') ++pos_;
+  }
+  // JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, kept as written.
+  Json parse_literal_number() {
+    const size_t start = pos_;
+    if (peek() == '-') ++pos_;
+    if (peek() == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' && text_[pos_ + 1] <= '9')
+      fail("a number cannot have a leading zero");
+    digits();
+    if (peek() == '.') ++pos_, digits();
+    if (peek() == 'e' || peek() == 'E') {
+      ++pos_;
+      if (peek() == '+' || peek() == '-') ++pos_;
+      digits();
+    }
+    return Json::literal(std::string(text_.substr(start, pos_ - start)));
   }
 
   uint32_t parse_hex4() {
@@ -214,6 +246,7 @@ class Parser {
   std::string_view text_;
   size_t pos_ = 0;
   size_t max_array_items_;
+  bool literals_;
 };
 
 void dump_string(std::string& out, const std::string& s) {
@@ -287,6 +320,18 @@ Json Json::parse(std::string_view text, size_t max_array_items) {
   return Parser(text, max_array_items).document();
 }
 
+Json Json::parse_config(std::string_view text) {
+  if (const auto bad = invalid_utf8_at(text)) throw JsonError(message("json: not valid UTF-8 at byte ", *bad));
+  return Parser(text, SIZE_MAX, /*literals=*/true).document();
+}
+
+Json Json::literal(std::string text) {
+  Json j;
+  j.kind_ = Kind::Literal;
+  j.text_ = std::move(text);
+  return j;
+}
+
 std::string Json::dump() const {
   std::string out;
   dump_to(out);
@@ -297,6 +342,9 @@ void Json::dump_to(std::string& out) const {
   switch (kind_) {
     case Kind::Integer:
       out += std::to_string(integer_);
+      return;
+    case Kind::Literal:
+      out += text_;
       return;
     case Kind::String:
       dump_string(out, text_);
@@ -332,6 +380,8 @@ const char* kind_name(Json::Kind kind) {
       return "string";
     case Json::Kind::Integer:
       return "integer";
+    case Json::Kind::Literal:
+      return "literal";
   }
   return "?";
 }

@@ -43,7 +43,6 @@ set(allowed_functions
   "nn/safetensors.cpp: save_safetensors|the header, then the data, then the temporary file renamed into place: one write in order"
   "tensor/matmul.cpp: matmul|the checks, the broadcast of batches and the choice of path and threads, each case beside the next"
   "transformer/cli/import_command.cpp: import_command|its flags, each checked against what the tensors' shapes say, in the order --help lists them"
-  "transformer/cli/use_commands.cpp: params_command|one table of a preset's counts, a row per part of the model, as the chapter reads it"
   "transformer/data/toy_lexicon.cpp: build|a table of words, one entry a line"
   "transformer/inspect/gradcheck_suite.cpp: gradient_checks|the table of every op's and layer's check, one entry after the next"
   "transformer/inspect/svg.cpp: heatmap_svg|one picture drawn top to bottom: title, labels, cells, colour bar"

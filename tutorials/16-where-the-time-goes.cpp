@@ -20,6 +20,7 @@
 
 #include "02-matmul.cpp"  // ladder::fma_flops, chapter 2's measurement of the FMA units' peak
 #include "claims.h"
+#include "memory_bandwidth.h"  // cpu_seconds, bandwidth_gbs
 #include "nn/all.h"
 #include "tensor/profiler.h"
 #include "transformer/data/batch_stream.h"
@@ -39,15 +40,6 @@ namespace {
 
 // ---- 1. the machine's two ceilings -----------------------------------------------------------------
 
-// Both are timed by the CPU time they use (all threads' together, divided by the threads), as chapter
-// 2 times one core: on a shared machine, the time other programs take does not count against them.
-template <class F>
-double cpu_seconds(int threads, F&& fn) {
-  const std::clock_t cpu = std::clock();
-  fn();
-  return static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC / threads;
-}
-
 // Peak: chapter 2's FMA loops on one core (AVX2, and AVX-512 where the CPU has it), the best of
 // several runs, times the threads.
 double peak_gflops(int runs) {
@@ -60,23 +52,8 @@ double peak_gflops(int runs) {
   return best * num_threads();
 }
 
-// Bandwidth: STREAM's "add", c = a + b over arrays far larger than the caches, on every thread:
-// 12 bytes move per element (two floats read, one written) for one flop.
-double bandwidth_gbs(int runs) {
-  const int64_t n = int64_t{16} << 20;  // 64 MB per array
-  std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, 0.0f);
-  double best = 0;
-  for (int run = 0; run < runs; ++run) {
-    const double time = cpu_seconds(num_threads(), [&] {
-      parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
-      });
-    });
-    best = std::max(best, 12.0 * static_cast<double>(n) / time / 1e9);
-  }
-  claim(c[n - 1] == 3.0f, "the bandwidth loop computed c = a + b");
-  return best;
-}
+// Bandwidth: STREAM's "add" over three arrays of 64 MB (bandwidth_gbs, in memory_bandwidth.h, which
+// chapter 18 shares).
 
 // ---- 2. one training step, profiled ------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ bool same(const Json& a, const Json& b) {
     case Json::Kind::Integer:
       return a.value() == b.value();
     case Json::Kind::String:
+    case Json::Kind::Literal:
       return a.text() == b.text();
     case Json::Kind::Array:
       if (a.items().size() != b.items().size()) return false;

@@ -172,9 +172,37 @@ TEST_CASE("safetensors rejects headers that are not UTF-8 JSON objects") {
   CHECK_LOAD_FAILS(file_with(R"({"x":[1]})", 0), "tensor \"x\": must be an object, got array");
 }
 
+TEST_CASE("safetensors widens other libraries' half, bfloat16 and small integer tensors exactly") {
+  // Element bytes little-endian, values from the formats' definitions: half 0x3C00 = 1, 0xC000 = -2,
+  // 0x0001 = 2^-24 (the smallest subnormal), 0x7BFF = 65504 (the largest), 0x7C00 = +inf; bfloat16 is
+  // float32's upper half: 0x3F80 = 1, 0xC0A0 = -5; two's complement for the signed integers.
+  const std::string header =
+      R"({"b":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"h":{"dtype":"F16","shape":[5],"data_offsets":[4,14]},)"
+      R"("i":{"dtype":"I32","shape":[2],"data_offsets":[14,22]},"s":{"dtype":"I8","shape":[1],"data_offsets":[22,23]},)"
+      R"("u":{"dtype":"U8","shape":[1],"data_offsets":[23,24]},"w":{"dtype":"I16","shape":[1],"data_offsets":[24,26]}})";
+  const std::string data =
+      std::string("\x80\x3f\xa0\xc0", 4) + std::string("\x00\x3c\x00\xc0\x01\x00\xff\x7b\x00\x7c", 10) +
+      std::string("\xfe\xff\xff\xff\x07\x00\x00\x00", 8) + "\xff" + "\xff" + std::string("\x00\x80", 2);
+  const fs::path path = temp_path("widened.safetensors");
+  write_all(path, length_field(header.size()) + header + data);
+  const SafetensorsFile f = load_safetensors(path);
+  CHECK(f.tensors.at("b").dtype() == DType::Float32);
+  CHECK(f.tensors.at("b").to_vector<float>() == std::vector<float>{1.0f, -5.0f});
+  CHECK(f.tensors.at("h").to_vector<float>() ==
+        std::vector<float>{1.0f, -2.0f, std::ldexp(1.0f, -24), 65504.0f, std::numeric_limits<float>::infinity()});
+  CHECK(f.tensors.at("i").dtype() == DType::Int64);
+  CHECK(f.tensors.at("i").to_vector<int64_t>() == std::vector<int64_t>{-2, 7});
+  CHECK(f.tensors.at("s").to_vector<int64_t>() == std::vector<int64_t>{-1});
+  CHECK(f.tensors.at("u").to_vector<int64_t>() == std::vector<int64_t>{255});
+  CHECK(f.tensors.at("w").to_vector<int64_t>() == std::vector<int64_t>{-32768});
+}
+
 TEST_CASE("safetensors rejects bad tensor entries: dtype, shape, offsets, size, keys") {
-  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", 4),
-                   "tensor \"w\": unsupported dtype \"F16\" (gradformer reads F32, F64, I64 and BOOL)");
+  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 2),
+                   "tensor \"w\": unsupported dtype \"F8_E4M3\" (gradformer reads F32, F64, I64 and BOOL; F16 and "
+                   "BF16 as float32; U8, I8, I16, U16, I32 and U32 as int64)");
+  CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,8]}})", 8),
+                   "hold 8 bytes, but dtype F16 and shape [2] need 4");
   CHECK_LOAD_FAILS(
       file_with(R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", 12),
       "tensor \"w\": size mismatch: data_offsets [0, 12] hold 12 bytes, but dtype F32 and shape [2, 2] need 16");

@@ -4,6 +4,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/cli/text_stream.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
 #include "transformer/model/sampling.h"
@@ -14,8 +15,17 @@ namespace gradformer {
 
 namespace {
 
+// GPT-2's tokenizer ends a text with <|endoftext|>, an ordinary token of its vocabulary (50256 in the
+// released one): found by its text. Other byte-level models continue without end (-1).
+int64_t end_of_text(const Tokenizer& tokenizer) {
+  if (tokenizer.kind() == Tokenizer::Kind::Words || tokenizer.has_vocab()) return -1;
+  return tokenizer.byte_pair_encoding().id("<|endoftext|>");
+}
+
 // A bytes or bpe model continues raw text: no <s>, no </s> (it learnt running text), and a text
-// longer than its max_len in windows: when one is full, its last half is the next one's prompt.
+// longer than its max_len in windows: when one is full, its last half is the next one's prompt
+// (continue_sequence). GPT-2's stops at <|endoftext|>, which is not printed. The text is printed as
+// it is generated.
 void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& text, SamplingOptions o,
                    Generator& gen) {
   std::vector<int64_t> ids;
@@ -28,20 +38,17 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
   const int64_t max_len = model.config().max_len;
   if (ids.empty())
     throw UsageError("generate: a " + tokenizer.kind_name() + " model continues text: give a --prompt to continue");
-  if (static_cast<int64_t>(ids.size()) >= max_len)
-    throw UsageError(message("generate: the prompt's ", ids.size(), " tokens leave no room in max_len ", max_len));
-  o.eos = -1;
-  const size_t prompt_end = ids.size();
-  for (int64_t left = o.max_tokens; left > 0;) {
-    const auto kept = std::min<int64_t>(static_cast<int64_t>(ids.size()), std::max<int64_t>(1, max_len / 2));
-    const std::vector<int64_t> window =
-        static_cast<int64_t>(ids.size()) < max_len ? ids : std::vector<int64_t>(ids.end() - kept, ids.end());
-    o.max_tokens = std::min(left, max_len - static_cast<int64_t>(window.size()));
-    for (int64_t id : generate(model, window, o, gen)) ids.push_back(id);
-    left -= o.max_tokens;
-  }
-  // The prompt as typed, then the continuation's bytes as text (a character cut by the last token shows as U+FFFD).
-  std::cout << text << tokenizer.decode({ids.begin() + static_cast<std::ptrdiff_t>(prompt_end), ids.end()}) << "\n";
+  if (static_cast<int64_t>(ids.size()) > max_len)
+    throw UsageError(message("generate: the prompt's ", ids.size(), " tokens do not fit the model's context of ",
+                             max_len, " tokens (max_len)"));
+  o.eos = end_of_text(tokenizer);
+  // The prompt as typed, then the continuation's text as it comes (a character cut by the last token shows as U+FFFD).
+  std::cout << text << std::flush;
+  Utf8Stream stream;
+  continue_sequence(model, ids, o, gen, [&](int64_t id) {
+    if (id != o.eos) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
+  });
+  std::cout << stream.finish() << "\n";
 }
 
 // A model of words continues "<s> prompt" until </s> or its max_len, and prints the words.
@@ -68,18 +75,20 @@ int generate_command(int argc, char** argv) {
   Flags f("generate",
           "Continue a prompt with a decoder-only checkpoint (gradformer train --arch decoder-only) and print the\n"
           "generated words on one line. Words of the prompt the model never saw become <unk>. A model of a text\n"
-          "file (--text, tokenizer bytes or bpe) continues the prompt as raw text and prints the prompt and its\n"
-          "continuation as they are, line ends included, past its max-len if asked: each full window's last half\n"
-          "starts the next.");
-  f.add("--checkpoint", "", "a decoder-only model saved by gradformer train (required)");
+          "file (--text, tokenizer bytes or bpe) or GPT-2 (gradformer import --gpt2) continues the prompt as raw\n"
+          "text and prints the prompt and its continuation as they are, line ends included, past its max-len (GPT-2:\n"
+          "its context of 1024 tokens) if asked: each full window's last half starts the next. The prompt must fit\n"
+          "the context. GPT-2 stops at <|endoftext|>, which is not printed. E.g.\n"
+          "  gradformer generate --checkpoint gpt2.safetensors --prompt \"The meaning of life is\" --top-k 40");
+  f.add("--checkpoint", "", "a decoder-only model saved by gradformer train or import --gpt2 (required)");
   f.add("--prompt", "",
         "the start of the text, whitespace-separated words (default: nothing after <s>); a text model's: raw "
         "text (required)");
-  f.add("--max-tokens", "40", "tokens generated at most, </s> included");
+  f.add("--max-tokens", "40", "new tokens generated at most, </s> or <|endoftext|> included");
   f.add("--temperature", "1", "divides the logits before the softmax; 0: greedy (the most likely token)");
   f.add("--top-k", "0", "sample among the k most likely tokens only (0: all)");
   f.add("--top-p", "1", "sample among the fewest most likely tokens whose probability reaches p (1: all)");
-  f.add("--seed", "1", "the sampling generator's seed: the same seed gives the same text");
+  f.add("--seed", "1", "the sampling generator's seed: the same seed gives the same text (unused by --temperature 0)");
   f.add("--threads", "0", "threads (0: all cores)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();

@@ -1,6 +1,8 @@
 // gradformer import: an encoder-decoder's weights saved elsewhere (a PyTorch state dict as
-// .safetensors) into a gradformer checkpoint that translate, score and trace take.
+// .safetensors) into a gradformer checkpoint that translate, score and trace take; with --gpt2,
+// GPT-2's released weights (import_gpt2_command.cpp).
 #include <iostream>
+#include <string_view>
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
@@ -28,7 +30,10 @@ constexpr const char* kSummary =
     "\n"
     "A vocabulary file has one token per line, the line number minus one being the token's id: <pad> <s>\n"
     "</s> <unk> on lines 1 to 4 (ids 0 to 3, what gradformer's batches use), then the other tokens; as many\n"
-    "lines as the embedding has rows. A checkpoint's vocab.source and vocab.target metadata have this form.";
+    "lines as the embedding has rows. A checkpoint's vocab.source and vocab.target metadata have this form.\n"
+    "\n"
+    "GPT-2's released weights: gradformer import --gpt2 model.safetensors --out gpt2.safetensors (see\n"
+    "gradformer import --gpt2 --help).";
 
 // "--flag V contradicts the weights: <evidence>" when the flag was given and is not `inferred`.
 void check_flag(const Flags& f, const char* flag, const std::string& given, const std::string& inferred,
@@ -43,7 +48,12 @@ std::string shape_of(const StateDict& tensors, const std::string& name) {
 
 }  // namespace
 
+int import_gpt2_command(int argc, char** argv);
+
 int import_command(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--gpt2" || std::string_view(argv[i]).rfind("--gpt2=", 0) == 0)
+      return import_gpt2_command(argc, argv);
   Flags f("import", kSummary);
   f.add("--weights", "", "the .safetensors file of tensors to import (required)");
   f.add("--src-vocab", "", "the source vocabulary file, one token per line (required)");
@@ -63,6 +73,7 @@ int import_command(int argc, char** argv) {
   f.add("--layers", "", "check: the layers on each side, encoder.layers.{i}");
   f.add("--norm", "", "check: pre or post (pre-LN has encoder.norm.weight)");
   f.add("--tied", "", "check: yes or no, whether the embeddings are tied");
+  f.add("--gpt2", "", "GPT-2's model.safetensors instead: a decoder-only model (gradformer import --gpt2 --help)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;

@@ -14,7 +14,7 @@
 #include "tensor/utf8.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/cli/whole_text.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/average.h"
@@ -53,7 +53,7 @@ std::vector<std::string> extra_specials(const std::string& list) {
 
 /// A file of text, whole: a DataError naming it and the first byte that is not UTF-8.
 std::string read_text(const std::string& path) {
-  std::string text = read_whole_text_file(path);
+  std::string text = read_whole_file(path);
   if (const auto offset = invalid_utf8_at(text))
     throw DataError(message(path, ": not UTF-8 at byte offset ", *offset, " (byte 0x", std::hex, std::uppercase,
                             static_cast<int>(static_cast<unsigned char>(text[*offset])), std::dec,

@@ -9,7 +9,7 @@
 #include "tensor/utf8.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/cli/whole_text.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/train/checkpoint.h"
 

@@ -1,7 +1,7 @@
 // gradformer trace: one sentence through a trained encoder-decoder, or (--train) one training step
-// on a sentence pair. Without --checkpoint it traces runs/toy-translation's model, or else the
-// first-use model: a small toy-translation model trained once, by the same train() as
-// `gradformer train`, into runs/trace-model, and reused after.
+// on a sentence pair, or one prompt through a decoder-only model (GPT-2 too: lm_trace.h). Without --checkpoint it
+// traces runs/toy-translation's model, or else the first-use model: a small toy-translation model trained once, by the
+// same train() as `gradformer train`, into runs/trace-model, and reused after.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,7 @@
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/tsv.h"
+#include "transformer/inspect/lm_trace.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/inspect/train_trace.h"
 #include "transformer/train/checkpoint.h"
@@ -24,6 +25,26 @@ namespace {
 
 constexpr const char* kTrainedModel = "runs/toy-translation/model.safetensors";
 constexpr const char* kFirstUseDir = "runs/trace-model";
+
+constexpr const char* kSummary =
+    "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
+    "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
+    "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
+    "cross-attention looks, the most likely next tokens, the choice).\n"
+    "\n"
+    "With --train and a pair, SENTENCE TARGET, walk one training step instead: the pair teacher-forced,\n"
+    "each target position's probability of the right word and its loss, the mean loss (label-smoothed\n"
+    "if the model was trained so), the backward pass (the gradient's norm at every sub-layer's output,\n"
+    "decoder then encoder, and per layer of parameters), and the loss after one gradient-descent step.\n"
+    "\n"
+    "A decoder-only checkpoint (gradformer train --arch decoder-only, or GPT-2 from gradformer import --gpt2)\n"
+    "reads SENTENCE as its prompt: the prompt's tokens (pieces and text), then for each layer and head the\n"
+    "causal attention over them (a row per token, in percent; a long prompt's rows as their strongest\n"
+    "keys; --layer and --head show fewer), and the most likely next tokens with their probabilities. E.g.\n"
+    "  gradformer trace --checkpoint gpt2.safetensors --layer 5 \"The meaning of life is\"\n"
+    "\n"
+    "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
+    "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.";
 
 // The first-use model: the toy-translation task's recipe at a quarter of its width, small enough
 // to train in seconds on two cores and still translate the toy corpus's sentences right.
@@ -115,30 +136,46 @@ void refuse_subwords_for_train(const CheckpointInfo& info) {
                              info.target_tokenizer.kind_name(), " (trace it without --train)"));
 }
 
+// A decoder-only model: the prompt's tokens, each layer's and head's attention, the next tokens.
+int trace_decoder_only(const Flags& f, const CheckpointFile& file) {
+  if (f.on("--train"))
+    throw UsageError("trace: --train walks an encoder-decoder's training step; this model is decoder-only");
+  if (f.given("--beam"))
+    throw UsageError("trace: --beam is for an encoder-decoder's translation; this model is decoder-only");
+  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
+  const Tokenizer& tokenizer = ckpt.info.target_tokenizer;
+  const TransformerConfig& c = ckpt.model->config();
+  const int64_t top = f.given("--top") ? f.integer_in("--top", 1, tokenizer.size(), " (the vocabulary's size)")
+                                       : std::min<int64_t>(10, tokenizer.size());
+  LmTraceView view;
+  if (f.has("--layer")) view.layer = f.integer_in("--layer", 0, c.layers - 1, " (the model's layers)");
+  if (f.has("--head")) view.head = f.integer_in("--head", 0, c.heads - 1, " (the model's heads)");
+  const LmTrace t = trace_prompt(*ckpt.model, tokenizer, f.positionals()[0], {.top = top});
+  std::string page;
+  try {
+    if (f.has("--html")) page = lm_trace_html(t, view);  // before the text: a page too large is refused up front
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
+  std::cout << lm_trace_text(t, view);
+  if (f.has("--html")) write_page(f.text("--html"), page);
+  return 0;
+}
+
 }  // namespace
 
 int trace_command(int argc, char** argv) {
-  Flags f("trace",
-          "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
-          "figure 1: tokens and ids, embedding and positions, each encoder layer (where every head looks, what\n"
-          "each sub-layer does to the vectors), then decoding one token at a time (the prefix, where\n"
-          "cross-attention looks, the most likely next tokens, the choice).\n"
-          "\n"
-          "With --train and a pair, SENTENCE TARGET, walk one training step instead: the pair teacher-forced,\n"
-          "each target position's probability of the right word and its loss, the mean loss (label-smoothed\n"
-          "if the model was trained so), the backward pass (the gradient's norm at every sub-layer's output,\n"
-          "decoder then encoder, and per layer of parameters), and the loss after one gradient-descent step.\n"
-          "\n"
-          "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
-          "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.");
+  Flags f("trace", kSummary);
   f.add_positionals("\"SENTENCE\" [\"TARGET\"]",
-                    "the source sentence (quote it): words separated by spaces, or any text for a model of bytes or "
-                    "BPE tokens; with --train, then its translation");
-  f.add("--checkpoint", "", "a model saved by gradformer train (default: see above)");
+                    "the source sentence (quote it), or a decoder-only model's prompt: words separated by spaces, or "
+                    "any text for a model of bytes or BPE tokens (GPT-2's too); with --train, then its translation");
+  f.add("--checkpoint", "", "a model saved by gradformer train or import (default: see above)");
   f.add_switch("--train", "trace one training step on the pair SENTENCE TARGET");
   f.add("--lr", "0.5", "--train: the learning rate of the gradient-descent step");
   f.add("--beam", "1", "also run beam search with this many beams and show them at every step (1: greedy only)");
-  f.add("--top", "5", "next-token candidates shown at every step");
+  f.add("--top", "5", "next-token candidates shown at every step (a decoder-only model's: 10 unless given)");
+  f.add("--layer", "", "decoder-only: show this layer's heads only (from 0; default: every layer)");
+  f.add("--head", "", "decoder-only: show this head of each layer only (from 0; default: every head)");
   f.add("--html", "", "also write the walk as one self-contained HTML page (heatmaps, tables) to this file");
   f.add("--first-use-steps", "0", "training steps of the first-use model, when it is trained (0: its recipe's)");
   f.add("--threads", "0", "threads (0: all cores)");
@@ -152,7 +189,11 @@ int trace_command(int argc, char** argv) {
   const double lr = f.number("--lr");
   if (!(lr >= 0 && lr <= 1000)) throw UsageError(message("trace: --lr must be from 0 to 1000, got ", f.text("--lr")));
   apply_threads(f);
-  LoadedCheckpoint ckpt = load_checkpoint(checkpoint_to_trace(f));
+  const CheckpointFile file = read_checkpoint_file(checkpoint_to_trace(f));
+  if (file.arch == Architecture::DecoderOnly) return trace_decoder_only(f, file);
+  for (const char* flag : {"--layer", "--head"})
+    if (f.has(flag)) throw UsageError(message("trace: ", flag, " is for a decoder-only model's trace"));
+  LoadedCheckpoint ckpt = load_checkpoint(file);
   const int64_t vocab = ckpt.info.target_tokenizer.size();
   (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");

@@ -197,40 +197,121 @@ int score_command(int argc, char** argv) {
   return 0;
 }
 
+namespace {
+
+long long ll(int64_t n) { return static_cast<long long>(n); }
+
+// How the configuration computes, beyond its sizes: "learned positions, pre-LN, LayerNorm eps 1e-05,
+// activation gelu-tanh, embedding not scaled by sqrt(d_model), output tied to the embedding".
+void print_computation(const TransformerConfig& c) {
+  std::printf("%s positions, %s-LN, LayerNorm eps %g, activation %s, embedding %s by sqrt(d_model), %s\n",
+              c.positions == Positions::Learned ? "learned" : "sinusoidal",
+              c.norm == NormPlacement::Pre ? "pre" : "post", c.norm_eps, activation_name(c.activation),
+              c.scale_embedding ? "scaled" : "not scaled",
+              c.tie_embeddings ? "output tied to the embedding" : "output projection untied");
+}
+
+// A decoder-only model's parameters term by term (decoder_only_parameter_count's formula), then
+// how it computes. `title` names the model ("preset gpt2-small", "checkpoint gpt2.safetensors").
+int64_t print_decoder_only(const TransformerConfig& c, const std::string& title) {
+  const int64_t d = c.d_model, V = c.tgt_vocab;
+  std::printf("%s (decoder-only): d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld, context %lld\n",
+              title.c_str(), ll(d), ll(c.d_ff), ll(c.heads), ll(c.layers), ll(V), ll(c.max_len));
+  std::printf("  token embedding V d          %lld%s\n", ll(V * d),
+              c.tie_embeddings ? " (tied: also the output projection)" : "");
+  if (c.positions == Positions::Learned)
+    std::printf("  learned positions n_ctx d    %lld\n", ll(c.max_len * d));
+  else
+    std::printf("  sinusoidal positions         0 (computed, not stored)\n");
+  std::printf("  %lld layers x (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d) = %lld x %lld\n", ll(c.layers), ll(c.layers),
+              ll(4 * d * d + 4 * d + 2 * d * c.d_ff + c.d_ff + d + 4 * d));
+  if (c.norm == NormPlacement::Pre) std::printf("  final LayerNorm 2 d          %lld\n", ll(2 * d));
+  if (!c.tie_embeddings) std::printf("  output projection V d        %lld (no bias)\n", ll(V * d));
+  const int64_t total = decoder_only_parameter_count(c);
+  std::printf("parameters: %lld (%.1fM)\n", ll(total), static_cast<double>(total) / 1e6);
+  print_computation(c);
+  return total;
+}
+
+// An encoder-only checkpoint's count, part by part (parameter_count(EncoderOnlyConfig)).
+int64_t print_encoder_only(const EncoderOnlyConfig& c, const std::string& title) {
+  const EncoderOnlyCount n = parameter_count(c);
+  std::printf("%s (encoder-only): d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld, max_len %lld\n",
+              title.c_str(), ll(c.d_model), ll(c.d_ff), ll(c.heads), ll(c.layers), ll(c.vocab), ll(c.max_len));
+  std::printf("  embeddings %lld, encoder %lld, pooler %lld, mlm head %lld, classifier %lld (%lld classes)\n",
+              ll(n.embeddings), ll(n.encoder), ll(n.pooler), ll(n.mlm_head), ll(n.classifier), ll(c.classes));
+  std::printf("parameters: %lld (%.1fM)\n", ll(n.total()), static_cast<double>(n.total()) / 1e6);
+  std::printf("%s positions, %s-LN, activation %s, %lld token types, %s, output %s\n",
+              c.positions == Positions::Learned ? "learned" : "sinusoidal",
+              c.norm == NormPlacement::Pre ? "pre" : "post", activation_name(c.activation), ll(c.types),
+              c.embed_norm ? "embedding LayerNorm" : "no embedding LayerNorm",
+              c.tie_embeddings ? "tied to the embedding" : "untied");
+  return n.total();
+}
+
+// params --checkpoint: what the checkpoint stores and its count, checked against its tensors.
+int params_of_checkpoint(const std::string& path) {
+  const CheckpointFile file = read_checkpoint_file(path);
+  int64_t formula = 0;
+  const std::string title = "checkpoint " + path;
+  if (file.arch == Architecture::EncoderOnly) {
+    formula = print_encoder_only(encoder_only_config_from_metadata(file.metadata, path), title);
+  } else {
+    const CheckpointContents contents = read_checkpoint(file);
+    const TransformerConfig& c = contents.info.config;
+    if (c.arch == Architecture::DecoderOnly) {
+      formula = print_decoder_only(c, title);
+    } else {
+      std::printf(
+          "%s (encoder-decoder): d_model %lld, d_ff %lld, heads %lld, layers %lld a side, vocabularies %lld "
+          "and %lld, max_len %lld\n",
+          title.c_str(), ll(c.d_model), ll(c.d_ff), ll(c.heads), ll(c.layers), ll(c.src_vocab), ll(c.tgt_vocab),
+          ll(c.max_len));
+      formula = parameter_count(c);
+      std::printf("parameters: %lld (%.1fM)\n", ll(formula), static_cast<double>(formula) / 1e6);
+      print_computation(c);
+    }
+    const Tokenizer& t = contents.info.target_tokenizer;
+    std::printf("tokenizer: %s, %lld tokens\n", t.has_vocab() ? t.kind_name().c_str() : "gpt2", ll(t.size()));
+  }
+  int64_t numbers = 0;
+  for (const auto& [name, tensor] : file.parameters) numbers += tensor.numel();
+  if (numbers != formula)
+    throw CheckpointError(
+        message(path, ": the formula gives ", formula, " parameters, but the tensors hold ", numbers));
+  std::printf("the checkpoint's %lld tensors hold %lld numbers: the same\n", ll(file.parameters.size()), ll(numbers));
+  return 0;
+}
+
+}  // namespace
+
 int params_command(int argc, char** argv) {
   Flags f("params",
           "Parameter count and FLOPs per target token of a model configuration, from the formulas in\n"
-          "transformer/model/encoder_decoder.h (the tests check them against instantiated models).");
+          "transformer/model/encoder_decoder.h (the tests check them against instantiated models); or, with\n"
+          "--checkpoint, the configuration a checkpoint stores and its count, checked against its tensors.");
   f.add("--preset", "base",
         "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial, or gpt2-small\n"
         "(decoder-only: V 50257, n_ctx 1024, d 768, N 12, h 12, learned positions, pre-LN, tied output), or bert-base\n"
         "(encoder-only: V 30522, 512 learned positions, 2 token types, d 768, N 12, h 12, post-LN, GELU)");
   f.add("--vocab", "37000", "vocabulary size, shared by source and target as in the paper");
   f.add("--length", "25", "sentence length in tokens, for the FLOPs (source and target)");
+  f.add("--checkpoint", "", "a checkpoint (any architecture) to describe instead of a preset");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
+  }
+  if (f.has("--checkpoint")) {
+    if (f.given("--preset") || f.given("--vocab") || f.given("--length"))
+      throw UsageError(
+          "params: --checkpoint describes the checkpoint's model; --preset, --vocab and --length do not go with it");
+    return params_of_checkpoint(f.text("--checkpoint"));
   }
   const std::string preset = f.choice("--preset", {"base", "big", "tutorial", "gpt2-small", "bert-base"});
   if (preset == "gpt2-small") {
     if (f.given("--vocab") || f.given("--length"))
       throw UsageError("params: gpt2-small has its own vocabulary and context (50257, 1024)");
-    const TransformerConfig c = gpt2_small_config();
-    const int64_t d = c.d_model, V = c.tgt_vocab;
-    std::printf(
-        "preset gpt2-small (decoder-only): d_model %lld, d_ff %lld, heads %lld, layers %lld, vocabulary %lld, context "
-        "%lld\n",
-        static_cast<long long>(d), static_cast<long long>(c.d_ff), static_cast<long long>(c.heads),
-        static_cast<long long>(c.layers), static_cast<long long>(V), static_cast<long long>(c.max_len));
-    std::printf("  token embedding V d          %lld (tied: also the output projection)\n",
-                static_cast<long long>(V * d));
-    std::printf("  learned positions n_ctx d    %lld\n", static_cast<long long>(c.max_len * d));
-    std::printf("  %lld layers x (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d) = %lld x %lld\n",
-                static_cast<long long>(c.layers), static_cast<long long>(c.layers),
-                static_cast<long long>(4 * d * d + 4 * d + 2 * d * c.d_ff + c.d_ff + d + 4 * d));
-    std::printf("  final LayerNorm 2 d          %lld\n", static_cast<long long>(2 * d));
-    std::printf("parameters: %lld (%.1fM)\n", static_cast<long long>(decoder_only_parameter_count(c)),
-                static_cast<double>(decoder_only_parameter_count(c)) / 1e6);
+    print_decoder_only(gpt2_small_config(), "preset gpt2-small");
     return 0;
   }
   if (preset == "bert-base") {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "tensor/utf8.h"
@@ -24,13 +26,28 @@ std::string reason(int error) { return error != 0 ? std::strerror(error) : "an i
 
 }  // namespace
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(message(path, ": cannot open for reading: ", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ReadError(message(path, ": read failed"));
-  return text.str();
+std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_bytes) {
+  std::string text;
+  char buffer[1 << 16];
+  errno = 0;
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, in)) > 0;) {
+    if (static_cast<int64_t>(text.size() + n) > max_bytes)
+      throw ReadError(message(name, ": more than ", max_bytes, " bytes, the most a text read whole may hold"));
+    text.append(buffer, n);
+  }
+  if (std::ferror(in))
+    throw ReadError(message(name, ": read failed: ", errno != 0 ? std::strerror(errno) : "the stream failed"));
+  return text;
+}
+
+std::string read_whole_file(const std::string& path, int64_t max_bytes) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw DataError(message(path, ": a directory, not a text file"));
+  errno = 0;
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file)
+    throw DataError(message(path, ": cannot open for reading: ", errno != 0 ? std::strerror(errno) : "unknown reason"));
+  return read_whole_text(file.get(), path, max_bytes);
 }
 
 std::optional<std::string> utf8_problem(std::string_view text) {

@@ -27,9 +27,20 @@ inline constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 /// LineReader asks of every line, for user text that does not come in lines (a command's argument).
 std::optional<std::string> utf8_problem(std::string_view text);
 
-/// The whole file as bytes, for a format read at once (JSON). DataError "path: cannot open for
-/// reading: reason", ReadError "path: read failed".
-std::string read_whole_file(const std::string& path);
+/// The most a text read whole may hold: 1 GiB.
+inline constexpr int64_t kMaxTextBytes = int64_t{1} << 30;
+
+/// All of `in`, every byte as it is (no line split, no newline translated), for a format read at
+/// once (JSON, a tokenizer's files) or a text taken whole (tokenize's standard input, learn-bpe's
+/// and train --text's files); `name` (a path, "standard input") stands for it in messages.
+/// ReadError "name: read failed: reason", and "name: more than MAX bytes, the most a text read
+/// whole may hold" once a byte past max_bytes has been read, so an endless input (/dev/zero) is
+/// refused rather than read until memory runs out.
+std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_bytes = kMaxTextBytes);
+
+/// The file at `path`, whole. DataError "path: cannot open for reading: reason" and "path: a
+/// directory, not a text file"; then as read_whole_text.
+std::string read_whole_file(const std::string& path, int64_t max_bytes = kMaxTextBytes);
 
 /// The lines of a text a user gave us, read the same way by every command: "\r\n" ends a line as
 /// "\n" does, a UTF-8 byte-order mark before the first line is dropped, and

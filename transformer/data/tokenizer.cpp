@@ -210,18 +210,61 @@ const BytePairEncoding& Tokenizer::byte_pair_encoding() const {
 
 std::map<std::string, std::string> Tokenizer::metadata(const std::string& prefix) const {
   if (kind_ == Kind::Words) return {};
-  vocab();  // GPT-2's has no vocabulary to store beside these entries
+  if (!has_vocab_) {  // GPT-2's: no vocab.* entry beside these, so its tokens by id are stored here
+    std::string tokens;
+    for (int64_t id = 0; id < bpe_->size(); ++id) tokens += gpt2_bytes_to_text(bpe_->token(id)) + "\n";
+    return {{prefix + ".kind", "gpt2"}, {prefix + ".tokens", tokens}, {prefix + ".merges", merges_text(*bpe_)}};
+  }
   return {{prefix + ".kind", kind_name()},
           {prefix + ".specials", std::to_string(specials_)},
           {prefix + ".merges", merges_text(*bpe_)}};
 }
 
+namespace {
+
+// ValueError naming the first merge of `bpe` whose joined token is not one of its tokens.
+void check_merges_make_tokens(const BytePairEncoding& bpe) {
+  for (const auto& [left, right] : bpe.merges())
+    if (bpe.id(left + right) < 0)
+      throw ValueError(message("the merge ", gpt2_bytes_to_text(left), " ", gpt2_bytes_to_text(right),
+                               " makes a token the vocabulary lacks"));
+}
+
+// GPT-2's tokenizer from prefix.tokens (one token a line in byte characters, by id) and prefix.merges.
+Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& prefix,
+                             const std::string& source) {
+  const auto tokens_entry = metadata.find(prefix + ".tokens");
+  if (tokens_entry == metadata.end())
+    throw DataError(message(source, ": ", prefix, ".kind is gpt2 but there is no ", prefix, ".tokens"));
+  std::vector<std::string> tokens;
+  const std::string& text = tokens_entry->second;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    tokens.push_back(gpt2_text_to_bytes(text.substr(start, end - start),
+                                        message(source, ": ", prefix, ".tokens line ", tokens.size() + 1)));
+    start = end + 1;
+  }
+  const auto merges = metadata.find(prefix + ".merges");
+  auto parsed = parse_merges(merges == metadata.end() ? "" : merges->second, message(source, ": ", prefix, ".merges"));
+  try {
+    BytePairEncoding bpe(std::move(tokens), std::move(parsed));
+    check_merges_make_tokens(bpe);
+    return Tokenizer::gpt2(std::move(bpe));
+  } catch (const ValueError& e) {
+    throw DataError(message(source, ": ", prefix, ": ", e.what()));
+  }
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
                                    const std::string& prefix, const std::string& source) {
   const auto kind = metadata.find(prefix + ".kind");
   if (kind == metadata.end() || kind->second == "words") return Tokenizer(vocab);
+  if (kind->second == "gpt2") return gpt2_from_metadata(metadata, prefix, source);
   if (kind->second != "bytes" && kind->second != "bpe")
-    throw DataError(message(source, ": ", prefix, ".kind is \"", kind->second, "\"; expected words, bytes or bpe"));
+    throw DataError(
+        message(source, ": ", prefix, ".kind is \"", kind->second, "\"; expected words, bytes, bpe or gpt2"));
   const auto count = metadata.find(prefix + ".specials");
   int64_t specials = -1;
   if (count != metadata.end() && !count->second.empty() && count->second.size() < 6 &&
@@ -247,10 +290,7 @@ Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::strin
   try {
     Tokenizer t(kind->second == "bytes" ? Kind::Bytes : Kind::Bpe,
                 BytePairEncoding(std::move(tokens), std::move(parsed)), extra, true);
-    for (const auto& [left, right] : t.bpe_->merges())
-      if (t.bpe_->id(left + right) < 0)
-        throw ValueError(message("the merge ", gpt2_bytes_to_text(left), " ", gpt2_bytes_to_text(right),
-                                 " makes a token the vocabulary lacks"));
+    check_merges_make_tokens(*t.bpe_);
     return t;
   } catch (const ValueError& e) {
     throw DataError(message(source, ": ", prefix, ": ", e.what()));

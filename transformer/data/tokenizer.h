@@ -76,12 +76,17 @@ class Tokenizer {
   /// The byte-pair encoding of a bytes or bpe tokenizer (ValueError for words).
   const BytePairEncoding& byte_pair_encoding() const;
 
+  /// False for GPT-2's only: a checkpoint then stores no vocab.* entry, only metadata()'s.
+  bool has_vocab() const { return has_vocab_; }
+
   /// What a checkpoint stores besides vocab(), under `prefix` ("tokenizer.target"): prefix.kind,
   /// prefix.specials (their count) and prefix.merges (one merge a line, GPT-2's vocab.bpe format
   /// without its version line). Words: nothing, so checkpoints of word models are as they were.
+  /// GPT-2's: prefix.kind "gpt2", prefix.tokens (every token by id, one a line, in GPT-2's byte
+  /// characters: encoder.json's order) and prefix.merges.
   std::map<std::string, std::string> metadata(const std::string& prefix) const;
-  /// The inverse: the tokenizer of a checkpoint's vocab and entries. DataError naming `source`
-  /// for an unknown kind, a specials count that does not fit, merges that do not make the
+  /// The inverse: the tokenizer of a checkpoint's vocab and entries (`vocab` unused for gpt2).
+  /// DataError naming `source` for an unknown kind, a specials count that does not fit, merges that do not make the
   /// vocabulary's tokens, a bytes tokenizer whose tokens are not the 256 bytes in byte order.
   static Tokenizer from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
                                  const std::string& prefix, const std::string& source);

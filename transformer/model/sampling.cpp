@@ -68,7 +68,7 @@ int64_t sample_index(const std::vector<double>& p, Generator& gen) {
 }
 
 std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& o,
-                              Generator& gen) {
+                              Generator& gen, const std::function<void(int64_t)>& on_token) {
   o.validate();
   if (prompt.empty()) throw ValueError("generate: the prompt must hold at least one token (usually <s>)");
   const int64_t max_len = model.config().max_len;
@@ -92,8 +92,35 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
     const Tensor last = logits.value().select(0, 0).select(0, logits.size(1) - 1);  // [V]: scores for the next token
     const int64_t token = sample_index(next_token_distribution(last, o), gen);
     generated.push_back(token), sequence.push_back(token);
+    if (on_token) on_token(token);
     if (token == o.eos) break;
     next = ids({token});
+  }
+  return generated;
+}
+
+std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& o,
+                                       Generator& gen, const std::function<void(int64_t)>& on_token) {
+  o.validate();
+  if (prompt.empty()) throw ValueError("continue_sequence: the prompt must hold at least one token");
+  const int64_t max_len = model.config().max_len;
+  if (static_cast<int64_t>(prompt.size()) > max_len)
+    throw ShapeError(
+        message("continue_sequence: a prompt of ", prompt.size(), " tokens exceeds the model's max_len ", max_len));
+  std::vector<int64_t> ids = prompt, generated;
+  size_t start = 0;  // the window: ids[start:]
+  for (int64_t left = o.max_tokens; left > 0;) {
+    // A window reads at most max_len tokens and predicts one more past them: room for max_len + 1 - window.
+    if (static_cast<int64_t>(ids.size() - start) > max_len)
+      start = ids.size() - static_cast<size_t>(std::max<int64_t>(1, max_len / 2));
+    const std::vector<int64_t> window(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
+    SamplingOptions step = o;
+    step.max_tokens = std::min(left, max_len + 1 - static_cast<int64_t>(window.size()));
+    const std::vector<int64_t> got = generate(model, window, step, gen, on_token);
+    ids.insert(ids.end(), got.begin(), got.end());
+    generated.insert(generated.end(), got.begin(), got.end());
+    if (got.back() == o.eos) break;  // generate gives at least one token
+    left -= static_cast<int64_t>(got.size());
   }
   return generated;
 }

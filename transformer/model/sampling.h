@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tensor/random.h"
@@ -40,8 +41,18 @@ int64_t sample_index(const std::vector<double>& probabilities, Generator& gen);
 /// prompt (ids, at least one: usually <s> first) -> the generated ids after it, ending in eos if it
 /// was generated. In eval mode without a graph (the model's mode is restored). The same gen state
 /// gives the same tokens; use_cache does not change them. ValueError for an empty prompt, a
-/// ShapeError if prompt + max_tokens exceeds the model's max_len.
+/// ShapeError if prompt + max_tokens exceeds the model's max_len. on_token, if given, is called with
+/// each token as soon as it is drawn (to print text as it comes).
 std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& options,
-                              Generator& gen);
+                              Generator& gen, const std::function<void(int64_t)>& on_token = {});
+
+/// As generate, but past the model's max_len: a window of at most max_len tokens is read at once,
+/// and when a window is full its last half (max_len / 2 tokens, at least 1) becomes the next
+/// window's prompt, whose keys and values are computed afresh. options.max_tokens counts the new
+/// tokens; options.eos, if generated, ends them (and is the last one returned). ValueError for an
+/// empty prompt, a ShapeError for a prompt of more than max_len tokens.
+std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int64_t>& prompt,
+                                       const SamplingOptions& options, Generator& gen,
+                                       const std::function<void(int64_t)>& on_token = {});
 
 }  // namespace gradformer

@@ -36,9 +36,11 @@ Vocab vocab_entry(const CheckpointFile& file, const std::string& key) {
 }
 
 // A side's tokenizer: its vocabulary (vocab.<side>) and, for bytes and byte-pair encoding, the
-// tokenizer.<side>.* entries (none in a checkpoint of a model of words).
+// tokenizer.<side>.* entries (none in a checkpoint of a model of words); GPT-2's: those entries only.
 Tokenizer tokenizer_entry(const CheckpointFile& file, const std::string& side) {
-  const Vocab vocab = vocab_entry(file, "vocab." + side);
+  const auto kind = file.metadata.find("tokenizer." + side + ".kind");
+  const bool gpt2 = kind != file.metadata.end() && kind->second == "gpt2";  // GPT-2's ids: no vocab.<side>
+  const Vocab vocab = gpt2 ? Vocab() : vocab_entry(file, "vocab." + side);
   try {
     return Tokenizer::from_metadata(vocab, file.metadata, "tokenizer." + side, file.path);
   } catch (const DataError& e) {
@@ -125,8 +127,8 @@ void save_checkpoint_parameters(const std::string& path, const StateDict& parame
 void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
                      const StateDict& optimizer_state, const CheckpointInfo& info) {
   std::map<std::string, std::string> metadata = config_to_metadata(config);
-  metadata["vocab.source"] = info.source_tokenizer.vocab().to_text();
-  metadata["vocab.target"] = info.target_tokenizer.vocab().to_text();
+  if (info.source_tokenizer.has_vocab()) metadata["vocab.source"] = info.source_tokenizer.vocab().to_text();
+  if (info.target_tokenizer.has_vocab()) metadata["vocab.target"] = info.target_tokenizer.vocab().to_text();
   metadata.merge(info.source_tokenizer.metadata("tokenizer.source"));
   metadata.merge(info.target_tokenizer.metadata("tokenizer.target"));
   if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";

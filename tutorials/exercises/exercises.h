@@ -169,4 +169,10 @@ struct ChosenPair {
 /// has two tokens left.
 ChosenPair merge_step(std::vector<WordCount>& words, int64_t new_id);
 
+/// Chapter 18: block i of a GPT-2 file (names h.{i}.ln_1.*, attn.c_attn.*, attn.c_proj.*, ln_2.*,
+/// mlp.c_fc.*, mlp.c_proj.*; Conv1D weights [in, out]) as the twelve tensors of gradformer's
+/// decoder-only model (decoder.layers.{i}.norm1.*, self_attn.in_proj_weight, self_attn.in_proj_bias,
+/// self_attn.out_proj.*, norm2.*, linear1.*, linear2.*; Linear weights [out, in], contiguous).
+gradformer::StateDict gpt2_block(const gradformer::StateDict& gpt2, int64_t i);
+
 }  // namespace exercises

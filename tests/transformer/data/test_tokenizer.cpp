@@ -176,3 +176,33 @@ TEST_CASE("Tokenizer ==: GPT-2's tokenizers with the same merges but other ids d
   CHECK_FALSE(a == b);
   CHECK(a == Tokenizer::gpt2(BytePairEncoding(tokens, merges)));
 }
+
+TEST_CASE("Tokenizer: GPT-2's tokenizer is stored as its tokens by id and its merges, and read back the same") {
+  // A token order that is not byte order (GPT-2's encoder.json puts '!' first), and a token with a
+  // space and a newline byte, which the entries write as Ġ and Ċ.
+  std::vector<std::string> tokens;
+  for (int b = 255; b >= 0; --b) tokens.emplace_back(1, static_cast<char>(b));
+  tokens.push_back(" t");
+  tokens.push_back(" th");
+  tokens.push_back("\n\n");
+  const Tokenizer gpt2 = Tokenizer::gpt2(BytePairEncoding(tokens, {{" ", "t"}, {" t", "h"}, {"\n", "\n"}}));
+  const auto entries = gpt2.metadata("tokenizer.target");
+  CHECK(entries.at("tokenizer.target.kind") == "gpt2");
+  CHECK(entries.at("tokenizer.target.merges") == "Ġ t\nĠt h\nĊ Ċ\n");
+  CHECK(entries.at("tokenizer.target.tokens").substr(0, 3) == "ÿ\n");  // id 0 is byte 255, ÿ
+  const Tokenizer back = Tokenizer::from_metadata(Vocab(), entries, "tokenizer.target", "f.safetensors");
+  CHECK(back == gpt2);
+  CHECK_FALSE(back.has_vocab());
+  CHECK(back.encode(" the\n\n") == Ids{257, 255 - 'e', 258});
+  auto missing = entries;
+  missing.erase("tokenizer.target.tokens");
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(Vocab(), missing, "tokenizer.target", "f.safetensors"), DataError,
+                   "f.safetensors: tokenizer.target.kind is gpt2 but there is no tokenizer.target.tokens");
+  auto bad = entries;
+  bad["tokenizer.target.merges"] += "t h\n";  // "th" is no token
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(Vocab(), bad, "tokenizer.target", "f.safetensors"), DataError,
+                   "f.safetensors: tokenizer.target: the merge t h makes a token the vocabulary lacks");
+  bad = entries, bad["tokenizer.target.tokens"] += "日\n";
+  CHECK_THROWS_MSG(Tokenizer::from_metadata(Vocab(), bad, "tokenizer.target", "f.safetensors"), DataError,
+                   "f.safetensors: tokenizer.target.tokens line 260");
+}

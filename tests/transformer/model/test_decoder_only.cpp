@@ -44,7 +44,7 @@ TEST_CASE("gradcheck: the decoder-only model as GPT-2 computes it: GELU's tanh f
   CHECK_GRADCHECK([&] { return model.forward(ids, causal(4)); }, model.parameters());
 }
 
-TEST_CASE("decoder-only: scale_embedding off adds the embedding row to the position unscaled; on, times sqrt(d)") {
+TEST_CASE("decoder-only: scale_embedding off adds the embedding row to the position unscaled, on times sqrt(d)") {
   TransformerConfig c = tiny_lm(NormPlacement::Pre, Positions::Learned);
   c.dropout = 0;
   for (bool scale : {true, false}) {

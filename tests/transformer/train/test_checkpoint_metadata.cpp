@@ -214,3 +214,27 @@ TEST_CASE(
   bad = gpt2, bad["config.norm_eps"] = "-1";
   CHECK_THROWS_MSG(config_from_metadata(bad, "f"), CheckpointError, "norm_eps must be in (0, 1], got -1");
 }
+
+TEST_CASE("checkpoint: a decoder-only model with GPT-2's tokenizer keeps its ids exactly, with no vocab.* entry") {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(255 - b));  // not byte order
+  tokens.push_back("ab");
+  const Tokenizer gpt2 = Tokenizer::gpt2(BytePairEncoding(tokens, {{"a", "b"}}));
+  TransformerConfig c = decoder_only_config(gpt2.size());
+  c.d_model = 8, c.d_ff = 16, c.heads = 2, c.layers = 1, c.max_len = 12, c.positions = Positions::Learned;
+  c.tie_embeddings = true, c.scale_embedding = false, c.activation = Activation::GELUTanh;
+  const DecoderOnly model(c, 2);
+  CheckpointInfo info;
+  info.config = c, info.source_tokenizer = gpt2, info.target_tokenizer = gpt2;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "gradformer-test-gpt2-tokenizer.safetensors").string();
+  save_checkpoint(path, model, c, {}, info);
+  const SafetensorsFile file = load_safetensors(path);
+  CHECK(file.metadata.count("vocab.target") == 0);
+  CHECK(file.metadata.at("tokenizer.target.kind") == "gpt2");
+  const LoadedDecoderOnly loaded = load_decoder_only_checkpoint(path);
+  CHECK(loaded.info.target_tokenizer == gpt2);
+  CHECK(loaded.info.target_tokenizer.encode("xab") == std::vector<int64_t>{255 - 'x', 256});
+  CHECK_FALSE(loaded.info.config.scale_embedding);
+  CHECK(loaded.info.config.activation == Activation::GELUTanh);
+}

@@ -1,4 +1,4 @@
-// The reader of texts read whole (transformer/cli/whole_text.h): every byte as it is, and no more than
+// The reader of texts read whole (transformer/data/line_reader.h): every byte as it is, and no more than
 // the limit.
 #include <cstdio>
 #include <filesystem>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "catch.h"
-#include "transformer/cli/whole_text.h"
 #include "transformer/data/data_error.h"
+#include "transformer/data/line_reader.h"
 
 using namespace gradformer;
 
@@ -51,19 +51,19 @@ TEST_CASE("read_whole_text takes max_bytes and refuses one more, naming the inpu
       Catch::Matchers::Message("standard input: more than 4 bytes, the most a text read whole may hold"));
 }
 
-TEST_CASE("read_whole_text_file names a missing file and a directory") {
+TEST_CASE("read_whole_file names a missing file and a directory") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("gradformer-test-whole-text-" + std::to_string(std::random_device{}()));
   std::filesystem::create_directories(dir);
   const std::string missing = (dir / "missing.txt").string();
   std::filesystem::remove(missing);
-  CHECK_THROWS_MATCHES(read_whole_text_file(missing), DataError,
+  CHECK_THROWS_MATCHES(read_whole_file(missing), DataError,
                        Catch::Matchers::Message(missing + ": cannot open for reading: No such file or directory"));
-  CHECK_THROWS_MATCHES(read_whole_text_file(dir.string()), DataError,
+  CHECK_THROWS_MATCHES(read_whole_file(dir.string()), DataError,
                        Catch::Matchers::Message(dir.string() + ": a directory, not a text file"));
   const std::string present = (dir / "present.txt").string();
   std::ofstream(present, std::ios::binary) << "x\ny";
-  CHECK(read_whole_text_file(present) == "x\ny");
-  CHECK_THROWS_AS(read_whole_text_file(present, 2), ReadError);
+  CHECK(read_whole_file(present) == "x\ny");
+  CHECK_THROWS_AS(read_whole_file(present, 2), ReadError);
   std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,97 @@
+// GPT-2's files as the hub distributes them, written from a gradformer model: model.safetensors under
+// GPT-2's names (its Conv1D weights transposed), config.json, and a tokenizer's vocab.json and
+// merges.txt. Chapter 18 writes a small random GPT-2 with them, to import it as the real one is.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nn/module.h"
+#include "transformer/data/bpe.h"
+#include "transformer/model/decoder_only.h"
+
+namespace tutorial {
+
+using namespace gradformer;
+
+// The tokens of a GPT-2 model file, by GPT-2's names. GPT-2's Conv1D stores its weight [in, out] and
+// computes x W + b; a Linear stores [out, in] and computes x W^T + b: each matrix is transposed.
+inline StateDict gpt2_layout(const DecoderOnly& model) {
+  const auto transposed = [](const Variable& w) { return w.value().transpose(0, 1).contiguous(); };
+  StateDict file;
+  file["wte.weight"] = model.embed->weight.value();                // [V, d], also the output (tied)
+  file["wpe.weight"] = model.positional_encoding->weight.value();  // [n_ctx, d]
+  for (size_t i = 0; i < model.decoder->layers->size(); ++i) {
+    const EncoderLayer& block = (*model.decoder->layers)[i];
+    const std::string h = "h." + std::to_string(i) + ".";
+    file[h + "ln_1.weight"] = block.norm1->weight.value();                           // [d]
+    file[h + "ln_1.bias"] = block.norm1->bias.value();                               // [d]
+    file[h + "attn.c_attn.weight"] = transposed(block.self_attn->in_proj_weight);    // [d, 3d]: q | k | v
+    file[h + "attn.c_attn.bias"] = block.self_attn->in_proj_bias.value();            // [3d]
+    file[h + "attn.c_proj.weight"] = transposed(block.self_attn->out_proj->weight);  // [d, d]
+    file[h + "attn.c_proj.bias"] = block.self_attn->out_proj->bias.value();          // [d]
+    file[h + "ln_2.weight"] = block.norm2->weight.value();
+    file[h + "ln_2.bias"] = block.norm2->bias.value();
+    file[h + "mlp.c_fc.weight"] = transposed(block.linear1->weight);    // [d, 4d]
+    file[h + "mlp.c_fc.bias"] = block.linear1->bias.value();            // [4d]
+    file[h + "mlp.c_proj.weight"] = transposed(block.linear2->weight);  // [4d, d]
+    file[h + "mlp.c_proj.bias"] = block.linear2->bias.value();          // [d]
+  }
+  file["ln_f.weight"] = model.decoder->norm->weight.value();
+  file["ln_f.bias"] = model.decoder->norm->bias.value();
+  return file;
+}
+
+// GPT-2's bytes_to_unicode() order: the printable bytes first (! to ~, ¡ to ¬, ® to ÿ), then the
+// others in increasing order. Token i of encoder.json (the hub's vocab.json) is the i-th of them.
+inline std::vector<int> gpt2_byte_order() {
+  std::vector<int> order;
+  std::vector<bool> taken(256, false);
+  for (int lo_hi[3][2] = {{'!', '~'}, {0xA1, 0xAC}, {0xAE, 0xFF}}; const auto& range : lo_hi)
+    for (int b = range[0]; b <= range[1]; ++b) order.push_back(b), taken[b] = true;
+  for (int b = 0; b < 256; ++b)
+    if (!taken[b]) order.push_back(b);
+  return order;
+}
+
+inline std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+// vocab.json and merges.txt as the hub has them, for 256 bytes, a few merges and <|endoftext|>.
+inline void write_toy_tokenizer(const std::filesystem::path& dir,
+                                const std::vector<std::pair<std::string, std::string>>& merges) {
+  std::vector<std::string> tokens;
+  for (int b : gpt2_byte_order()) tokens.push_back(gpt2_bytes_to_text(std::string(1, static_cast<char>(b))));
+  std::ofstream merges_txt(dir / "merges.txt", std::ios::binary);
+  merges_txt << "#version: 0.2\n";
+  for (const auto& [left, right] : merges) {
+    merges_txt << gpt2_bytes_to_text(left) << " " << gpt2_bytes_to_text(right) << "\n";
+    tokens.push_back(gpt2_bytes_to_text(left + right));
+  }
+  tokens.push_back("<|endoftext|>");
+  std::ofstream vocab_json(dir / "vocab.json", std::ios::binary);
+  vocab_json << "{";
+  for (size_t i = 0; i < tokens.size(); ++i) vocab_json << (i ? ", " : "") << json_string(tokens[i]) << ": " << i;
+  vocab_json << "}";
+}
+
+// config.json as the hub has it beside model.safetensors: the import reads the heads from it (the
+// shapes tell everything else) and checks its other fields against the shapes.
+inline void write_config_json(const std::filesystem::path& path, const TransformerConfig& c) {
+  std::ofstream out(path);
+  out << "{\"model_type\": \"gpt2\", \"n_head\": " << c.heads << ", \"n_embd\": " << c.d_model
+      << ", \"n_layer\": " << c.layers << ", \"n_positions\": " << c.max_len << ", \"n_ctx\": " << c.max_len
+      << ", \"vocab_size\": " << c.tgt_vocab
+      << ", \"layer_norm_epsilon\": 1e-05, \"activation_function\": \"gelu_new\"}\n";
+}
+
+}  // namespace tutorial

@@ -95,7 +95,35 @@ struct MaskRows {
   bool allowed(int64_t n, int64_t i, int64_t j) const {
     return base == nullptr || base[off[static_cast<size_t>(n)] + i * rs + j * cs];
   }
+  /// Row i of matrix n: allowed(n, i, j) is row[j * cs]; nullptr without a mask.
+  const bool* row(int64_t n, int64_t i) const {
+    return base == nullptr ? nullptr : base + off[static_cast<size_t>(n)] + i * rs;
+  }
 };
+
+// row[j] = allowed[j * cs] ? row[j] * sc : -inf for j < n (no mask: allowed is null), and the
+// largest of them. The maximum kept in 16 running maxima, so that the compiler can keep them in
+// vector registers; max is exact, so the order changes nothing.
+template <class T>
+T scale_mask_max(T* row, int64_t n, T sc, const bool* allowed, int64_t cs) {
+  constexpr T minus_inf = -std::numeric_limits<T>::infinity();
+  if (allowed == nullptr)
+    for (int64_t j = 0; j < n; ++j) row[j] *= sc;
+  else if (cs == 1)
+    for (int64_t j = 0; j < n; ++j) row[j] = allowed[j] ? row[j] * sc : minus_inf;
+  else
+    for (int64_t j = 0; j < n; ++j) row[j] = allowed[j * cs] ? row[j] * sc : minus_inf;
+  constexpr int kLanes = 16;
+  T lane[kLanes];
+  std::fill(lane, lane + kLanes, minus_inf);
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] = row[j + l] > lane[l] ? row[j + l] : lane[l];
+  T m = minus_inf;
+  for (; j < n; ++j) m = std::max(m, row[j]);
+  for (T x : lane) m = std::max(m, x);
+  return m;
+}
 
 MaskRows mask_rows(const Tensor& mask) {  // mask: [lead..., Tq, Tk], any strides
   MaskRows m;
@@ -174,17 +202,16 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t matrix = r / Tq, i = r % Tq;
         T* pr = pp + r * Tk;
-        T m = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < Tk; ++j) {
-          pr[j] = rm.allowed(matrix, i, j) ? pr[j] * sc : -std::numeric_limits<T>::infinity();
-          m = std::max(m, pr[j]);
-        }
+        const T m = scale_mask_max(pr, Tk, sc, rm.row(matrix, i), rm.cs);
         if (m == -std::numeric_limits<T>::infinity()) {  // every key masked: weights 0, output 0
           std::fill(pr, pr + Tk, T(0));
           continue;
         }
+        // exp(-inf) = 0 without calling exp: under a causal mask half the scores are masked, and
+        // exp is most of this loop's time.
         T total = 0;
-        for (int64_t j = 0; j < Tk; ++j) total += (pr[j] = std::exp(pr[j] - m));  // exp(-inf) = 0
+        for (int64_t j = 0; j < Tk; ++j)
+          total += (pr[j] = pr[j] == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(pr[j] - m));
         const T inv = 1 / total;
         for (int64_t j = 0; j < Tk; ++j) pr[j] *= inv;
       }

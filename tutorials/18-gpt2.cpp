@@ -395,19 +395,6 @@ void real_gpt2(const fs::path& dir) {
 // Generating one token with the KV cache multiplies one vector by every weight matrix: each weight is
 // read once and used for one multiply-add, so the time is set by the bytes read, not by the flops:
 //   bytes per token = 4 (parameters + the cache's 2 N T d keys and values),   time >= bytes / bandwidth
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-// The shortest of `runs` runs of fn, by the clock on the wall (memory_bandwidth.h says why not CPU time).
-template <class F>
-double best_wall_seconds(int runs, F&& fn) {
-  double best = 1e30;
-  for (int run = 0; run < runs; ++run) best = std::min(best, wall_seconds(fn));
-  return best;
-}
-
 // Reading a prompt is the other half of generating: all of its P tokens go through the model in one
 // step, so each weight is read once for P multiply-adds, and the products are matrix-matrix ones again.
 // Their rate is compared with a plain 1024 x 1024 x 1024 product timed right after.

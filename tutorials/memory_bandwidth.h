@@ -1,7 +1,7 @@
 // The memory-bandwidth measurements chapters 16 and 18 share: STREAM's "add" (chapter 16's ceiling
 // for ops that read two arrays and write one) and a pure read (chapter 18's ceiling for generating a
 // token, which reads every weight once). Both run on every thread over arrays far larger than the
-// caches, and keep the best of several runs.
+// caches, and keep the best of several runs. And the clocks they and chapter 18's timings use.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +30,20 @@ double wall_seconds(F&& fn) {
   const auto start = std::chrono::steady_clock::now();
   fn();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The middle value of `values` (of an even count, the upper of the two middle ones).
+inline double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// The shortest of `runs` runs of fn, by the clock on the wall (read_bandwidth_gbs says why not CPU time).
+template <class F>
+double best_wall_seconds(int runs, F&& fn) {
+  double best = 1e30;
+  for (int run = 0; run < runs; ++run) best = std::min(best, wall_seconds(fn));
+  return best;
 }
 
 // Bandwidth: STREAM's "add", c = a + b over arrays far larger than the caches, on every thread:

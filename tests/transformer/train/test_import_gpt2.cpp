@@ -466,7 +466,8 @@ TEST_CASE(
   files.model = dir / "gpt2.safetensors";
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "already a gradformer checkpoint");
   files.model = dir / "model.safetensors", files.config = dir / "absent.json";
-  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError, "absent.json: cannot open for reading: No such file or directory");
+  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError,
+                   "absent.json: cannot open for reading: No such file or directory");
 }
 
 TEST_CASE("Json::parse_config keeps true, false, null and real numbers as written, parse still refuses them") {

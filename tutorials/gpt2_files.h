@@ -3,6 +3,8 @@
 // merges.txt. Chapter 18 writes a small random GPT-2 with them, to import it as the real one is.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -45,15 +47,14 @@ inline StateDict gpt2_layout(const DecoderOnly& model) {
   return file;
 }
 
-// GPT-2's bytes_to_unicode() order: the printable bytes first (! to ~, ¡ to ¬, ® to ÿ), then the
-// others in increasing order. Token i of encoder.json (the hub's vocab.json) is the i-th of them.
+// GPT-2's bytes_to_unicode() order, which its encoder.json (the hub's vocab.json) gives the first 256
+// ids: the printable bytes, which stand for themselves, then the others, which take U+0100, U+0101, ...
+// in byte order; that is, the bytes sorted by the character each stands for (gpt2_byte_characters).
 inline std::vector<int> gpt2_byte_order() {
-  std::vector<int> order;
-  std::vector<bool> taken(256, false);
-  for (int lo_hi[3][2] = {{'!', '~'}, {0xA1, 0xAC}, {0xAE, 0xFF}}; const auto& range : lo_hi)
-    for (int b = range[0]; b <= range[1]; ++b) order.push_back(b), taken[b] = true;
-  for (int b = 0; b < 256; ++b)
-    if (!taken[b]) order.push_back(b);
+  std::vector<int> order(256);
+  for (int b = 0; b < 256; ++b) order[b] = b;
+  const std::array<char32_t, 256>& character = gpt2_byte_characters();
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return character[a] < character[b]; });
   return order;
 }
 

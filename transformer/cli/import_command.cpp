@@ -48,8 +48,6 @@ std::string shape_of(const StateDict& tensors, const std::string& name) {
 
 }  // namespace
 
-int import_gpt2_command(int argc, char** argv);
-
 int import_command(int argc, char** argv) {
   for (int i = 2; i < argc; ++i)
     if (std::string_view(argv[i]) == "--gpt2" || std::string_view(argv[i]).rfind("--gpt2=", 0) == 0)

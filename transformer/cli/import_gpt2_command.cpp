@@ -4,12 +4,11 @@
 #include <iostream>
 #include <string_view>
 
+#include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/train/import_gpt2.h"
 
 namespace gradformer {
-
-int import_gpt2_command(int argc, char** argv);
 
 namespace {
 
@@ -50,9 +49,7 @@ void print_import(const Gpt2Import& g, const std::string& path, const std::strin
               << " causal-mask buffers (h.{i}.attn.bias, h.{i}.attn.masked_bias)\n";
   std::cout << "  transposed in each layer (Conv1D [in, out] -> Linear [out, in]):\n";
   for (const std::string& t : g.transposed) std::cout << "    " << t << "\n";
-  int64_t numbers = 0;
-  for (const Variable& p : g.model->parameters()) numbers += p.value().numel();
-  std::cout << "  parameters: " << numbers << "\n"
+  std::cout << "  parameters: " << g.model->parameter_count() << "\n"
             << "  tokenizer: " << g.info.target_tokenizer.size() << " tokens from " << g.tokenizer_source << "\n"
             << "wrote " << out << " (gradformer generate --checkpoint " << out
             << " --prompt \"...\"; gradformer params --checkpoint " << out << ")\n";

@@ -179,6 +179,7 @@ void Engine::run(VariableImpl& root, Tensor seed, bool retain_graph) {
       Grads grads(inputs, slots, parts);
       node->apply(g, grads);
       if (event.active()) event.add_bytes(backward_bytes(g, inputs, slots));
+      g = Tensor();  // a gradient that is a view of g (transpose's) is then the only holder: moved on, not copied
       for (size_t i = 0; i < slots.size(); ++i) {
         const Variable& in = inputs[i];
         const GradPart part = std::exchange(parts[i], GradPart());  // leaves the whole-input default

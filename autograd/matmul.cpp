@@ -11,10 +11,29 @@ namespace gradformer {
 // forward:  gradformer::matmul(a.value(), b.value()), C = A B with C[i, j] = sum_p A[i, p] B[p, j]. With G = dL/dC:
 //   dL/dA[i, p] = sum_j G[i, j] B[p, j] = (G B^T)[i, p],   dL/dB[p, j] = sum_i A[i, p] G[i, j] = (A^T G)[p, j]
 // (tutorials/03-autograd.md derives it; batched operands transpose their last two dimensions).
+namespace {
+
+// A matrix stored transposed: a transposed view of a dense one, as linear's W^T is. Its gradient is
+// made in that layout too, as the transpose of a dense product, so that transpose's backward turns it
+// back into a dense tensor the engine can keep as the weight's gradient without copying it.
+bool stored_transposed(const Tensor& t) {
+  const int r = t.dim();
+  return r >= 2 && t.size(-2) > 1 && t.size(-1) > 1 && t.strides()[r - 2] == 1 && t.strides()[r - 1] == t.size(-2);
+}
+
+}  // namespace
+
 Variable matmul(const Variable& a, const Variable& b) {
   return record("matmul", gradformer::matmul(a.value(), b.value()), {a, b}, [](const Tensor& g, Grads& dx) {
-    if (dx.wanted(0)) dx[0] = gradformer::matmul(g, dx.input(1).transpose(-2, -1));
-    if (dx.wanted(1)) dx[1] = gradformer::matmul(dx.input(0).transpose(-2, -1), g);
+    const Tensor &av = dx.input(0), &bv = dx.input(1);
+    const bool same_rank = av.dim() == bv.dim();  // no broadcast batch dimensions to sum over
+    // dA^T = B G^T and dB^T = G^T A: the same products, summed in the same order, in the other layout.
+    if (dx.wanted(0))
+      dx[0] = same_rank && stored_transposed(av) ? gradformer::matmul(bv, g.transpose(-2, -1)).transpose(-2, -1)
+                                                 : gradformer::matmul(g, bv.transpose(-2, -1));
+    if (dx.wanted(1))
+      dx[1] = same_rank && stored_transposed(bv) ? gradformer::matmul(g.transpose(-2, -1), av).transpose(-2, -1)
+                                                 : gradformer::matmul(av.transpose(-2, -1), g);
   });
 }
 

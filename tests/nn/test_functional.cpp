@@ -45,6 +45,20 @@ TEST_CASE("gradcheck: linear with respect to input, weight and bias, rank 2 and 
   }
 }
 
+TEST_CASE("linear's weight gradient comes back dense in the weight's own layout, equal to G^T x") {
+  // y = x W^T: dL/dW = G^T x, [out, in] like W. The engine keeps it as W's gradient as it arrives,
+  // so it must be dense; its values against the triple loop in double.
+  const Tensor x = rnd({6, 5}, 21), w = rnd({4, 5}, 22), g = rnd({6, 4}, 23);
+  Variable xv(x, true), wv(w, true);
+  linear(xv, wv).backward(g);
+  REQUIRE(wv.grad().is_contiguous());
+  const std::vector<double> got = values(wv.grad()), want = values(matmul_reference(g.transpose(0, 1), x));
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).epsilon(1e-12));
+  const std::vector<double> got_x = values(xv.grad()), want_x = values(matmul_reference(g, w));
+  for (size_t i = 0; i < got_x.size(); ++i) CHECK(got_x[i] == Approx(want_x[i]).epsilon(1e-12));
+}
+
 TEST_CASE("linear: a shape that does not fit is a ShapeError naming linear and the shapes") {
   const Variable x(zeros({4, 3})), w(zeros({2, 5})), b(zeros({2}));
   CHECK_THROWS_MSG(linear(x, w, b), ShapeError,

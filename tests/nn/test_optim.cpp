@@ -247,6 +247,27 @@ TEST_CASE("clip_grad_norm scales by the global norm and returns the norm before 
                    "clip_grad_norm: the gradient of parameter 1 [1] is not finite");
 }
 
+TEST_CASE("clip_grad_norm over many chunks: the exact sum, the same bits for one thread and two") {
+  // g_k = (k mod 7) - 3 over 100,003 elements (several chunks and a ragged tail), float32: every
+  // square and every partial sum is an integer far below 2^53, so the double sum is exact whatever
+  // its order: sum of squares = 14,286 full cycles of (9 + 4 + 1 + 0 + 1 + 4 + 9) = 28 (k up to
+  // 100,001), plus the one element k = 100,002 = 7 x 14,286: (0 - 3)^2 = 9.
+  const int64_t n = 100003;
+  std::vector<float> g(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) g[static_cast<size_t>(k)] = static_cast<float>(k % 7 - 3);
+  Variable p(zeros({n}), true);
+  p.set_grad(from_vector(g, {n}));
+  const double want = std::sqrt(14286.0 * 28 + 9);
+  const int before = num_threads();
+  set_num_threads(1);
+  const double one = clip_grad_norm({p}, 1e9);
+  set_num_threads(2);
+  const double two = clip_grad_norm({p}, 1e9);
+  set_num_threads(before);
+  CHECK(one == want);
+  CHECK(two == want);
+}
+
 TEST_CASE("NoamSchedule: linear warmup, peak at warmup, then inverse square root decay") {
   NoamSchedule s(4, 4, 2.0);  // factor * d^-0.5 = 1, warmup^-1.5 = 1/8
   CHECK(s.rate(1) == 0.125);  // 1 * 1/8

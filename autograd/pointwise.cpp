@@ -6,6 +6,7 @@
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
 #include "tensor/map.h"
+#include "tensor/random.h"
 
 namespace gradformer {
 
@@ -125,9 +126,11 @@ Variable dropout(const Variable& x, double p, Generator& gen, bool training) {
   if (!(p >= 0 && p <= 1)) throw ValueError(message("dropout: p must be in [0, 1], got ", p));
   if (!training || p == 0) return x;
   // The mask is stored already scaled by 1/(1-p), so the backward is one multiply.
-  const Tensor scaled_mask = dropout_mask(x.shape(), p, gen, x.dtype());
-  return record("dropout", gradformer::mul(x.value(), scaled_mask), {x},
-                [scaled_mask](const Tensor& g, Grads& dx) { dx[0] = gradformer::mul(g, scaled_mask); });
+  Dropped dropped = apply_dropout(x.value(), p, gen);
+  return record("dropout", std::move(dropped.output), {x},
+                [scaled_mask = std::move(dropped.scaled_mask)](const Tensor& g, Grads& dx) {
+                  dx[0] = gradformer::mul(g, scaled_mask);
+                });
 }
 
 }  // namespace gradformer

@@ -19,6 +19,15 @@ void for_each(int64_t rows, int64_t C, F fn) {
   });
 }
 
+// Runs fn(first_row, count) over blocks of up to kBlock consecutive rows (count < kBlock for the last
+// block only), blocks in parallel: for kernels that work on several rows side by side.
+template <int64_t kBlock, class F>
+void for_each_block(int64_t rows, int64_t C, F fn) {
+  parallel_for(0, (rows + kBlock - 1) / kBlock, grain_for(2 * C * kBlock), [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) fn(b * kBlock, std::min(kBlock, rows - b * kBlock));
+  });
+}
+
 // A last-dimension op applied along `dim`: move dim to the end (a view), run it, move it back.
 template <class F>
 Variable along_last(const Variable& x, int64_t dim, const char* op, F last_dim_op) {

@@ -29,7 +29,8 @@ double sum_of_squares(const Tensor& grad) {
         double lane[kLanes] = {};
         int64_t k = begin;
         for (; k + kLanes <= end; k += kLanes)
-          for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(data[k + j]) * static_cast<double>(data[k + j]);
+          for (int j = 0; j < kLanes; ++j)
+            lane[j] += static_cast<double>(data[k + j]) * static_cast<double>(data[k + j]);
         for (int j = 0; k < end; ++k, ++j) lane[j] += static_cast<double>(data[k]) * static_cast<double>(data[k]);
         double sum = 0;
         for (const double x : lane) sum += x;

@@ -65,40 +65,69 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType
   if (!(std >= 0)) throw ValueError(message("normal: standard deviation must be >= 0, got ", std));
   return fill_random(shape, dtype, "normal", [&] { return mean + std * gen.normal(); });
 }
-Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
-  if (!(p >= 0 && p <= 1)) throw ValueError(message("dropout_mask: p must be in [0, 1], got ", p));
+namespace {
+
+// Calls put(i, factor) for each element i < n with its inverted-dropout factor, T(1/(1-p)) or 0.
+template <class T, class Put>
+void draw_dropout(int64_t n, double p, Generator& gen, Put put) {
   constexpr int64_t kChunk = 4096;  // elements per stream: fixed, so the thread count cannot matter
   const uint64_t base = static_cast<uint64_t>(gen.next_u32()) << 32 | gen.next_u32();
-  const double threshold = std::ldexp(p, 32);
+  const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  // Within a chunk, element i draws from the chunk's stream i % 4: four independent generator
+  // chains the CPU can advance side by side, where one chain would wait on each multiply.
+  const auto cut = static_cast<uint64_t>(std::ceil(std::ldexp(p, 32)));  // u >= p * 2^32  <=>  u >= ceil(p * 2^32)
+  // The factor is keep's bits or zero's, chosen with an integer mask rather than a branch (or a
+  // multiply the compiler turns into one): a random 10% of branches would be mispredicted.
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const Bits keep_bits = std::bit_cast<Bits>(keep);
+  parallel_for(0, chunks, grain_for(kChunk), [=](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      Generator s[4] = {Generator(base, 4 * c), Generator(base, 4 * c + 1), Generator(base, 4 * c + 2),
+                        Generator(base, 4 * c + 3)};
+      const int64_t end = std::min(n, (c + 1) * kChunk);
+      auto factor = [keep_bits, cut](Generator& g) {
+        return std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{g.next_u32() >= cut})));
+      };
+      int64_t i = c * kChunk;
+      for (; i + 4 <= end; i += 4)
+        put(i, factor(s[0])), put(i + 1, factor(s[1])), put(i + 2, factor(s[2])), put(i + 3, factor(s[3]));
+      for (int k = 0; i < end; ++i, ++k) put(i, factor(s[k]));
+    }
+  });
+}
+
+void check_dropout_p(double p, const char* op) {
+  if (!(p >= 0 && p <= 1)) throw ValueError(message(op, ": p must be in [0, 1], got ", p));
+}
+
+}  // namespace
+
+Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
+  check_dropout_p(p, "dropout_mask");
   Tensor mask = Tensor::empty(shape, dtype);
   dispatch_floating(dtype, "dropout_mask", [&]<class T>() {
     T* out = mask.data<T>();
-    const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
-    const int64_t n = mask.numel(), chunks = (n + kChunk - 1) / kChunk;
-    // Within a chunk, element i draws from the chunk's stream i % 4: four independent generator
-    // chains the CPU can advance side by side, where one chain would wait on each multiply.
-    const auto cut = static_cast<uint64_t>(std::ceil(threshold));  // u >= p * 2^32  <=>  u >= ceil(p * 2^32)
-    // The factor is keep's bits or zero's, chosen with an integer mask rather than a branch (or a
-    // multiply the compiler turns into one): a random 10% of branches would be mispredicted.
-    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-    const Bits keep_bits = std::bit_cast<Bits>(keep);
-    parallel_for(0, chunks, grain_for(kChunk), [=](int64_t lo, int64_t hi) {
-      for (int64_t c = lo; c < hi; ++c) {
-        Generator s[4] = {Generator(base, 4 * c), Generator(base, 4 * c + 1), Generator(base, 4 * c + 2),
-                          Generator(base, 4 * c + 3)};
-        const int64_t end = std::min(n, (c + 1) * kChunk);
-        auto factor = [keep_bits, cut](Generator& g) {
-          return std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{g.next_u32() >= cut})));
-        };
-        int64_t i = c * kChunk;
-        for (; i + 4 <= end; i += 4) {
-          out[i] = factor(s[0]), out[i + 1] = factor(s[1]), out[i + 2] = factor(s[2]), out[i + 3] = factor(s[3]);
-        }
-        for (int k = 0; i < end; ++i, ++k) out[i] = factor(s[k]);
-      }
-    });
+    draw_dropout<T>(mask.numel(), p, gen, [out](int64_t i, T f) { out[i] = f; });
   });
   return mask;
+}
+
+// One pass: each factor drawn, stored and applied while x's element is at hand, where the mask
+// and then x * mask would write the mask and read it back.
+Dropped apply_dropout(const Tensor& x, double p, Generator& gen) {
+  check_dropout_p(p, "dropout");
+  const Tensor input = x.contiguous();
+  Dropped result{Tensor::empty(x.shape(), x.dtype()), Tensor::empty(x.shape(), x.dtype())};
+  dispatch_floating(x.dtype(), "dropout", [&]<class T>() {
+    const T* in = input.data<T>();
+    T *out = result.output.data<T>(), *mask = result.scaled_mask.data<T>();
+    draw_dropout<T>(input.numel(), p, gen, [=](int64_t i, T f) {
+      mask[i] = f;
+      out[i] = in[i] * f;
+    });
+  });
+  return result;
 }
 
 Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen) {

@@ -55,4 +55,13 @@ Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);  // 
 /// seed alone, never on the thread count. Each element compares one 32-bit draw with p * 2^32.
 Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype = DType::Float32);
 
+/// x * dropout_mask(x.shape(), p, gen, x.dtype()) and that mask, in one pass over x: the same bits
+/// as the two calls, with `gen` advanced alike. ValueError unless 0 <= p <= 1; DTypeError unless x is
+/// float32 or float64.
+struct Dropped {
+  Tensor output;       // x * scaled_mask
+  Tensor scaled_mask;  // 1/(1-p) or 0 per element
+};
+Dropped apply_dropout(const Tensor& x, double p, Generator& gen);
+
 }  // namespace gradformer

@@ -86,3 +86,29 @@ TEST_CASE("dropout_mask keeps 1 - p of the elements scaled by 1/(1-p), the same 
   // Successive masks differ: the generator moves on.
   CHECK(dropout_mask({64}, 0.5, a).to_vector<float>() != dropout_mask({64}, 0.5, a).to_vector<float>());
 }
+
+TEST_CASE("apply_dropout is x times dropout_mask in one pass: the same bits, the generator moved alike") {
+  for (const DType dtype : {DType::Float32, DType::Float64}) {
+    for (const int threads : {1, 2}) {
+      INFO(dtype << ", " << threads << " threads");
+      set_num_threads(threads);
+      Generator init(5);
+      const Tensor x = randn({37, 301}, init, dtype);  // 11,137 elements: three chunks and a ragged tail
+      Generator a(9), b(9);
+      const Tensor mask = dropout_mask(x.shape(), 0.1, a, dtype);
+      const Dropped dropped = apply_dropout(x, 0.1, b);
+      CHECK(dropped.scaled_mask.to_vector<double>() == mask.to_vector<double>());
+      CHECK(dropped.output.to_vector<double>() == mul(x, mask).to_vector<double>());
+      CHECK(a.state() == b.state());
+      // A strided input reads its own elements, not its storage's order.
+      Generator c(9);
+      const Tensor xt = x.transpose(0, 1);
+      CHECK(apply_dropout(xt, 0.1, c).output.to_vector<double>() ==
+            mul(xt.contiguous(), mask.reshape({301, 37})).to_vector<double>());
+    }
+  }
+  set_num_threads(2);
+  Generator gen;
+  CHECK_THROWS_MSG(apply_dropout(ones({2}), -0.5, gen), ValueError, "dropout: p must be in [0, 1], got -0.5");
+  CHECK_THROWS_MSG(apply_dropout(ones({2}, DType::Int64), 0.5, gen), DTypeError, "dropout");
+}

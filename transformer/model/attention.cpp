@@ -217,11 +217,12 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
       }
     });
   });
-  Tensor F;  // dropout factors [..., Tq, Tk]
+  Tensor F, Pd = P;  // the dropout factors and P * F, made in one pass: [..., Tq, Tk]
   if (options.dropout_p > 0) {
-    F = dropout_mask(P.shape(), options.dropout_p, *options.dropout_gen, dtype);
+    Dropped dropped = apply_dropout(P, options.dropout_p, *options.dropout_gen);
+    F = std::move(dropped.scaled_mask), Pd = std::move(dropped.output);
   }
-  const Tensor out = matmul(F.defined() ? P * F : P, v.value());  // [..., Tq, d_v]
+  const Tensor out = matmul(Pd, v.value());  // [..., Tq, d_v]
 
   Variable output = record(op, out, {q, k, v}, [P, F, scale](const Tensor& g, Grads& dx) {
     scaled_dot_product_attention_backward(P, F, scale, g, dx);

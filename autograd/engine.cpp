@@ -81,12 +81,16 @@ void accumulate(Tensor& slot, Tensor g, bool leaf) {
 // becomes a dense tensor of the input's shape, zero outside the parts added so far.
 // Like accumulate, it writes in place only into a tensor nobody else holds.
 void accumulate_part(Tensor& slot, const Shape& shape, const GradPart& part, const Tensor& g) {
-  if (!slot.defined())
-    slot = zeros(shape, g.dtype());
-  else if (!owned(slot))
-    slot = dense_copy(slot);
-  Tensor target = slot.narrow(part.dim, part.start, part.length);
-  target.add_(g);
+  if (!slot.defined()) {  // g written into its part, zeros around it: each element written once
+    slot = Tensor::empty(shape, g.dtype());
+    const int64_t size = shape[part.dim], end = part.start + part.length;
+    if (part.start > 0) slot.narrow(part.dim, 0, part.start).fill_(0.0);
+    if (end < size) slot.narrow(part.dim, end, size - end).fill_(0.0);
+    slot.narrow(part.dim, part.start, part.length).copy_(g);
+    return;
+  }
+  if (!owned(slot)) slot = dense_copy(slot);
+  slot.narrow(part.dim, part.start, part.length).add_(g);
 }
 
 // What a backward function reads and writes, each once: dL/d(output), its inputs' values and

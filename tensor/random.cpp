@@ -6,6 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "tensor/dropout_kernel.h"
 #include "tensor/parallel.h"
 
 namespace gradformer {
@@ -67,9 +68,10 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType
 }
 namespace {
 
-// Calls put(i, factor) for each element i < n with its inverted-dropout factor, T(1/(1-p)) or 0.
-template <class T, class Put>
-void draw_dropout(int64_t n, double p, Generator& gen, Put put) {
+// For each element i < n: its inverted-dropout factor f, T(1/(1-p)) or 0; mask[i] = f and, when `in`
+// is given, out[i] = in[i] * f.
+template <class T>
+void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* mask) {
   constexpr int64_t kChunk = 4096;  // elements per stream: fixed, so the thread count cannot matter
   const uint64_t base = static_cast<uint64_t>(gen.next_u32()) << 32 | gen.next_u32();
   const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
@@ -81,18 +83,28 @@ void draw_dropout(int64_t n, double p, Generator& gen, Put put) {
   // multiply the compiler turns into one): a random 10% of branches would be mispredicted.
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   const Bits keep_bits = std::bit_cast<Bits>(keep);
+  auto put = [=](int64_t i, Generator& g) {
+    const T f = std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{g.next_u32() >= cut})));
+    mask[i] = f;
+    if (in) out[i] = in[i] * f;
+  };
   parallel_for(0, chunks, grain_for(kChunk), [=](int64_t lo, int64_t hi) {
     for (int64_t c = lo; c < hi; ++c) {
       Generator s[4] = {Generator(base, 4 * c), Generator(base, 4 * c + 1), Generator(base, 4 * c + 2),
                         Generator(base, 4 * c + 3)};
-      const int64_t end = std::min(n, (c + 1) * kChunk);
-      auto factor = [keep_bits, cut](Generator& g) {
-        return std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{g.next_u32() >= cut})));
-      };
-      int64_t i = c * kChunk;
-      for (; i + 4 <= end; i += 4)
-        put(i, factor(s[0])), put(i + 1, factor(s[1])), put(i + 2, factor(s[2])), put(i + 3, factor(s[3]));
-      for (int k = 0; i < end; ++i, ++k) put(i, factor(s[k]));
+      const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
+      int64_t i = begin;
+      // The four streams side by side in one vector register, where the CPU has one (the same bits).
+      uint64_t states[4], increments[4];
+      for (int k = 0; k < 4; ++k) states[k] = s[k].state()[0], increments[k] = s[k].state()[1];
+      const int64_t whole = (end - begin) / 4 * 4;
+      if (cut <= UINT32_MAX && detail::dropout_avx2(states, increments, whole, static_cast<uint32_t>(cut), keep,
+                                                    in ? in + begin : nullptr, out + begin, mask + begin)) {
+        for (int k = 0; k < 4; ++k) s[k].set_state({states[k], increments[k]});
+        i += whole;
+      }
+      for (; i + 4 <= end; i += 4) put(i, s[0]), put(i + 1, s[1]), put(i + 2, s[2]), put(i + 3, s[3]);
+      for (int k = 0; i < end; ++i, ++k) put(i, s[k]);
     }
   });
 }
@@ -108,7 +120,7 @@ Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
   Tensor mask = Tensor::empty(shape, dtype);
   dispatch_floating(dtype, "dropout_mask", [&]<class T>() {
     T* out = mask.data<T>();
-    draw_dropout<T>(mask.numel(), p, gen, [out](int64_t i, T f) { out[i] = f; });
+    draw_dropout<T>(mask.numel(), p, gen, nullptr, nullptr, out);
   });
   return mask;
 }
@@ -122,10 +134,7 @@ Dropped apply_dropout(const Tensor& x, double p, Generator& gen) {
   dispatch_floating(x.dtype(), "dropout", [&]<class T>() {
     const T* in = input.data<T>();
     T *out = result.output.data<T>(), *mask = result.scaled_mask.data<T>();
-    draw_dropout<T>(input.numel(), p, gen, [=](int64_t i, T f) {
-      mask[i] = f;
-      out[i] = in[i] * f;
-    });
+    draw_dropout<T>(input.numel(), p, gen, in, out, mask);
   });
   return result;
 }

@@ -2,6 +2,7 @@
 
 #include "catch.h"
 #include "tensor/all.h"
+#include "tensor/dropout_kernel.h"
 
 using namespace gradformer;
 
@@ -111,4 +112,37 @@ TEST_CASE("apply_dropout is x times dropout_mask in one pass: the same bits, the
   Generator gen;
   CHECK_THROWS_MSG(apply_dropout(ones({2}), -0.5, gen), ValueError, "dropout: p must be in [0, 1], got -0.5");
   CHECK_THROWS_MSG(apply_dropout(ones({2}, DType::Int64), 0.5, gen), DTypeError, "dropout");
+}
+
+TEST_CASE("dropout's AVX2 kernel draws PCG32's numbers four streams at a time: the definition's bits") {
+  // The definition, one element at a time: element i from stream i % 4, factor keep if u >= cut.
+  for (const double p : {0.0, 0.1, 0.5, 0.9}) {
+    const auto cut = static_cast<uint32_t>(std::ceil(std::ldexp(p, 32)));
+    const float keep = static_cast<float>(1 / (1 - p));
+    Generator streams[4] = {Generator(123, 0), Generator(123, 1), Generator(123, 2), Generator(123, 3)};
+    uint64_t states[4], increments[4];
+    for (int k = 0; k < 4; ++k) states[k] = streams[k].state()[0], increments[k] = streams[k].state()[1];
+    constexpr int64_t n = 1000;
+    std::vector<float> in(n), out(n), mask(n);
+    for (int64_t i = 0; i < n; ++i) in[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i % 13) - 1;
+    if (!detail::dropout_avx2(states, increments, n, cut, keep, in.data(), out.data(), mask.data())) {
+      WARN("no AVX2 on this CPU or in this build: the kernel is not used, nothing to compare");
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const size_t at = static_cast<size_t>(i);
+      const float f = streams[i % 4].next_u32() >= cut ? keep : 0.0f;
+      REQUIRE(mask[at] == f);
+      REQUIRE(out[at] == in[at] * f);
+    }
+    for (int k = 0; k < 4; ++k) CHECK(states[k] == streams[k].state()[0]);  // advanced alike
+    // float64, mask only
+    std::vector<double> mask64(n);
+    Generator again[4] = {Generator(123, 0), Generator(123, 1), Generator(123, 2), Generator(123, 3)};
+    for (int k = 0; k < 4; ++k) states[k] = again[k].state()[0];
+    REQUIRE(
+        detail::dropout_avx2(states, increments, n, cut, static_cast<double>(keep), nullptr, nullptr, mask64.data()));
+    for (int64_t i = 0; i < n; ++i)
+      REQUIRE(mask64[static_cast<size_t>(i)] == (again[i % 4].next_u32() >= cut ? static_cast<double>(keep) : 0.0));
+  }
 }

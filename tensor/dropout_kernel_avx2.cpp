@@ -9,20 +9,18 @@ namespace {
 
 constexpr uint64_t kMultiplier = 6364136223846793005ULL;  // PCG32's, as in Generator::next_u32
 
-// a * kMultiplier mod 2^64 in each 64-bit lane. AVX2 multiplies 32 x 32 -> 64 bits only, so with
+// a * m mod 2^64 in each 64-bit lane. AVX2 multiplies 32 x 32 -> 64 bits only, so with
 // a = ah 2^32 + al and m = mh 2^32 + ml:  a m = al ml + ((ah ml + al mh) << 32)  (mod 2^64).
-inline __m256i times_multiplier(__m256i a) {
-  const __m256i ml = _mm256_set1_epi64x(static_cast<int64_t>(kMultiplier & 0xFFFFFFFFu));
-  const __m256i mh = _mm256_set1_epi64x(static_cast<int64_t>(kMultiplier >> 32));
+inline __m256i times(__m256i a, uint64_t m) {
+  const __m256i ml = _mm256_set1_epi64x(static_cast<int64_t>(m & 0xFFFFFFFFu));
+  const __m256i mh = _mm256_set1_epi64x(static_cast<int64_t>(m >> 32));
   const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), ml), _mm256_mul_epu32(a, mh));
   return _mm256_add_epi64(_mm256_mul_epu32(a, ml), _mm256_slli_epi64(cross, 32));
 }
 
-// One draw from each of the four streams, as Generator::next_u32: advance the state, permute the old
-// one. Returns the four 32-bit draws; every step works in the low 32 bits of each 64-bit lane.
-inline __m128i next_u32x4(__m256i& state, __m256i increment) {
-  const __m256i old = state;
-  state = _mm256_add_epi64(times_multiplier(old), increment);
+// PCG32's output for the four states in `old` (Generator::next_u32 before its state moves on): the
+// four 32-bit draws. Every step works in the low 32 bits of each 64-bit lane.
+inline __m128i output(__m256i old) {
   const __m256i xorshifted = _mm256_srli_epi64(_mm256_xor_si256(_mm256_srli_epi64(old, 18), old), 27);
   const __m256i rotation = _mm256_srli_epi64(old, 59);
   const __m256i left = _mm256_and_si256(_mm256_sub_epi64(_mm256_set1_epi64x(32), rotation), _mm256_set1_epi64x(31));
@@ -39,38 +37,65 @@ bool cpu_has_avx2() {
   return ok;
 }
 
+// A stream's state moves s -> s M + c with each draw, so J draws at once move it s -> s M^J + c_J,
+// c_J = c (M^(J-1) + ... + M + 1). Each draw waits on the previous one's multiply (about eight
+// cycles here); kAhead chains, draws t, t+1, ..., t+kAhead-1 of every stream, each stepping kAhead
+// draws at a time, give the CPU independent work to overlap, with the same numbers in the same places.
+constexpr int kAhead = 4;
+constexpr uint64_t kMultiplierAhead = kMultiplier * kMultiplier * kMultiplier * kMultiplier;  // mod 2^64
+
+// Calls emit(i, draws) for the 4-element groups i = 0, 4, 8, ... < count: draws[k] from stream k.
+template <class Emit>
+void draw_groups(uint64_t states[4], const uint64_t increments[4], int64_t count, Emit emit) {
+  __m256i state = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(states));
+  const __m256i increment = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(increments));
+  const __m256i increment_ahead = times(increment, 1 + kMultiplier + kMultiplier * kMultiplier +
+                                                       kMultiplier * kMultiplier * kMultiplier);  // c_J, mod 2^64
+  int64_t i = 0;
+  if (count >= 4 * kAhead) {
+    __m256i chain[kAhead];
+    chain[0] = state;
+    for (int j = 1; j < kAhead; ++j) chain[j] = _mm256_add_epi64(times(chain[j - 1], kMultiplier), increment);
+    for (; i + 4 * kAhead <= count; i += 4 * kAhead)
+      for (int j = 0; j < kAhead; ++j) {
+        emit(i + 4 * j, output(chain[j]));
+        chain[j] = _mm256_add_epi64(times(chain[j], kMultiplierAhead), increment_ahead);
+      }
+    state = chain[0];  // every draw so far taken: chain 0 is the streams' next state
+  }
+  for (; i < count; i += 4) {
+    emit(i, output(state));
+    state = _mm256_add_epi64(times(state, kMultiplier), increment);
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(states), state);
+}
+
 }  // namespace
 
 bool dropout_avx2(uint64_t states[4], const uint64_t increments[4], int64_t count, uint32_t cut, float keep,
                   const float* in, float* out, float* mask) {
   if (!cpu_has_avx2()) return false;
-  __m256i state = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(states));
-  const __m256i increment = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(increments));
   const __m128i cut4 = _mm_set1_epi32(static_cast<int>(cut));
   const __m128 keep4 = _mm_set1_ps(keep);
-  for (int64_t i = 0; i < count; i += 4) {
-    const __m128 factor = _mm_and_ps(_mm_castsi128_ps(at_least(next_u32x4(state, increment), cut4)), keep4);
+  draw_groups(states, increments, count, [&](int64_t i, __m128i draws) {
+    const __m128 factor = _mm_and_ps(_mm_castsi128_ps(at_least(draws, cut4)), keep4);
     _mm_storeu_ps(mask + i, factor);
     if (in) _mm_storeu_ps(out + i, _mm_mul_ps(_mm_loadu_ps(in + i), factor));
-  }
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(states), state);
+  });
   return true;
 }
 
 bool dropout_avx2(uint64_t states[4], const uint64_t increments[4], int64_t count, uint32_t cut, double keep,
                   const double* in, double* out, double* mask) {
   if (!cpu_has_avx2()) return false;
-  __m256i state = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(states));
-  const __m256i increment = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(increments));
   const __m128i cut4 = _mm_set1_epi32(static_cast<int>(cut));
   const __m256d keep4 = _mm256_set1_pd(keep);
-  for (int64_t i = 0; i < count; i += 4) {
-    const __m256i all_ones = _mm256_cvtepi32_epi64(at_least(next_u32x4(state, increment), cut4));  // 32 -> 64 bits
+  draw_groups(states, increments, count, [&](int64_t i, __m128i draws) {
+    const __m256i all_ones = _mm256_cvtepi32_epi64(at_least(draws, cut4));  // 32 -> 64 bits
     const __m256d factor = _mm256_and_pd(_mm256_castsi256_pd(all_ones), keep4);
     _mm256_storeu_pd(mask + i, factor);
     if (in) _mm256_storeu_pd(out + i, _mm256_mul_pd(_mm256_loadu_pd(in + i), factor));
-  }
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(states), state);
+  });
   return true;
 }
 

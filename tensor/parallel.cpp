@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -32,12 +33,28 @@ inline void cpu_relax() {
 #endif
 }
 
-// How long a waiting thread spins before it sleeps, at most: about 50 microseconds. A training step
-// runs hundreds of parallel regions of tens of microseconds each; waking a sleeping thread through
-// the kernel takes about as long as that, so without spinning a second thread saves nothing
-// (measured: the copy task took 33.6 s on one thread and 33.9 s on two). Spinning no longer than
-// this keeps an idle pool from burning a core.
-constexpr int kSpins = 4000;
+// How long a waiting thread spins before it sleeps, at most. A training step runs hundreds of
+// parallel regions of tens of microseconds each; waking a sleeping thread through the kernel takes
+// about as long as that, so without spinning a second thread saves nothing (measured: the copy task
+// took 33.6 s on one thread and 33.9 s on two). Spinning no longer than this keeps an idle pool from
+// burning a core. Measured on the clock, not counted in pause instructions: one pause takes about
+// 10 cycles on some CPUs and 140 on others (24 ns on the Zen 5 this was measured on), so a count
+// would be a different duration on every machine.
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::nanoseconds kSpinTime = std::chrono::microseconds(50);
+
+// Spins (cpu_relax) while done() is false, until `budget` has passed; returns done(). The clock is
+// read every 16 spins: a read costs about as much as a pause.
+template <class Done>
+bool spin_until(Done done, std::chrono::nanoseconds budget) {
+  if (budget <= std::chrono::nanoseconds::zero()) return done();
+  const Clock::time_point deadline = Clock::now() + budget;
+  for (int spins = 1;; ++spins) {
+    if (done()) return true;
+    cpu_relax();
+    if (spins % 16 == 0 && Clock::now() >= deadline) return done();
+  }
+}
 
 // One parallel_for: `pieces` contiguous pieces of [begin, begin + n), piece p run as call(fn, lo, hi).
 struct Job {
@@ -87,7 +104,7 @@ std::thread start_thread(std::function<void()> body) {
 // mattered (its core was busy with something else), so spinning only took a core from the caller or
 // another program: it halves its budget. (A job with fewer pieces than threads leaves the last
 // workers nothing without any of them being late: that changes no budget.) A worker that gets a
-// piece doubles it again, up to kSpins. On a quiet machine every job finds its workers spinning, and
+// piece doubles it again, up to kSpinTime. On a quiet machine every job finds its workers spinning, and
 // they keep the whole budget.
 //
 // One job at a time: run() is entered only by the holder of busy_ (see run_on_pool), because the
@@ -131,12 +148,9 @@ class ThreadPool {
     take_pieces(generation, /*worker=*/false);
     {
       const profiler::Scope waiting(profiler::kPoolWait, job_.phase, profiler::Kind::Pool);
-      for (int spins = 0; done_.load(std::memory_order_acquire) != job_.pieces; ++spins) {
-        if (spins < kSpins)
-          cpu_relax();
-        else
-          std::this_thread::yield();
-      }
+      auto all_done = [&] { return done_.load(std::memory_order_acquire) == job_.pieces; };
+      if (!spin_until(all_done, kSpinTime))
+        while (!all_done()) std::this_thread::yield();  // a worker's piece is long, or it lost its core
     }
     if (error_) std::rethrow_exception(error_);
   }
@@ -188,14 +202,10 @@ class ThreadPool {
   void work(int index) {
     profiler::name_this_thread("pool worker " + std::to_string(index));
     uint32_t seen = 0;
-    int budget = kSpins;  // spins before sleeping; adapts as the class comment says
+    std::chrono::nanoseconds budget = kSpinTime;  // spinning before sleeping; adapts as the class comment says
     for (;;) {
-      uint64_t claim = claim_.load(std::memory_order_acquire);
-      for (int spins = 0; generation_of(claim) == seen && spins < budget; ++spins) {
-        cpu_relax();
-        claim = claim_.load(std::memory_order_acquire);
-      }
-      const bool slept = generation_of(claim) == seen;
+      const bool slept =
+          !spin_until([&] { return generation_of(claim_.load(std::memory_order_acquire)) != seen; }, budget);
       if (slept) {  // nothing came: sleep until the next job
         std::unique_lock lock(mutex_);
         ++sleepers_;
@@ -207,7 +217,7 @@ class ThreadPool {
       seen = generation_of(current);
       if (workers_held.load(std::memory_order_relaxed)) continue;
       if (take_pieces(seen, /*worker=*/true) > 0)
-        budget = std::min(kSpins, 2 * std::max(budget, 1));
+        budget = std::min(kSpinTime, 2 * std::max(budget, std::chrono::nanoseconds(100)));
       else if (!slept && index < pieces_of(current))
         budget /= 2;  // spun, and a piece was there for it, yet it came late: its core was busy elsewhere
     }

@@ -4,12 +4,16 @@
 // default) and 512 (where the matrix products dominate). Compare with a PyTorch model of the same
 // architecture on the same machine, run right after this one.
 //   tokens/s = 720 target tokens / time per step
+//   GFLOP/s  = the step's floating-point operations (counted once, by the profiler, as the kernels
+//              report them: the matmuls' 2 M N K and attention's) / time per step; against the
+//              machine's peak (chapter 16's program measures it) this is the step's share of peak.
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
 #include "nn/all.h"
 #include "nn/schedule.h"
+#include "tensor/profiler.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/evaluate.h"
@@ -37,7 +41,7 @@ void BM_TrainingStep(benchmark::State& state) {
   std::vector<Batch> batches;
   for (int i = 0; i < 20; ++i) batches.push_back(copy_task_batch(batch_size, gen));  // made outside the timing
   int64_t step = 0, tokens = 0;
-  for (auto _ : state) {
+  auto train_step = [&] {
     const Batch& batch = batches[static_cast<size_t>(step % 20)];
     adam.set_lr(schedule.rate(++step));
     const Variable logits = teacher_forced_logits(model, batch);
@@ -46,9 +50,17 @@ void BM_TrainingStep(benchmark::State& state) {
     loss.backward();
     adam.step();
     benchmark::DoNotOptimize(loss.item());
-    tokens += batch.ntokens;
-  }
+    return batch.ntokens;
+  };
+  profiler::start();  // one step outside the timing, to count its flops (every batch has the same shapes)
+  train_step();
+  int64_t flops_per_step = 0;
+  for (const profiler::Event& e : profiler::stop().events) flops_per_step += e.flops;
+  for (auto _ : state) tokens += train_step();
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(1e-9 * static_cast<double>(flops_per_step) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TrainingStep)->ArgName("d_model")->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
 

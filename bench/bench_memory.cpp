@@ -9,6 +9,10 @@
 //   BM_MatVec/threads:N       x [1, 768] times W [50257, 768] transposed (GPT-2's output projection,
 //                             154 MB): matmul's matrix-vector path, bytes_per_second = W's bytes;
 //                             its ratio to BM_StreamRead is how close it runs to the limit
+//   BM_EffectiveClock         the core's clock as this program gets it: a chain of dependent integer
+//                             adds retires one per cycle, so adds per nanosecond = GHz. A host that
+//                             lowers the clock, or gives this virtual CPU part of a core, shows here
+//                             (bench/copy_task_runs.sh prints it beside each run)
 // threads:0 means all of the pool's threads (num_threads() at start).
 #include <benchmark/benchmark.h>
 
@@ -78,5 +82,24 @@ void BM_MatVec(benchmark::State& state) {
   set_num_threads(all);
 }
 BENCHMARK(BM_MatVec)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EffectiveClock(benchmark::State& state) {
+  constexpr int64_t kAdds = 50'000'000;
+  for (auto _ : state) {
+    uint64_t x = 0;
+    for (int64_t i = 0; i < kAdds; ++i) {
+#if defined(__x86_64__)
+      asm volatile("add $1, %0" : "+r"(x));  // one add, which the compiler cannot fold or vectorise
+#else
+      asm volatile("" : "+r"(x));
+      x += 1;
+#endif
+    }
+    benchmark::DoNotOptimize(x);
+  }
+  state.counters["GHz"] = benchmark::Counter(
+      1e-9 * static_cast<double>(kAdds) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EffectiveClock)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

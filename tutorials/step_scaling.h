@@ -118,10 +118,11 @@ inline StepCost step_cost(int64_t d_model, int64_t length, int64_t tokens, int w
 
 // The flops of one step, counted from the shapes (B sequences of T tokens, width d, L layers, V
 // tokens in the vocabulary, d_ff = 4 d). Forward, per layer:
-//   q, k, v projection  [BT, d] x [d, 3d]           2 BT d 3d  =  6 BT d^2
-//   output projection   [BT, d] x [d, d]                          2 BT d^2
-//   feed-forward        [BT, d] x [d, 4d], back                  16 BT d^2
-//   attention           Q K^T and P V, [T, d] by [d, T]   2 x 2 B T^2 d  =  4 B T^2 d
+//   q, k, v projection  [BT, d] x [d, 3d]                           6 BT d^2
+//   output projection   [BT, d] x [d, d]                            2 BT d^2
+//   feed-forward        [BT, d] x [d, 4d], then [BT, 4d] x [4d, d]  16 BT d^2
+//   scores Q K^T        B h times [T, d/h] x [d/h, T]               2 B T^2 d
+//   weighted sum P V    B h times [T, T] x [T, d/h]                 2 B T^2 d
 // and once, the output layer [BT, d] x [d, V]: 2 BT d V. Backward does each product twice (dA and
 // dB; attention's four products are dV, dP, dQ and dK), so the step does three times the forward.
 inline int64_t counted_matmul_flops(int64_t d, int64_t batch, int64_t length) {

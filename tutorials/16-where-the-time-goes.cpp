@@ -406,8 +406,8 @@ int main(int argc, char** argv) {
 
   // The decoder-only model's step at five widths and six lengths, the same tokens a step throughout.
   section("how the cost of a step grows");
-  measure_step_scaling(quick ? ScalingRun{.width_tokens = 256, .length_tokens = 1024, .warmup = 1, .timed = 1}
-                             : ScalingRun{.width_tokens = 2048, .length_tokens = 2048, .warmup = 1, .timed = 3});
+  measure_step_scaling(quick ? ScalingRun{.width_tokens = 256, .length_tokens = 1024, .warmup = 1, .rounds = 1}
+                             : ScalingRun{.width_tokens = 2048, .length_tokens = 2048, .warmup = 1, .rounds = 3});
 
 #if defined(CHAPTER_16_FRESH_PAGES)
   section("fresh pages");

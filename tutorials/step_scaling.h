@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,17 +102,32 @@ inline StepCost profiled_step(LanguageModelStep& task) {
   return cost;
 }
 
-// `warmup` steps (the first ones allocate Adam's moments and fault in fresh memory), then `timed`
-// profiled steps: the one of median time.
-inline StepCost step_cost(int64_t d_model, int64_t length, int64_t tokens, int warmup, int timed) {
-  LanguageModelStep task(d_model, tokens / length, length);
-  for (int s = 0; s < warmup; ++s) task.step();
-  std::vector<StepCost> steps;
-  for (int s = 0; s < timed; ++s) steps.push_back(profiled_step(task));
-  std::sort(steps.begin(), steps.end(), [](const StepCost& a, const StepCost& b) { return a.step_ms < b.step_ms; });
-  StepCost median = steps[steps.size() / 2];
-  median.d_model = d_model, median.length = length, median.batch = tokens / length;
-  return median;
+// One point of a sweep: a model of width d_model trained on `tokens` tokens a step, in sequences of
+// `length` (batch = tokens / length).
+struct ScalingPoint {
+  int64_t d_model, length, tokens;
+};
+
+// Every point's model is built first and trained `warmup` steps (the first steps allocate Adam's
+// moments and fault in fresh memory). Then the models take turns, one profiled step each per round,
+// so that a busy moment of the shared machine falls on all the points alike rather than on one, and
+// each point keeps its fastest step: noise only ever slows a step.
+inline std::vector<StepCost> step_costs(const std::vector<ScalingPoint>& points, int warmup, int rounds) {
+  std::vector<std::unique_ptr<LanguageModelStep>> tasks;
+  for (const ScalingPoint& p : points) {
+    tasks.push_back(std::make_unique<LanguageModelStep>(p.d_model, p.tokens / p.length, p.length));
+    for (int s = 0; s < warmup; ++s) tasks.back()->step();
+  }
+  std::vector<StepCost> fastest(points.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < points.size(); ++i) {
+      const StepCost cost = profiled_step(*tasks[i]);
+      if (round == 0 || cost.step_ms < fastest[i].step_ms) fastest[i] = cost;
+    }
+  for (size_t i = 0; i < points.size(); ++i)
+    fastest[i].d_model = points[i].d_model, fastest[i].length = points[i].length,
+    fastest[i].batch = points[i].tokens / points[i].length;
+  return fastest;
 }
 
 // ---- what the flops say ------------------------------------------------------------------------------
@@ -164,10 +180,10 @@ inline void print_step_costs(const std::vector<StepCost>& costs) {
 // ---- the picture -------------------------------------------------------------------------------------
 
 struct ScalingPanel {
-  std::vector<StepCost> costs;
-  std::vector<int64_t> xs;  // d_model or T of each point
-  double left, width;       // where on the page
-  std::string axis;         // what x is
+  double left, width;                // where on the page
+  std::string axis;                  // what x is
+  std::vector<int64_t> xs = {};      // d_model or T of each point
+  std::vector<StepCost> costs = {};  // measured at each
 };
 
 constexpr const char* kMatmulColour = "#1f77b4";
@@ -264,7 +280,7 @@ inline void draw_scaling(const ScalingPanel& widths, const ScalingPanel& lengths
 
 struct ScalingRun {
   int64_t width_tokens, length_tokens;  // tokens a step in each sweep (the lengths': batch = tokens / T)
-  int warmup, timed;                    // steps before the timed ones; timed steps per point (the median kept)
+  int warmup, rounds;                   // steps before the timed ones; timed steps per point (the fastest kept)
 };
 
 // Both sweeps, printed and drawn. The same tokens a step at every length, so that every term linear
@@ -272,25 +288,23 @@ struct ScalingRun {
 inline void measure_step_scaling(const ScalingRun& run) {
   std::printf(
       "decoder-only, %lld layers, %lld heads, d_ff 4 d_model, vocabulary %lld; per point %d warm-up "
-      "and %d timed steps, the median kept\n",
+      "and %d timed steps, the fastest kept\n",
       static_cast<long long>(kScalingLayers), static_cast<long long>(kScalingHeads),
-      static_cast<long long>(kScalingVocab), run.warmup, run.timed);
-  ScalingPanel widths{
-      {}, {}, 100, 420, message("d_model (length ", kWidthSweepLength, ", ", run.width_tokens, " tokens a step)")};
-  ScalingPanel lengths{{},
-                       {},
-                       640,
-                       420,
+      static_cast<long long>(kScalingVocab), run.warmup, run.rounds);
+  ScalingPanel widths{100, 420,
+                      message("d_model (length ", kWidthSweepLength, ", ", run.width_tokens, " tokens a step)")};
+  ScalingPanel lengths{640, 420,
                        message("sequence length T (d_model ", kLengthSweepWidth, ", ", run.length_tokens,
                                " tokens a step: batch = tokens / T)")};
-  for (const int64_t d : kScalingWidths) {
-    widths.costs.push_back(step_cost(d, kWidthSweepLength, run.width_tokens, run.warmup, run.timed));
-    widths.xs.push_back(d);
-  }
-  for (const int64_t t : kScalingLengths) {
-    lengths.costs.push_back(step_cost(kLengthSweepWidth, t, run.length_tokens, run.warmup, run.timed));
-    lengths.xs.push_back(t);
-  }
+  std::vector<ScalingPoint> points;  // the widths, then the lengths
+  for (const int64_t d : kScalingWidths)
+    points.push_back({d, kWidthSweepLength, run.width_tokens}), widths.xs.push_back(d);
+  for (const int64_t t : kScalingLengths)
+    points.push_back({kLengthSweepWidth, t, run.length_tokens}), lengths.xs.push_back(t);
+  const std::vector<StepCost> costs = step_costs(points, run.warmup, run.rounds);
+  const auto first_length = costs.begin() + static_cast<std::ptrdiff_t>(widths.xs.size());
+  widths.costs.assign(costs.begin(), first_length);
+  lengths.costs.assign(first_length, costs.end());
   std::printf("\nwider, at length %lld, %lld tokens a step:\n", static_cast<long long>(kWidthSweepLength),
               static_cast<long long>(run.width_tokens));
   print_step_costs(widths.costs);

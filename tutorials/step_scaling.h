@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "claims.h"
@@ -249,7 +250,7 @@ inline void draw_scaling(const ScalingPanel& widths, const ScalingPanel& lengths
          message("decoder-only, ", kScalingLayers, " layers, ", kScalingHeads,
                  " heads, d_ff = 4 d_model; one run's measurements: the points move from run to run"),
          {.size = 12, .colour = "#555"});
-  const double times_top = 110, times_height = 300, shares_top = 470, shares_height = 220;
+  const double times_top = 110, times_height = 300, shares_top = 450, shares_height = 240;
   d.text(310, 96, message("wider: d_model from ", kScalingWidths[0], " to ", kScalingWidths[4]),
          {.size = 13, .bold = true});
   d.text(850, 96, message("longer: the length T from ", kScalingLengths[0], " to ", kScalingLengths[5]),
@@ -261,17 +262,19 @@ inline void draw_scaling(const ScalingPanel& widths, const ScalingPanel& lengths
   // Where attention's flops equal the matmuls' (counted) and its time does (measured), on the lengths' panels.
   const double counted = scaling_x(lengths, equal_flops_length(kLengthSweepWidth));
   const double measured = scaling_x(lengths, equal_time_length(lengths.costs));
-  d.arrow({{counted, times_top}, {counted, shares_top + shares_height}}, "#c0392b", true, false);
+  for (const auto& [top, height] : {std::pair{times_top, times_height}, std::pair{shares_top, shares_height}}) {
+    d.arrow({{counted, top}, {counted, top + height}}, "#c0392b", true, false);
+    d.arrow({{measured, top}, {measured, top + height}}, "#2c7a2c", true, false);
+  }
   d.text(counted - 4, times_top + 16, "equal flops", {.size = 11, .anchor = "end", .colour = "#c0392b"});
-  d.arrow({{measured, times_top}, {measured, shares_top + shares_height}}, "#2c7a2c", true, false);
   d.text(measured + 4, times_top + 16, "equal time", {.size = 11, .anchor = "start", .colour = "#2c7a2c"});
-  // The legend, between the two rows.
+  // The legend, under both columns.
   const char* names[] = {"the whole step", "matmuls", "attention op", "the rest (shares only)"};
   const char* colours[] = {"#222", kMatmulColour, kAttentionColour, kRestColour};
   for (int k = 0; k < 4; ++k) {
     const double x = 150 + 230 * k;
-    d.rect(x, 432, 14, 14, colours[k], "#222");
-    d.text(x + 20, 444, names[k], {.size = 12, .anchor = "start"});
+    d.rect(x, 762, 14, 14, colours[k], "#222");
+    d.text(x + 20, 774, names[k], {.size = 12, .anchor = "start"});
   }
   write_svg("16-scaling.svg", d.svg());
 }

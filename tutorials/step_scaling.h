@@ -164,7 +164,8 @@ inline double equal_time_length(const std::vector<StepCost>& lengths) {
   const StepCost &a = lengths[i], &b = lengths[i + 1];
   const double la = std::log(static_cast<double>(a.length)), lb = std::log(static_cast<double>(b.length));
   const double t = -log_ratio(a) / (log_ratio(b) - log_ratio(a));
-  return std::exp(la + t * (lb - la));
+  const double length = std::exp(la + t * (lb - la));
+  return std::isfinite(length) ? length : static_cast<double>(b.length);  // equal ratios: no slope to follow
 }
 
 // ---- the tables --------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@
 //                                   P V (backward: four), which call the tensor matmul directly: their
 //                                   time and their flops are the attention op's, not "matmul"'s
 //   the rest                        layer norms, the residual adds, dropout, the softmax cross-entropy,
-//                                   the embedding, Adam's step, and the time between ops
+//                                   the embedding, the gradients' norm, Adam's step, and the time
+//                                   between ops
 #pragma once
 
 #include <algorithm>
@@ -60,8 +61,9 @@ struct LanguageModelStep {
   LanguageModelStep(int64_t d_model, int64_t batch, int64_t length) : model(scaling_config(d_model), /*seed=*/1) {
     model.train();
     Generator gen(/*seed=*/1);
-    data.inputs = randint({batch, length}, 4, kScalingVocab, gen);  // [B, T], no special tokens
-    data.targets = randint({batch, length}, 4, kScalingVocab, gen);
+    const auto first_word = static_cast<int64_t>(Vocab::specials.size());    // no <pad>, <s>, </s> or <unk>
+    data.inputs = randint({batch, length}, first_word, kScalingVocab, gen);  // [B, T]
+    data.targets = randint({batch, length}, first_word, kScalingVocab, gen);
     data.ntokens = batch * length;
   }
   void step() {
@@ -96,9 +98,14 @@ inline StepCost profiled_step(LanguageModelStep& task) {
   for (const profiler::Event& e : trace.events) {
     if (e.kind != profiler::Kind::Op) continue;
     const std::string_view name = e.name;
-    if (name == "matmul") cost.matmul_ms += static_cast<double>(e.duration_ns) * 1e-6, cost.matmul_flops += e.flops;
-    if (name == "scaled_dot_product_attention")
-      cost.attention_ms += static_cast<double>(e.duration_ns) * 1e-6, cost.attention_flops += e.flops;
+    const double ms = static_cast<double>(e.duration_ns) * 1e-6;
+    if (name == "matmul") {
+      cost.matmul_ms += ms;
+      cost.matmul_flops += e.flops;
+    } else if (name == "scaled_dot_product_attention") {
+      cost.attention_ms += ms;
+      cost.attention_flops += e.flops;
+    }
   }
   return cost;
 }
@@ -125,9 +132,11 @@ inline std::vector<StepCost> step_costs(const std::vector<ScalingPoint>& points,
       const StepCost cost = profiled_step(*tasks[i]);
       if (round == 0 || cost.step_ms < fastest[i].step_ms) fastest[i] = cost;
     }
-  for (size_t i = 0; i < points.size(); ++i)
-    fastest[i].d_model = points[i].d_model, fastest[i].length = points[i].length,
+  for (size_t i = 0; i < points.size(); ++i) {
+    fastest[i].d_model = points[i].d_model;
+    fastest[i].length = points[i].length;
     fastest[i].batch = points[i].tokens / points[i].length;
+  }
   return fastest;
 }
 
@@ -280,6 +289,24 @@ inline void draw_scaling(const ScalingPanel& widths, const ScalingPanel& lengths
   write_svg("16-scaling.svg", d.svg());
 }
 
+// The chapter's claims: the counts exact, and the directions of the measurements, never their sizes.
+inline void check_scaling_claims(const std::vector<StepCost>& widths, const std::vector<StepCost>& lengths) {
+  bool counts_agree = true;
+  for (const auto* sweep : {&widths, &lengths})
+    for (const StepCost& c : *sweep)
+      counts_agree = counts_agree && c.matmul_flops == counted_matmul_flops(c.d_model, c.batch, c.length) &&
+                     c.attention_flops == counted_attention_flops(c.d_model, c.batch, c.length);
+  claim(counts_agree, "the profiler counts the flops the shapes give, for the matmuls and for attention");
+  const StepCost &narrow = widths.front(), &wide = widths.back();
+  claim(wide.step_ms > narrow.step_ms, "a wider model's step takes longer");
+  claim(wide.share(wide.matmul_ms) > narrow.share(narrow.matmul_ms),
+        "in the decoder-only step too, the matmuls' share grows with d_model");
+  const StepCost &shortest = lengths.front(), &longest = lengths.back();
+  claim(longest.step_ms > shortest.step_ms, "at the same tokens a step, longer sequences take longer");
+  claim(longest.share(longest.attention_ms) > shortest.share(shortest.attention_ms),
+        "attention's share grows with the length");
+}
+
 // ---- the whole measurement ---------------------------------------------------------------------------
 
 struct ScalingRun {
@@ -301,10 +328,14 @@ inline void measure_step_scaling(const ScalingRun& run) {
                        message("sequence length T (d_model ", kLengthSweepWidth, ", ", run.length_tokens,
                                " tokens a step: batch = tokens / T)")};
   std::vector<ScalingPoint> points;  // the widths, then the lengths
-  for (const int64_t d : kScalingWidths)
-    points.push_back({d, kWidthSweepLength, run.width_tokens}), widths.xs.push_back(d);
-  for (const int64_t t : kScalingLengths)
-    points.push_back({kLengthSweepWidth, t, run.length_tokens}), lengths.xs.push_back(t);
+  for (const int64_t d : kScalingWidths) {
+    points.push_back({d, kWidthSweepLength, run.width_tokens});
+    widths.xs.push_back(d);
+  }
+  for (const int64_t t : kScalingLengths) {
+    points.push_back({kLengthSweepWidth, t, run.length_tokens});
+    lengths.xs.push_back(t);
+  }
   const std::vector<StepCost> costs = step_costs(points, run.warmup, run.rounds);
   const auto first_length = costs.begin() + static_cast<std::ptrdiff_t>(widths.xs.size());
   widths.costs.assign(costs.begin(), first_length);
@@ -325,19 +356,7 @@ inline void measure_step_scaling(const ScalingRun& run) {
               static_cast<double>(last.attention_flops) * 1e-6 / last.attention_ms);
   draw_scaling(widths, lengths);
 
-  bool counts_agree = true;
-  for (const auto* sweep : {&widths.costs, &lengths.costs})
-    for (const StepCost& c : *sweep)
-      counts_agree = counts_agree && c.matmul_flops == counted_matmul_flops(c.d_model, c.batch, c.length) &&
-                     c.attention_flops == counted_attention_flops(c.d_model, c.batch, c.length);
-  claim(counts_agree, "the profiler counts the flops the shapes give, for the matmuls and for attention");
-  const StepCost &narrow = widths.costs.front(), &wide = widths.costs.back();
-  claim(wide.step_ms > narrow.step_ms, "a wider model's step takes longer");
-  claim(wide.share(wide.matmul_ms) > narrow.share(narrow.matmul_ms), "the matmuls' share grows with d_model");
-  const StepCost &shortest = lengths.costs.front(), &longest = lengths.costs.back();
-  claim(longest.step_ms > shortest.step_ms, "at the same tokens a step, longer sequences take longer");
-  claim(longest.share(longest.attention_ms) > shortest.share(shortest.attention_ms),
-        "attention's share grows with the length");
+  check_scaling_claims(widths.costs, lengths.costs);
 }
 
 }  // namespace tutorial

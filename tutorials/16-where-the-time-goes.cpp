@@ -1,7 +1,8 @@
 // Chapter 16: where the time goes. The companion program of tutorials/16-where-the-time-goes.md:
 // the machine's two ceilings (peak GFLOP/s, memory bandwidth), the profile of one copy-task training
 // step at d_model 128 and 512, each op placed under its roofline (a table, and 16-roofline.svg drawn
-// in the working directory, in both runs), and what a tiny op costs.
+// in the working directory, in both runs), how a decoder-only model's step grows with d_model and
+// with the sequence length (16-scaling.svg, step_scaling.h), and what a tiny op costs.
 //
 //   16-where-the-time-goes            the chapter's measurements
 //   16-where-the-time-goes --quick    the same code with fewer repetitions (what the test suite runs)
@@ -22,6 +23,7 @@
 #include "claims.h"
 #include "memory_bandwidth.h"  // cpu_seconds, bandwidth_gbs
 #include "nn/all.h"
+#include "step_scaling.h"  // measure_step_scaling: the step against d_model and the length
 #include "tensor/profiler.h"
 #include "transformer/data/batch_stream.h"
 #include "transformer/inspect/diagram.h"
@@ -401,6 +403,11 @@ int main(int argc, char** argv) {
   }
   claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
   draw_roofline(roofline_points, peak, bandwidth);
+
+  // The decoder-only model's step at five widths and six lengths, the same tokens a step throughout.
+  section("how the cost of a step grows");
+  measure_step_scaling(quick ? ScalingRun{.width_tokens = 256, .length_tokens = 1024, .warmup = 1, .rounds = 1}
+                             : ScalingRun{.width_tokens = 2048, .length_tokens = 2048, .warmup = 1, .rounds = 3});
 
 #if defined(CHAPTER_16_FRESH_PAGES)
   section("fresh pages");

@@ -95,13 +95,17 @@ Variable gelu(const Variable& x) {
 
 // gelu_tanh(x) = x/2 (1 + tanh u),  u = sqrt(2/pi) (x + 0.044715 x^3)
 //   =>  gelu_tanh'(x) = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+// With s = 1 / (1 + exp(-2u)), tanh u = 2s - 1, so (1 + tanh u)/2 = s and 1 - tanh^2 u = 4 s (1 - s):
+//   gelu_tanh'(x) = s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+// one exp per element, as the forward (tensor/elementwise.cpp) takes it, where std::tanh costs
+// several times as much. exp(-2u) = inf for very negative u gives s = 0 and a slope of 0, as it should.
 Variable gelu_tanh(const Variable& x) {
   return record("gelu_tanh", gradformer::gelu_tanh(x.value()), {x}, [](const Tensor& g, Grads& dx) {
     dx[0] = chain("gelu_tanh_backward", g, dx.input(0), [](auto gi, auto xi) {
       using T = decltype(xi);
       const T sqrt_2_over_pi = T(0.79788456080286535588), c = T(0.044715);
-      const T t = std::tanh(sqrt_2_over_pi * (xi + c * xi * xi * xi));
-      return gi * (T(0.5) * (1 + t) + T(0.5) * xi * (1 - t * t) * sqrt_2_over_pi * (1 + 3 * c * xi * xi));
+      const T s = T(1) / (T(1) + std::exp(T(-2) * sqrt_2_over_pi * (xi + c * xi * xi * xi)));
+      return gi * (s + 2 * xi * s * (1 - s) * sqrt_2_over_pi * (1 + 3 * c * xi * xi));
     });
   });
 }

@@ -128,3 +128,23 @@ TEST_CASE("op errors are typed and name the op and the shapes") {
   CHECK_THROWS_MSG(exp(Variable(arange(3, DType::Int64))), DTypeError, "exp: expected a floating dtype");
   CHECK_THROWS_MSG(Variable().value(), ValueError, "value: the variable is undefined");
 }
+
+TEST_CASE("gelu_tanh's gradient in float32 is the tanh form's derivative in float64, at the extremes too") {
+  // d/dx x/2 (1 + tanh u) = (1 + tanh u)/2 + x/2 (1 - tanh^2 u) u',  u = sqrt(2/pi) (x + 0.044715 x^3)
+  auto slope = [](double x) {
+    const double k = 0.79788456080286535588, c = 0.044715, t = std::tanh(k * (x + c * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
+  };
+  std::vector<double> xs;
+  for (int i = -2000; i <= 2000; ++i) xs.push_back(i / 200.0);  // [-10, 10] in steps of 0.005
+  xs.insert(xs.end(), {-100.0, 100.0, -1000.0, 1000.0});
+  Variable x(from_vector(xs, {static_cast<int64_t>(xs.size())}).to(DType::Float32), true);
+  sum(gelu_tanh(x)).backward();
+  const std::vector<double> got = values(x.grad());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double want = slope(static_cast<double>(static_cast<float>(xs[i])));
+    INFO("x = " << xs[i] << ": got " << got[i] << ", want " << want);
+    // float32 roundings of u, of s and of the sum; the slope dips to about -0.13 and peaks near 1.13
+    CHECK(std::abs(got[i] - want) <= 64 * std::numeric_limits<float>::epsilon() * (std::abs(want) + 1e-2));
+  }
+}

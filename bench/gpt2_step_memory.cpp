@@ -1,0 +1,128 @@
+// The resident memory of training GPT-2 small (bench/gpt2_step.h): builds the model and Adam, runs
+// N steps, and prints the process's resident memory (RSS) before the model, after each stage, and
+// its peak (getrusage's ru_maxrss), with the bytes malloc has handed out and not taken back at each
+// point of a step (mallinfo2, glibc) and the median time of the steps after the first. Compare with
+// bench/torch_gpt2_step.py, which prints the same lines for PyTorch.
+//
+//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--fresh-pages]
+//
+// --fresh-pages skips keep_freed_memory() (tensor/memory.h), which the gradformer program calls:
+// without it glibc returns large freed blocks to the kernel at once, as it does for PyTorch.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/gpt2_step.h"
+#include "tensor/memory.h"
+#include "tensor/parallel.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+using namespace gradformer;
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The resident set now, from /proc/self/statm (Linux), in MiB; -1 elsewhere.
+double rss_now_mib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return -1;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / kMiB;
+}
+
+// The largest resident set so far (ru_maxrss is in KiB on Linux), in MiB.
+double rss_peak_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// The bytes malloc has handed out and not been given back (heap and mmap'ed blocks), in MiB; -1
+// without glibc.
+double malloc_in_use_mib() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<double>(info.uordblks + info.hblkhd) / kMiB;
+#else
+  return -1;
+#endif
+}
+
+void report(const char* stage) {
+  std::printf("%-34s rss %8.1f MiB  peak %8.1f MiB  malloc in use %8.1f MiB\n", stage, rss_now_mib(), rss_peak_mib(),
+              malloc_in_use_mib());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 10, threads = 0;
+  bool fresh_pages = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--steps" && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
+    else if (arg == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (arg == "--fresh-pages")
+      fresh_pages = true;
+    else {
+      std::fprintf(stderr, "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages]\n");
+      return 2;
+    }
+  }
+  if (steps < 2) {
+    std::fprintf(stderr, "gpt2_step_memory: --steps must be at least 2, got %d\n", steps);
+    return 2;
+  }
+  const bool kept = !fresh_pages && keep_freed_memory();
+  if (threads > 0) set_num_threads(threads);
+  std::printf("GPT-2 small, batch %lld x context %lld, %d steps, %d threads, freed memory %s\n",
+              static_cast<long long>(bench::kGpt2Batch), static_cast<long long>(bench::kGpt2Context), steps,
+              num_threads(), kept ? "kept for reuse" : "returned to the kernel");
+  report("before the model");
+  const double baseline = rss_now_mib();
+
+  DecoderOnly model(gpt2_small_config(), /*seed=*/1);
+  model.train();
+  std::printf("parameters: %lld\n", static_cast<long long>(model.parameter_count()));
+  report("model built");
+  Adam adam = bench::gpt2_adam(model);
+  report("Adam built");
+  Generator gen(1);
+  const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen);
+
+  std::vector<double> ms;
+  for (int step = 1; step <= steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    adam.zero_grad();
+    const Variable loss = lm_loss(model, batch);
+    if (step == steps) report("last step: after forward");
+    loss.backward();
+    if (step == steps) report("last step: after backward");
+    adam.step();
+    const double value = loss.item();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (step == 1) {
+      std::printf("step 1 loss %.4f\n", value);
+      report("after step 1");
+    }
+  }
+  report("after the last step");
+  std::vector<double> timed(ms.begin() + 1, ms.end());
+  std::sort(timed.begin(), timed.end());
+  std::printf("median step (steps 2-%d): %.1f ms, %.0f tokens/s\n", steps, timed[timed.size() / 2],
+              static_cast<double>(batch.ntokens) / (timed[timed.size() / 2] / 1000.0));
+  std::printf("peak rss %.1f MiB, above the baseline %.1f MiB\n", rss_peak_mib(), rss_peak_mib() - baseline);
+  return 0;
+}

@@ -63,45 +63,37 @@ void report(const char* stage) {
               malloc_in_use_mib());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Options {
   int steps = 10, threads = 0;
   bool fresh_pages = false;
+};
+
+// The command line, or exit status 2 with the usage.
+Options parse_options(int argc, char** argv) {
+  Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--steps" && i + 1 < argc)
-      steps = std::atoi(argv[++i]);
+      options.steps = std::atoi(argv[++i]);
     else if (arg == "--threads" && i + 1 < argc)
-      threads = std::atoi(argv[++i]);
+      options.threads = std::atoi(argv[++i]);
     else if (arg == "--fresh-pages")
-      fresh_pages = true;
+      options.fresh_pages = true;
     else {
       std::fprintf(stderr, "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages]\n");
-      return 2;
+      std::exit(2);
     }
   }
-  if (steps < 2) {
-    std::fprintf(stderr, "gpt2_step_memory: --steps must be at least 2, got %d\n", steps);
-    return 2;
+  if (options.steps < 2) {
+    std::fprintf(stderr, "gpt2_step_memory: --steps must be at least 2, got %d\n", options.steps);
+    std::exit(2);
   }
-  const bool kept = !fresh_pages && keep_freed_memory();
-  if (threads > 0) set_num_threads(threads);
-  std::printf("GPT-2 small, batch %lld x context %lld, %d steps, %d threads, freed memory %s\n",
-              static_cast<long long>(bench::kGpt2Batch), static_cast<long long>(bench::kGpt2Context), steps,
-              num_threads(), kept ? "kept for reuse" : "returned to the kernel");
-  report("before the model");
-  const double baseline = rss_now_mib();
+  return options;
+}
 
-  DecoderOnly model(gpt2_small_config(), /*seed=*/1);
-  model.train();
-  std::printf("parameters: %lld\n", static_cast<long long>(model.parameter_count()));
-  report("model built");
-  Adam adam = bench::gpt2_adam(model);
-  report("Adam built");
-  Generator gen(1);
-  const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen);
-
+// `steps` training steps (bench/gpt2_step.h's, written out to report the memory between their
+// stages on the last one) -> each step's time in ms.
+std::vector<double> run_steps(const DecoderOnly& model, Adam& adam, const LmBatch& batch, int steps) {
   std::vector<double> ms;
   for (int step = 1; step <= steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
@@ -118,11 +110,37 @@ int main(int argc, char** argv) {
       report("after step 1");
     }
   }
+  return ms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = parse_options(argc, argv);
+  const bool kept = !options.fresh_pages && keep_freed_memory();
+  if (options.threads > 0) set_num_threads(options.threads);
+  std::printf("GPT-2 small, batch %lld x context %lld, %d steps, %d threads, freed memory %s\n",
+              static_cast<long long>(bench::kGpt2Batch), static_cast<long long>(bench::kGpt2Context), options.steps,
+              num_threads(), kept ? "kept for reuse" : "returned to the kernel");
+  report("before the model");
+  const double baseline = rss_now_mib();
+
+  DecoderOnly model(gpt2_small_config(), /*seed=*/1);
+  model.train();
+  std::printf("parameters: %lld\n", static_cast<long long>(model.parameter_count()));
+  report("model built");
+  Adam adam = bench::gpt2_adam(model);
+  report("Adam built");
+  Generator gen(1);
+  const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen);
+
+  const std::vector<double> ms = run_steps(model, adam, batch, options.steps);
   report("after the last step");
   std::vector<double> timed(ms.begin() + 1, ms.end());
   std::sort(timed.begin(), timed.end());
-  std::printf("median step (steps 2-%d): %.1f ms, %.0f tokens/s\n", steps, timed[timed.size() / 2],
-              static_cast<double>(batch.ntokens) / (timed[timed.size() / 2] / 1000.0));
+  const double median = timed[timed.size() / 2];
+  std::printf("median step (steps 2-%d): %.1f ms, %.0f tokens/s\n", options.steps, median,
+              static_cast<double>(batch.ntokens) / (median / 1000.0));
   std::printf("peak rss %.1f MiB, above the baseline %.1f MiB\n", rss_peak_mib(), rss_peak_mib() - baseline);
   return 0;
 }

@@ -4,8 +4,12 @@
 // point of a step (mallinfo2, glibc) and the median time of the steps after the first. Compare with
 // bench/torch_gpt2_step.py, which prints the same lines for PyTorch.
 //
-//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--fresh-pages]
+//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--fresh-pages] [--held]
 //
+// --held also lists, after the last forward pass, the activations the graph's nodes hold as their
+// inputs (a node keeps its inputs until backward, needed or not), summed by the op that made them
+// and the op that holds them; what backward functions captured besides (dropout masks, attention
+// weights, ...) is the rest of the memory the forward pass added.
 // --fresh-pages skips keep_freed_memory() (tensor/memory.h), which the gradformer program calls:
 // without it glibc returns large freed blocks to the kernel at once, as it does for PyTorch.
 #include <sys/resource.h>
@@ -15,9 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "autograd/node.h"
 #include "bench/gpt2_step.h"
 #include "tensor/memory.h"
 #include "tensor/parallel.h"
@@ -63,9 +70,39 @@ void report(const char* stage) {
               malloc_in_use_mib());
 }
 
+// The tensors the graph behind `loss` holds as its nodes' inputs, each storage counted once, summed
+// by the op that made it, the op holding it and its shape; the parameters' storages (and views of
+// them, such as a weight's transpose) are left out.
+void report_held_inputs(const Variable& loss, const std::vector<Variable>& parameters) {
+  std::map<std::string, std::pair<int64_t, size_t>> by_op;  // "maker -> holder [shape]" -> tensors, bytes
+  std::set<const Storage*> counted;
+  for (const Variable& p : parameters) counted.insert(p.value().storage().get());
+  std::set<const Node*> seen{loss.grad_fn().get()};
+  std::vector<const Node*> todo{loss.grad_fn().get()};
+  while (!todo.empty()) {
+    const Node* node = todo.back();
+    todo.pop_back();
+    for (const Variable& input : node->inputs()) {
+      const Node* maker = input.grad_fn().get();
+      if (maker && seen.insert(maker).second) todo.push_back(maker);
+      if (!counted.insert(input.value().storage().get()).second) continue;
+      auto& [tensors, bytes] =
+          by_op[std::string(maker ? maker->op() : "leaf") + " -> " + node->op() + " " + message(input.value().shape())];
+      tensors += 1, bytes += input.value().storage()->bytes();
+    }
+  }
+  size_t total = 0;
+  for (const auto& [op, held] : by_op) {
+    std::printf("  held as inputs, %-48s %5lld tensors %8.1f MiB\n", op.c_str(), static_cast<long long>(held.first),
+                static_cast<double>(held.second) / kMiB);
+    total += held.second;
+  }
+  std::printf("  held as inputs in all (%zu nodes)       %8.1f MiB\n", seen.size(), static_cast<double>(total) / kMiB);
+}
+
 struct Options {
   int steps = 10, threads = 0;
-  bool fresh_pages = false;
+  bool fresh_pages = false, held = false;
 };
 
 // The command line, or exit status 2 with the usage.
@@ -79,8 +116,10 @@ Options parse_options(int argc, char** argv) {
       options.threads = std::atoi(argv[++i]);
     else if (arg == "--fresh-pages")
       options.fresh_pages = true;
+    else if (arg == "--held")
+      options.held = true;
     else {
-      std::fprintf(stderr, "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages]\n");
+      std::fprintf(stderr, "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages] [--held]\n");
       std::exit(2);
     }
   }
@@ -93,13 +132,14 @@ Options parse_options(int argc, char** argv) {
 
 // `steps` training steps (bench/gpt2_step.h's, written out to report the memory between their
 // stages on the last one) -> each step's time in ms.
-std::vector<double> run_steps(const DecoderOnly& model, Adam& adam, const LmBatch& batch, int steps) {
+std::vector<double> run_steps(const DecoderOnly& model, Adam& adam, const LmBatch& batch, int steps, bool held) {
   std::vector<double> ms;
   for (int step = 1; step <= steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
     adam.zero_grad();
     const Variable loss = lm_loss(model, batch);
     if (step == steps) report("last step: after forward");
+    if (step == steps && held) report_held_inputs(loss, model.parameters());
     loss.backward();
     if (step == steps) report("last step: after backward");
     adam.step();
@@ -134,7 +174,7 @@ int main(int argc, char** argv) {
   Generator gen(1);
   const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen);
 
-  const std::vector<double> ms = run_steps(model, adam, batch, options.steps);
+  const std::vector<double> ms = run_steps(model, adam, batch, options.steps, options.held);
   report("after the last step");
   std::vector<double> timed(ms.begin() + 1, ms.end());
   std::sort(timed.begin(), timed.end());

@@ -9,7 +9,7 @@ final LayerNorm, the output tied to the embedding with no bias. Its parameter co
 against `gradformer params --preset gpt2-small`'s: 124,439,808. A step: zero_grad (set to none, as
 gradformer's), mean cross-entropy over 4 x 256 random targets, backward, Adam (no weight decay,
 betas 0.9 and 0.999). Prints the resident memory (RSS) before the model and after each stage, the
-peak (getrusage's ru_maxrss), and the median time of the steps after the first.
+peak (getrusage's ru_maxrss), the bytes malloc holds (mallinfo2, glibc), and the median time of the steps after the first.
 
 Needs PyTorch (Debian's: apt-get install -y python3-torch libopenblas0-pthread, run with
 /usr/bin/python3). PyTorch on Debian calls OpenBLAS for its matrix products: set OPENBLAS_CORETYPE
@@ -17,8 +17,10 @@ to the widest kernel your CPU runs (SkylakeX on AVX-512), or it may run a narrow
 torch.set_num_threads (default 2); with THREADS=1 OpenBLAS still uses its own threads unless
 OPENBLAS_NUM_THREADS says otherwise.
 
-Usage: OPENBLAS_CORETYPE=SkylakeX THREADS=2 /usr/bin/python3 bench/torch_gpt2_step.py [steps=10]
+Usage: OPENBLAS_CORETYPE=SkylakeX THREADS=2 /usr/bin/python3 bench/torch_gpt2_step.py [steps=10] [--held]
+  --held: also list what autograd saved for backward in the last step (storages, by shape).
 """
+import ctypes
 import math
 import os
 import resource
@@ -43,8 +45,26 @@ def rss_peak_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
+class MallInfo2(ctypes.Structure):  # glibc's struct mallinfo2: ten size_t fields
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+
+
+def malloc_in_use_mib():
+    """The bytes malloc has handed out and not been given back (heap and mmap'ed blocks); -1 without glibc 2.33+."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return -1
+    mallinfo2.restype = MallInfo2
+    info = mallinfo2()
+    return (info.uordblks + info.hblkhd) / 2**20
+
+
 def report(stage):
-    print(f"{stage:34s} rss {rss_now_mib():8.1f} MiB  peak {rss_peak_mib():8.1f} MiB", flush=True)
+    print(f"{stage:34s} rss {rss_now_mib():8.1f} MiB  peak {rss_peak_mib():8.1f} MiB  "
+          f"malloc in use {malloc_in_use_mib():8.1f} MiB", flush=True)
 
 
 class Block(nn.Module):
@@ -100,8 +120,51 @@ class Gpt2Small(nn.Module):
         return self.norm(x) @ self.embed.weight.t()  # tied output projection, no bias
 
 
+class SavedForBackward:
+    """Counts the tensors autograd saves for backward (saved_tensors_hooks), each storage once,
+    parameters left out, by dtype and shape: gpt2_step_memory --held's list for PyTorch."""
+
+    def __init__(self, model):
+        self.seen = {p.storage().data_ptr() for p in model.parameters()}
+        self.by_shape = {}
+
+    def pack(self, t):
+        key = t.storage().data_ptr()
+        if key not in self.seen:
+            self.seen.add(key)
+            count, nbytes = self.by_shape.get((str(t.dtype), tuple(t.shape)), (0, 0))
+            self.by_shape[(str(t.dtype), tuple(t.shape))] = (count + 1, nbytes + t.storage().nbytes())
+        return t
+
+    def report(self):
+        for (dtype, shape), (count, nbytes) in sorted(self.by_shape.items()):
+            print(f"  saved for backward, {dtype:14s} {str(list(shape)):24s} {count:5d} tensors {nbytes / 2**20:8.1f} MiB")
+        total = sum(nbytes for _, nbytes in self.by_shape.values())
+        print(f"  saved for backward in all {total / 2**20:8.1f} MiB")
+
+
+def train_step(model, adam, inputs, targets, report_stage, saved=None):
+    """One step; its logits and graph are gone when it returns (as in gradformer's loop), not kept
+    until the next step's forward pass replaces them."""
+    adam.zero_grad(set_to_none=True)
+    if saved is None:
+        loss = F.cross_entropy(model(inputs).reshape(-1, V), targets.reshape(-1))
+    else:
+        with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
+            loss = F.cross_entropy(model(inputs).reshape(-1, V), targets.reshape(-1))
+    report_stage("last step: after forward")
+    if saved is not None:
+        saved.report()
+    loss.backward()
+    report_stage("last step: after backward")
+    adam.step()
+    return loss.item()
+
+
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    held = "--held" in sys.argv[1:]
+    arguments = [a for a in sys.argv[1:] if a != "--held"]
+    steps = int(arguments[0]) if arguments else 10
     assert steps >= 2, f"steps must be at least 2, got {steps}"
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
     torch.manual_seed(1)
@@ -119,21 +182,14 @@ def main():
     adam = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=0)
     report("Adam built")
     tokens = torch.randint(1, V, (BATCH, CONTEXT + 1))  # id 0 left out, as gradformer's <pad>
-    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    inputs, targets = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
 
     times = []
     for step in range(1, steps + 1):
         start = time.perf_counter()
-        adam.zero_grad(set_to_none=True)
-        logits = model(inputs)
-        loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
-        if step == steps:
-            report("last step: after forward")
-        loss.backward()
-        if step == steps:
-            report("last step: after backward")
-        adam.step()
-        value = loss.item()
+        last = step == steps
+        value = train_step(model, adam, inputs, targets, report if last else lambda stage: None,
+                           SavedForBackward(model) if last and held else None)
         times.append((time.perf_counter() - start) * 1000)
         if step == 1:
             print(f"step 1 loss {value:.4f}")

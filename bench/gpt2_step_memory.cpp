@@ -11,8 +11,9 @@
 // and the op that holds them; what backward functions captured besides (dropout masks, attention
 // weights, ...) is the rest of the memory the forward pass added.
 // --fresh-pages skips keep_freed_memory() (tensor/memory.h), which the gradformer program calls:
-// without it glibc returns large freed blocks to the kernel at once, as it does for PyTorch.
+// glibc then gives large freed blocks back to the kernel at once, as it does under PyTorch.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>

@@ -4,12 +4,14 @@
 // point of a step (mallinfo2, glibc) and the median time of the steps after the first. Compare with
 // bench/torch_gpt2_step.py, which prints the same lines for PyTorch.
 //
-//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--fresh-pages] [--held]
+//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--fresh-pages] [--held] [--profile]
 //
 // --held also lists, after the last forward pass, the activations the graph's nodes hold as their
 // inputs (a node keeps its inputs until backward, needed or not), summed by the op that made them
 // and the op that holds them; what backward functions captured besides (dropout masks, attention
 // weights, ...) is the rest of the memory the forward pass added.
+// --profile runs one more step under the profiler (tensor/profiler.h) and prints its table, as
+// `gradformer train --profile` does.
 // --fresh-pages skips keep_freed_memory() (tensor/memory.h), which the gradformer program calls:
 // glibc then gives large freed blocks back to the kernel at once, as it does under PyTorch.
 #include <sys/resource.h>
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +32,7 @@
 #include "bench/gpt2_step.h"
 #include "tensor/memory.h"
 #include "tensor/parallel.h"
+#include "tensor/profiler.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -103,7 +107,7 @@ void report_held_inputs(const Variable& loss, const std::vector<Variable>& param
 
 struct Options {
   int steps = 10, threads = 0;
-  bool fresh_pages = false, held = false;
+  bool fresh_pages = false, held = false, profile = false;
 };
 
 // The command line, or exit status 2 with the usage.
@@ -119,8 +123,11 @@ Options parse_options(int argc, char** argv) {
       options.fresh_pages = true;
     else if (arg == "--held")
       options.held = true;
+    else if (arg == "--profile")
+      options.profile = true;
     else {
-      std::fprintf(stderr, "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages] [--held]\n");
+      std::fprintf(stderr,
+                   "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages] [--held] [--profile]\n");
       std::exit(2);
     }
   }
@@ -154,6 +161,25 @@ std::vector<double> run_steps(const DecoderOnly& model, Adam& adam, const LmBatc
   return ms;
 }
 
+// One more step under the profiler, its phases marked as the trainer marks them; prints the table.
+void profile_step(const DecoderOnly& model, Adam& adam, const LmBatch& batch) {
+  using profiler::Kind, profiler::Phase, profiler::Scope;
+  profiler::start();
+  {
+    const Scope step("step", Phase::Other, Kind::Region);
+    adam.zero_grad();
+    std::optional<Scope> forward(std::in_place, "forward", Phase::Forward, Kind::Region);
+    const Variable loss = lm_loss(model, batch);
+    forward.reset();
+    std::optional<Scope> backward(std::in_place, "backward", Phase::Backward, Kind::Region);
+    loss.backward();
+    backward.reset();
+    const Scope optimizer("optimizer", Phase::Optimizer, Kind::Region);
+    adam.step();
+  }
+  std::printf("%s", profiler::key_averages_table(profiler::stop()).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,5 +209,6 @@ int main(int argc, char** argv) {
   std::printf("median step (steps 2-%d): %.1f ms, %.0f tokens/s\n", options.steps, median,
               static_cast<double>(batch.ntokens) / (median / 1000.0));
   std::printf("peak rss %.1f MiB, above the baseline %.1f MiB\n", rss_peak_mib(), rss_peak_mib() - baseline);
+  if (options.profile) profile_step(model, adam, batch);
   return 0;
 }

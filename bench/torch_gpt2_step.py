@@ -19,6 +19,7 @@ OPENBLAS_NUM_THREADS says otherwise.
 
 Usage: OPENBLAS_CORETYPE=SkylakeX THREADS=2 /usr/bin/python3 bench/torch_gpt2_step.py [steps=10] [--held]
   --held: also list what autograd saved for backward in the last step (storages, by shape).
+  --profile: run one more step under torch.profiler and print its table of ops by their own time.
 """
 import ctypes
 import math
@@ -162,8 +163,8 @@ def train_step(model, adam, inputs, targets, report_stage, saved=None):
 
 
 def main():
-    held = "--held" in sys.argv[1:]
-    arguments = [a for a in sys.argv[1:] if a != "--held"]
+    held, profile = "--held" in sys.argv[1:], "--profile" in sys.argv[1:]
+    arguments = [a for a in sys.argv[1:] if a not in ("--held", "--profile")]
     steps = int(arguments[0]) if arguments else 10
     assert steps >= 2, f"steps must be at least 2, got {steps}"
     torch.set_num_threads(int(os.environ.get("THREADS", "2")))
@@ -199,6 +200,10 @@ def main():
     median = timed[len(timed) // 2]
     print(f"median step (steps 2-{steps}): {median:.1f} ms, {BATCH * CONTEXT / (median / 1000):.0f} tokens/s")
     print(f"peak rss {rss_peak_mib():.1f} MiB, above the baseline {rss_peak_mib() - baseline:.1f} MiB")
+    if profile:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            train_step(model, adam, inputs, targets, lambda stage: None)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "nn/adam.h"
@@ -42,11 +43,15 @@ inline Adam gpt2_adam(const DecoderOnly& model) {
 
 /// One step as the trainer takes it (transformer/train/trainer.cpp): forget the last step's
 /// gradients (before the forward pass, so they are not held beside its activations), the mean
-/// loss, backward, Adam. Returns the loss.
-inline double gpt2_train_step(const DecoderOnly& model, Adam& adam, const LmBatch& batch) {
+/// loss, backward, Adam. Returns the loss. `at`, when given, is called after the forward pass
+/// ("forward") and after backward ("backward") with the loss (gpt2_step_memory reports there).
+using StepStage = std::function<void(const char* stage, const Variable& loss)>;
+inline double gpt2_train_step(const DecoderOnly& model, Adam& adam, const LmBatch& batch, const StepStage& at = {}) {
   adam.zero_grad();
   const Variable loss = lm_loss(model, batch);
+  if (at) at("forward", loss);
   loss.backward();
+  if (at) at("backward", loss);
   adam.step();
   return loss.item();
 }

@@ -30,6 +30,7 @@
 
 #include "autograd/node.h"
 #include "bench/gpt2_step.h"
+#include "tensor/error.h"
 #include "tensor/memory.h"
 #include "tensor/parallel.h"
 #include "tensor/profiler.h"
@@ -138,23 +139,20 @@ Options parse_options(int argc, char** argv) {
   return options;
 }
 
-// `steps` training steps (bench/gpt2_step.h's, written out to report the memory between their
-// stages on the last one) -> each step's time in ms.
+// `steps` training steps (bench/gpt2_step.h), the memory reported between the stages of the last
+// one -> each step's time in ms.
 std::vector<double> run_steps(const DecoderOnly& model, Adam& adam, const LmBatch& batch, int steps, bool held) {
+  const bench::StepStage at = [&](const char* stage, const Variable& loss) {
+    report(message("last step: after ", stage).c_str());
+    if (held && std::string(stage) == "forward") report_held_inputs(loss, model.parameters());
+  };
   std::vector<double> ms;
   for (int step = 1; step <= steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
-    adam.zero_grad();
-    const Variable loss = lm_loss(model, batch);
-    if (step == steps) report("last step: after forward");
-    if (step == steps && held) report_held_inputs(loss, model.parameters());
-    loss.backward();
-    if (step == steps) report("last step: after backward");
-    adam.step();
-    const double value = loss.item();
+    const double loss = bench::gpt2_train_step(model, adam, batch, step == steps ? at : bench::StepStage());
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (step == 1) {
-      std::printf("step 1 loss %.4f\n", value);
+      std::printf("step 1 loss %.4f\n", loss);
       report("after step 1");
     }
   }

@@ -7,10 +7,15 @@
 //   GFLOP/s  = the step's floating-point operations (counted once, by the profiler, as the kernels
 //              report them: the matmuls' 2 M N K and attention's) / time per step; against the
 //              machine's peak (chapter 16's program measures it) this is the step's share of peak.
+// BM_Gpt2SmallStep: one step of GPT-2 small (bench/gpt2_step.h) on 4 x 256 random tokens, the
+// causal language-modelling loss, backward, Adam; its PyTorch twin is bench/torch_gpt2_step.py and
+// its peak memory is printed by gpt2_step_memory. tokens/s = 1024 scored tokens / time per step.
+//   build/bench/bench_training_step --benchmark_filter=Gpt2 --benchmark_min_time=5
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "bench/gpt2_step.h"
 #include "nn/all.h"
 #include "nn/schedule.h"
 #include "tensor/profiler.h"
@@ -63,5 +68,21 @@ void BM_TrainingStep(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TrainingStep)->ArgName("d_model")->Arg(128)->Arg(512)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Gpt2SmallStep(benchmark::State& state) {
+  DecoderOnly model(gpt2_small_config(), /*seed=*/1);
+  model.train();
+  Adam adam = bench::gpt2_adam(model);
+  Generator gen(1);
+  const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen);
+  bench::gpt2_train_step(model, adam, batch);  // warm-up: Adam's moments and the freed memory kept for reuse
+  int64_t tokens = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(bench::gpt2_train_step(model, adam, batch));
+    tokens += batch.ntokens;
+  }
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Gpt2SmallStep)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

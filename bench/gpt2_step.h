@@ -1,0 +1,59 @@
+// One training step of GPT-2 small (transformer/model/decoder_only.h, gpt2_small_config) on random
+// tokens, shared by bench_training_step (its time) and gpt2_step_memory (its peak resident memory),
+// and mirrored in PyTorch by bench/torch_gpt2_step.py:
+//   d_model 768, 12 layers, 12 heads, d_ff 3072, V 50257, tied embeddings, pre-LN, GELU (tanh),
+//   dropout 0.1; batches of 4 sequences of 256 input tokens (context 256), every target scored.
+// The model keeps GPT-2's n_ctx 1024 learned positions (as `gradformer params --preset gpt2-small`
+// counts them) and is run on the first 256. A step: zero_grad, the causal language-modelling
+// loss (lm_loss), backward, Adam (no weight decay).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "nn/adam.h"
+#include "tensor/random.h"
+#include "transformer/data/lm_batch.h"
+#include "transformer/model/decoder_only.h"
+#include "transformer/train/forward.h"
+
+namespace gradformer::bench {
+
+inline constexpr int64_t kGpt2Batch = 4, kGpt2Context = 256;
+
+/// kGpt2Batch random sequences of kGpt2Context + 1 token ids in [1, V): id 0 is <pad>, which lm_loss
+/// would mask, so none is drawn and all kGpt2Batch * kGpt2Context targets are scored.
+inline LmBatch gpt2_random_batch(int64_t vocab, Generator& gen) {
+  const Tensor ids = randint({kGpt2Batch, kGpt2Context + 1}, 1, vocab, gen);
+  const int64_t* p = ids.data<int64_t>();
+  std::vector<LmSequence> sequences;
+  std::vector<int64_t> indices;
+  for (int64_t b = 0; b < kGpt2Batch; ++b) {
+    sequences.push_back({{p + b * (kGpt2Context + 1), p + (b + 1) * (kGpt2Context + 1)}, 1});
+    indices.push_back(b);
+  }
+  return make_lm_batch(sequences, indices);  // inputs, targets [4, 256]
+}
+
+/// Adam as GPT-2 small would be trained: no weight decay (Adam has none), betas 0.9 and 0.999.
+inline Adam gpt2_adam(const DecoderOnly& model) {
+  return Adam(model.parameters(), {.lr = 1e-4, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8});
+}
+
+/// One step as the trainer takes it (transformer/train/trainer.cpp): forget the last step's
+/// gradients (before the forward pass, so they are not held beside its activations), the mean
+/// loss, backward, Adam. Returns the loss. `at`, when given, is called after the forward pass
+/// ("forward") and after backward ("backward") with the loss (gpt2_step_memory reports there).
+using StepStage = std::function<void(const char* stage, const Variable& loss)>;
+inline double gpt2_train_step(const DecoderOnly& model, Adam& adam, const LmBatch& batch, const StepStage& at = {}) {
+  adam.zero_grad();
+  const Variable loss = lm_loss(model, batch);
+  if (at) at("forward", loss);
+  loss.backward();
+  if (at) at("backward", loss);
+  adam.step();
+  return loss.item();
+}
+
+}  // namespace gradformer::bench

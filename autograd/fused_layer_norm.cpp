@@ -13,7 +13,47 @@ namespace gradformer {
 //   dx = rstd (gx - mean(gx) - xhat mean(gx xhat))      (the two means undo mu's and rstd's dependence on x)
 //   dw = sum over rows of g xhat,   db = sum over rows of g
 namespace {
-constexpr int64_t kRows = 8;  // rows normalised side by side
+
+// A row's sums are kept in kLanes running sums (element j goes to lane j % kLanes), added pairwise at
+// the end. One running sum would wait for each add to finish (about four cycles); sixteen independent
+// ones are what the compiler puts in vector registers of whatever width the CPU has (four floats with
+// SSE, sixteen with AVX-512). The additions happen in the same order on every one of them, so the bits
+// do not depend on the CPU, the build's vector width or the thread count.
+constexpr int kLanes = 16;
+
+// sum of term(j) for j in [0, n), in kLanes lanes (the last n % kLanes terms in a sum of their own:
+// indexing a lane by a run-time number would keep the lanes in memory), accumulated in A
+template <class A, class F>
+A lane_sum(int64_t n, F term) {
+  A lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += term(j + l);
+  A rest = 0;
+  for (; j < n; ++j) rest += term(j);
+  for (int width = kLanes / 2; width > 0; width /= 2)  // lanes l and l + width, halving: a fixed tree
+    for (int l = 0; l < width; ++l) lane[l] += lane[l + width];
+  return lane[0] + rest;
+}
+
+// Backward sums dw and db over rows in fixed blocks of kChunkRows rows, each block's partial sums
+// in row order, the blocks' sums then added in order: the same bits for every thread count, and the
+// rows of g and x are read once for dx, dw and db together.
+constexpr int64_t kChunkRows = 32;
+
+// One row of the backward pass: dx, and the row's terms added into its block's sums of g xhat and g.
+// (restrict: the outputs overlap none of the inputs, which lets the compiler use vector registers.)
+template <class T>
+void row_backward(int64_t D, const T* __restrict x, const T* __restrict g, const T* __restrict w, T m, T s, T mean_gx,
+                  T mean_gx_xhat, T* __restrict dx, T* __restrict sum_gxhat, T* __restrict sum_g) {
+  for (int64_t j = 0; j < D; ++j) {
+    const T xhat = (x[j] - m) * s;
+    dx[j] = s * (g[j] * w[j] - mean_gx - xhat * mean_gx_xhat);
+    sum_gxhat[j] += g[j] * xhat;
+    sum_g[j] += g[j];
+  }
+}
+
 }  // namespace
 
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps) {
@@ -37,84 +77,61 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
     const T* pw = w.defined() ? w.data<T>() : nullptr;
     const T* pb = b.defined() ? b.data<T>() : nullptr;
     T *py = y.data<T>(), *pm = mean.data<T>(), *ps = rstd.data<T>();
-    // Eight rows at a time: a running sum waits for each add to finish (about four cycles), eight
-    // independent sums do not. Each row is still summed in its own order, so the bits are those of
-    // one row at a time.
-    rowwise::for_each_block<kRows>(rows, D, [&](int64_t r0, int64_t n) {
-      const T* xr[kRows];
-      for (int64_t i = 0; i < kRows; ++i) xr[i] = px + (r0 + std::min(i, n - 1)) * D;  // past the end: row r0+n-1 again
-      double sum[kRows] = {}, squares[kRows] = {}, mu[kRows];  // in double: var never goes negative
-      for (int64_t j = 0; j < D; ++j)
-        for (int64_t i = 0; i < kRows; ++i) sum[i] += xr[i][j];
-      for (int64_t i = 0; i < kRows; ++i) mu[i] = sum[i] / static_cast<double>(D);
-      for (int64_t j = 0; j < D; ++j)
-        for (int64_t i = 0; i < kRows; ++i) squares[i] += (xr[i][j] - mu[i]) * (xr[i][j] - mu[i]);
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t r = r0 + i;
-        const T m = static_cast<T>(mu[i]), s = static_cast<T>(1 / std::sqrt(squares[i] / static_cast<double>(D) + eps));
-        pm[r] = m, ps[r] = s;
-        T* yr = py + r * D;
-        for (int64_t j = 0; j < D; ++j) {
-          const T xhat = (xr[i][j] - m) * s;
-          yr[j] = (pw ? xhat * pw[j] : xhat) + (pb ? pb[j] : T(0));
-        }
+    rowwise::for_each(rows, D, [&](int64_t r) {
+      const T* xr = px + r * D;
+      // the mean, then the variance from the deviations (a sum of squares: never negative)
+      const T m = lane_sum<T>(D, [&](int64_t j) { return xr[j]; }) / static_cast<T>(D);
+      const T var = lane_sum<T>(D, [&](int64_t j) { return (xr[j] - m) * (xr[j] - m); }) / static_cast<T>(D);
+      const T s = static_cast<T>(1 / std::sqrt(static_cast<double>(var) + eps));
+      pm[r] = m, ps[r] = s;
+      T* yr = py + r * D;
+      for (int64_t j = 0; j < D; ++j) {
+        const T xhat = (xr[j] - m) * s;
+        yr[j] = (pw ? xhat * pw[j] : xhat) + (pb ? pb[j] : T(0));
       }
     });
   });
 
-  return record(op, y, {x, weight, bias}, [xc, w, mean, rstd, rows, D](const Tensor& g, Grads& dx) {
+  // without a weight, backward multiplies by ones (no test inside its loops)
+  const Tensor w_or_ones = w.defined() ? w : ones(Shape{D}, xc.dtype());
+  return record(op, y, {x, weight, bias}, [xc, w = w_or_ones, mean, rstd, rows, D](const Tensor& g, Grads& dx) {
     // forward:  const T xhat = (xr[j] - m) * s;
     //           yr[j] = (pw ? xhat * pw[j] : xhat) + (pb ? pb[j] : T(0));
     // so dL/dxhat = g w, dL/dw = sum over rows of g xhat, dL/db = sum over rows of g, and through
     // xhat's dependence on x (directly, through m and through s): the formula at the top of the file.
     const Tensor gc = g.contiguous();
+    const bool want_x = dx.wanted(0), want_params = dx.wanted(1) || dx.wanted(2);
+    const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows;
+    Tensor grad = want_x ? Tensor::empty(xc.shape(), xc.dtype()) : Tensor();
+    Tensor partial = zeros(Shape{2, chunks, D}, xc.dtype());  // each block's sums of g xhat and of g
     dispatch_floating(xc.dtype(), "layer_norm_backward", [&]<class T>() {
-      const T *px = xc.data<T>(), *pg = gc.data<T>(), *pm = mean.data<T>(), *ps = rstd.data<T>();
-      const T* pw = w.defined() ? w.data<T>() : nullptr;
-      if (dx.wanted(0)) {
-        Tensor grad = Tensor::empty(xc.shape(), xc.dtype());
-        T* pd = grad.data<T>();
-        // g, x: [rows, D] -> dx: [rows, D]
-        rowwise::for_each_block<kRows>(rows, D, [&](int64_t r0, int64_t n) {
-          const T *xr[kRows], *gr[kRows], *mr[kRows], *sr[kRows];  // eight rows side by side, as forward
-          for (int64_t i = 0; i < kRows; ++i) {
-            const int64_t r = r0 + std::min(i, n - 1);
-            xr[i] = px + r * D, gr[i] = pg + r * D, mr[i] = pm + r, sr[i] = ps + r;
-          }
-          T sum_gx[kRows] = {}, sum_gx_xhat[kRows] = {};
-          for (int64_t j = 0; j < D; ++j)
-            for (int64_t i = 0; i < kRows; ++i) {
-              const T gx = pw ? gr[i][j] * pw[j] : gr[i][j], xhat = (xr[i][j] - *mr[i]) * *sr[i];
-              sum_gx[i] += gx;
-              sum_gx_xhat[i] += gx * xhat;
+      const T *px = xc.data<T>(), *pg = gc.data<T>(), *pm = mean.data<T>(), *ps = rstd.data<T>(), *pw = w.data<T>();
+      T* p_gxhat = partial.data<T>();
+      T* p_g = p_gxhat + chunks * D;
+      // g, x: [rows, D] -> dx: [rows, D], partial: [2, chunks, D]
+      parallel_for(0, chunks, grain_for(4 * kChunkRows * D), [&](int64_t lo, int64_t hi) {
+        for (int64_t c = lo; c < hi; ++c)
+          for (int64_t r = c * kChunkRows; r < std::min(rows, (c + 1) * kChunkRows); ++r) {
+            const T *xr = px + r * D, *gr = pg + r * D, m = pm[r], s = ps[r];
+            T *sum_gxhat = p_gxhat + c * D, *sum_g = p_g + c * D;
+            if (!want_x) {
+              for (int64_t j = 0; j < D; ++j) sum_gxhat[j] += gr[j] * ((xr[j] - m) * s), sum_g[j] += gr[j];
+              continue;
             }
-          for (int64_t i = 0; i < n; ++i) {
-            const T mean_gx = sum_gx[i] / static_cast<T>(D), mean_gx_xhat = sum_gx_xhat[i] / static_cast<T>(D);
-            T* dr = pd + (r0 + i) * D;
-            for (int64_t j = 0; j < D; ++j) {
-              const T gx = pw ? gr[i][j] * pw[j] : gr[i][j], xhat = (xr[i][j] - *mr[i]) * *sr[i];
-              dr[j] = *sr[i] * (gx - mean_gx - xhat * mean_gx_xhat);
-            }
+            auto gx = [gr, pw](int64_t j) { return gr[j] * pw[j]; };
+            const T mean_gx = lane_sum<T>(D, gx) / static_cast<T>(D);
+            const T mean_gx_xhat =
+                lane_sum<T>(D, [&](int64_t j) { return gx(j) * ((xr[j] - m) * s); }) / static_cast<T>(D);
+            row_backward(D, xr, gr, pw, m, s, mean_gx, mean_gx_xhat, grad.data<T>() + r * D, sum_gxhat, sum_g);
           }
-        });
-        dx[0] = grad;
-      }
-      if (!dx.wanted(1) && !dx.wanted(2)) return;
-      // g, x: [rows, D] -> dw, db: [D]. Parallel over columns, each summing its rows in order, so the
-      // result does not depend on the thread count; a column is two sums over its rows.
-      Tensor dw = Tensor::empty(Shape{D}, xc.dtype()), db = Tensor::empty(Shape{D}, xc.dtype());
-      T *pdw = dw.data<T>(), *pdb = db.data<T>();
-      parallel_for(0, D, grain_for(2 * rows), [&](int64_t lo, int64_t hi) {
-        std::fill(pdw + lo, pdw + hi, T(0));
-        std::fill(pdb + lo, pdb + hi, T(0));
-        for (int64_t r = 0; r < rows; ++r) {
-          const T *xr = px + r * D, *gr = pg + r * D;
-          for (int64_t j = lo; j < hi; ++j) {
-            pdw[j] += gr[j] * (xr[j] - pm[r]) * ps[r];
-            pdb[j] += gr[j];
-          }
-        }
       });
+      if (want_x) dx[0] = grad;
+      if (!want_params) return;
+      // dw = sum over blocks of sum_gxhat, db = sum over blocks of sum_g, blocks in order: [D] each
+      Tensor dw = zeros(Shape{D}, xc.dtype()), db = zeros(Shape{D}, xc.dtype());
+      T *pdw = dw.data<T>(), *pdb = db.data<T>();
+      for (int64_t c = 0; c < chunks; ++c)
+        for (int64_t j = 0; j < D; ++j) pdw[j] += p_gxhat[c * D + j], pdb[j] += p_g[c * D + j];
       if (dx.wanted(1)) dx[1] = dw;
       if (dx.wanted(2)) dx[2] = db;
     });

@@ -1,5 +1,6 @@
 // Compiled with -mavx2 for this file only; used only when the CPU runs AVX2 (checked here).
 #include "tensor/dropout_kernel.h"
+#include "tensor/pcg32.h"
 
 #if defined(GRADFORMER_HAVE_AVX2)
 #include <immintrin.h>
@@ -7,7 +8,7 @@
 namespace gradformer::detail {
 namespace {
 
-constexpr uint64_t kMultiplier = 6364136223846793005ULL;  // PCG32's, as in Generator::next_u32
+using pcg32::kMultiplier;
 
 // a * m mod 2^64 in each 64-bit lane. AVX2 multiplies 32 x 32 -> 64 bits only, so with
 // a = ah 2^32 + al and m = mh 2^32 + ml:  a m = al ml + ((ah ml + al mh) << 32)  (mod 2^64).
@@ -37,20 +38,17 @@ bool cpu_has_avx2() {
   return ok;
 }
 
-// A stream's state moves s -> s M + c with each draw, so J draws at once move it s -> s M^J + c_J,
-// c_J = c (M^(J-1) + ... + M + 1). Each draw waits on the previous one's multiply (about eight
-// cycles here); kAhead chains, draws t, t+1, ..., t+kAhead-1 of every stream, each stepping kAhead
-// draws at a time, give the CPU independent work to overlap, with the same numbers in the same places.
+// Each draw waits on the previous one's multiply (about eight cycles here); kAhead chains, draws
+// t, t+1, ..., t+kAhead-1 of every stream, each jumping kAhead draws at a time (tensor/pcg32.h), give
+// the CPU independent work to overlap, with the same numbers in the same places.
 constexpr int kAhead = 4;
-constexpr uint64_t kMultiplierAhead = kMultiplier * kMultiplier * kMultiplier * kMultiplier;  // mod 2^64
 
 // Calls emit(i, draws) for the 4-element groups i = 0, 4, 8, ... < count: draws[k] from stream k.
 template <class Emit>
 void draw_groups(uint64_t states[4], const uint64_t increments[4], int64_t count, Emit emit) {
   __m256i state = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(states));
   const __m256i increment = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(increments));
-  const __m256i increment_ahead = times(increment, 1 + kMultiplier + kMultiplier * kMultiplier +
-                                                       kMultiplier * kMultiplier * kMultiplier);  // c_J, mod 2^64
+  const __m256i increment_ahead = times(increment, pcg32::increment_factor_of_jump(kAhead));
   int64_t i = 0;
   if (count >= 4 * kAhead) {
     __m256i chain[kAhead];
@@ -59,7 +57,7 @@ void draw_groups(uint64_t states[4], const uint64_t increments[4], int64_t count
     for (; i + 4 * kAhead <= count; i += 4 * kAhead)
       for (int j = 0; j < kAhead; ++j) {
         emit(i + 4 * j, output(chain[j]));
-        chain[j] = _mm256_add_epi64(times(chain[j], kMultiplierAhead), increment_ahead);
+        chain[j] = _mm256_add_epi64(times(chain[j], pcg32::multiplier_of_jump(kAhead)), increment_ahead);
       }
     state = chain[0];  // every draw so far taken: chain 0 is the streams' next state
   }

@@ -70,6 +70,16 @@ namespace {
 
 // For each element i < n: its inverted-dropout factor f, T(1/(1-p)) or 0; mask[i] = f and, when `in`
 // is given, out[i] = in[i] * f.
+// The first elements of a chunk (all but fewer than 8) through the widest of the vector kernels the
+// CPU runs: how many it did, 0 if none runs. The streams' states are advanced in place.
+template <class T>
+int64_t draw_vectorised(uint64_t states[4], const uint64_t increments[4], int64_t count, uint32_t cut, T keep,
+                        const T* in, T* out, T* mask) {
+  if (detail::dropout_avx512(states, increments, count / 8 * 8, cut, keep, in, out, mask)) return count / 8 * 8;
+  if (detail::dropout_avx2(states, increments, count / 4 * 4, cut, keep, in, out, mask)) return count / 4 * 4;
+  return 0;
+}
+
 template <class T>
 void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* mask) {
   constexpr int64_t kChunk = 4096;  // elements per stream: fixed, so the thread count cannot matter
@@ -95,13 +105,12 @@ void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* m
       const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
       int64_t i = begin;
       // The four streams side by side in one vector register, where the CPU has one (the same bits).
-      uint64_t states[4], increments[4];
-      for (int k = 0; k < 4; ++k) states[k] = s[k].state()[0], increments[k] = s[k].state()[1];
-      const int64_t whole = (end - begin) / 4 * 4;
-      if (cut <= UINT32_MAX && detail::dropout_avx2(states, increments, whole, static_cast<uint32_t>(cut), keep,
-                                                    in ? in + begin : nullptr, out + begin, mask + begin)) {
+      if (cut <= UINT32_MAX) {
+        uint64_t states[4], increments[4];
+        for (int k = 0; k < 4; ++k) states[k] = s[k].state()[0], increments[k] = s[k].state()[1];
+        i += draw_vectorised(states, increments, end - begin, static_cast<uint32_t>(cut), keep,
+                             in ? in + begin : nullptr, out + begin, mask + begin);
         for (int k = 0; k < 4; ++k) s[k].set_state({states[k], increments[k]});
-        i += whole;
       }
       for (; i + 4 <= end; i += 4) put(i, s[0]), put(i + 1, s[1]), put(i + 2, s[2]), put(i + 3, s[3]);
       for (int k = 0; i < end; ++i, ++k) put(i, s[k]);

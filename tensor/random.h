@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tensor/pcg32.h"
 #include "tensor/tensor.h"
 
 namespace gradformer {
@@ -20,7 +21,7 @@ class Generator {
   explicit Generator(uint64_t seed = 0, uint64_t stream = 0);
   uint32_t next_u32() {
     const uint64_t old = state_;
-    state_ = old * 6364136223846793005ULL + increment_;  // a 64-bit linear congruential step...
+    state_ = old * pcg32::kMultiplier + increment_;  // a 64-bit linear congruential step...
     const auto xorshifted = static_cast<uint32_t>(((old >> 18u) ^ old) >> 27u);
     const auto rotation = static_cast<uint32_t>(old >> 59u);
     return (xorshifted >> rotation) | (xorshifted << ((32u - rotation) & 31u));  // ...output permuted

@@ -152,7 +152,8 @@ void longer_than_trained(bool quick) {
   std::printf("trained on %lld-token sequences (output positions 0..%lld); %lld fresh sequences per length\n",
               static_cast<long long>(trained_length), static_cast<long long>(trained_length - 2),
               static_cast<long long>(count));
-  double trained[2] = {0, 0}, far[2] = {0, 0}, first_unseen[2] = {0, 0}, inside[2] = {1, 1};
+  // trained: the worst output position at the trained length; inside: the worst of positions 0..7 at any length
+  double trained[2] = {1, 1}, far[2] = {0, 0}, first_unseen[2] = {0, 0}, inside[2] = {1, 1};
   for (Positions positions : {Positions::Sinusoidal, Positions::Learned}) {
     const int p = positions == Positions::Learned;
     TransformerConfig config{.src_vocab = 11,
@@ -186,7 +187,8 @@ void longer_than_trained(bool quick) {
       std::printf("  length %2lld: exact %3.0f%% |", static_cast<long long>(length), 100 * s.exact);
       for (size_t t = 0; t < s.per_position.size(); ++t) std::printf(" %3.0f", 100 * s.per_position[t]);
       std::printf("\n");
-      if (length == trained_length) trained[p] = s.exact;
+      if (length == trained_length)
+        for (const double right : s.per_position) trained[p] = std::min(trained[p], right);
       for (size_t t = 0; t < std::min<size_t>(8, s.per_position.size()); ++t)
         inside[p] = std::min(inside[p], s.per_position[t]);  // trained positions
       if (length == 12) first_unseen[p] = (s.per_position[9] + s.per_position[10]) / 2;
@@ -200,7 +202,8 @@ void longer_than_trained(bool quick) {
   std::printf("output positions 12..18 at length 20: sinusoidal %.0f%%, learned %.0f%% right\n", 100 * far[0],
               100 * far[1]);
   if (quick) return;
-  claim(trained[0] > 0.9 && trained[1] > 0.9, "both learn to copy at the trained length");
+  claim(trained[0] > 0.85 && trained[1] > 0.85,
+        "both learn to copy at the trained length: every position mostly right");
   claim(far[0] < 0.3 && far[1] < 0.3, "three positions past the trained ones, neither does much better than chance");
   claim(first_unseen[0] > first_unseen[1], "the sinusoids carry a little past the trained length; learned rows do not");
   claim(inside[0] > 0.9 && inside[1] < 0.5,

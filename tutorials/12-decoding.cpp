@@ -170,6 +170,35 @@ void print_comparison(int64_t step, size_t sentences, const Comparison& c) {
   claim(c.beam_scores_higher == c.differ, "where they differ, beam search found the higher score");
 }
 
+// Beam search with and without the length penalty (alpha 0.6 and 0) on the test sentences: on how
+// many the answer changes, and the first of them, each answer with its log P, lp and score.
+void length_penalty_at_work(EncoderDecoder& model, const Vocab& fr, const Vocab& en,
+                            const std::vector<SentencePair>& test, size_t sentences) {
+  int changed = 0;
+  size_t first = 0;
+  Hypothesis plain, penalised;
+  for (size_t i = 0; i < sentences; ++i) {
+    const Tensor src = source_ids(test[i].source, fr);
+    const DecodeOptions options{.max_len = 2 * static_cast<int64_t>(test[i].source.size()) + 10};
+    Hypothesis a = beam_search(model, src, padding_mask(src, Vocab::pad), 4, /*alpha=*/0.0, options);
+    Hypothesis b = beam_search(model, src, padding_mask(src, Vocab::pad), 4, /*alpha=*/0.6, options);
+    if (a.tokens == b.tokens) continue;
+    if (changed++ == 0) first = i, plain = std::move(a), penalised = std::move(b);
+  }
+  std::printf("model of step 200, %zu test sentences: the length penalty changes beam search's answer on %d\n",
+              sentences, changed);
+  claim(changed > 0, "the length penalty changes the answer on some sentence");
+  if (changed == 0) return;
+  std::printf("%s\n", join_words(test[first].source).c_str());
+  for (const auto& [alpha, h] : {std::pair{0.0, &plain}, std::pair{0.6, &penalised}})
+    std::printf("  alpha %.1f: %s   log P %.4f  lp %.3f  score %.4f\n", alpha, words_of(h->tokens, en).c_str(),
+                h->log_prob, length_penalty(h->tokens.size(), alpha), h->score);
+  claim(plain.tokens.size() < penalised.tokens.size() && plain.log_prob > penalised.log_prob,
+        "without the length penalty the search returns a shorter, more probable sentence");
+  claim(penalised.score > plain.log_prob / length_penalty(plain.tokens.size(), 0.6),
+        "with it, the longer sentence scores higher");
+}
+
 void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab& fr, const Vocab& en) {
   section("greedy and beam search");
   const std::vector<SentencePair> test = make_toy_corpus().test;
@@ -198,10 +227,6 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab
             ++finished;
   std::printf("beam search returns: %s\n", words_of(chosen.tokens, en).c_str());
   claim(finished >= 4, "the search stops once a beam's worth of hypotheses has finished");
-  const DecodeOptions plain{.max_len = options.max_len};
-  claim(beam_search(early, src, padding_mask(src, Vocab::pad), 4, /*alpha=*/0.0, plain).tokens.size() <
-            chosen.tokens.size(),
-        "without the length penalty the search returns a shorter sentence");
   draw_beam_tree("12-beam-tree.svg",
                  {"beam search (beam 4, alpha 0.6) with the model of step 200:", join_words(pair.source)}, steps,
                  chosen.tokens, en);
@@ -212,6 +237,7 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab
     const double lp = length_penalty(static_cast<size_t>(length), 0.6);
     std::printf("%6d  %14.3f   %8.3f\n", length, lp, -0.5 * length / lp);
   }
+  length_penalty_at_work(early, fr, en, test, test.size());
 }
 
 // ---- 2. the key/value cache --------------------------------------------------------------------------

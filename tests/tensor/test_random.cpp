@@ -114,35 +114,54 @@ TEST_CASE("apply_dropout is x times dropout_mask in one pass: the same bits, the
   CHECK_THROWS_MSG(apply_dropout(ones({2}, DType::Int64), 0.5, gen), DTypeError, "dropout");
 }
 
-TEST_CASE("dropout's AVX2 kernel draws PCG32's numbers four streams at a time: the definition's bits") {
-  // The definition, one element at a time: element i from stream i % 4, factor keep if u >= cut.
-  for (const double p : {0.0, 0.1, 0.5, 0.9}) {
-    const auto cut = static_cast<uint32_t>(std::ceil(std::ldexp(p, 32)));
-    const float keep = static_cast<float>(1 / (1 - p));
-    Generator streams[4] = {Generator(123, 0), Generator(123, 1), Generator(123, 2), Generator(123, 3)};
-    uint64_t states[4], increments[4];
-    for (int k = 0; k < 4; ++k) states[k] = streams[k].state()[0], increments[k] = streams[k].state()[1];
-    constexpr int64_t n = 1000;
-    std::vector<float> in(n), out(n), mask(n);
-    for (int64_t i = 0; i < n; ++i) in[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i % 13) - 1;
-    if (!detail::dropout_avx2(states, increments, n, cut, keep, in.data(), out.data(), mask.data())) {
-      WARN("no AVX2 on this CPU or in this build: the kernel is not used, nothing to compare");
-      continue;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const size_t at = static_cast<size_t>(i);
-      const float f = streams[i % 4].next_u32() >= cut ? keep : 0.0f;
-      REQUIRE(mask[at] == f);
-      REQUIRE(out[at] == in[at] * f);
-    }
-    for (int k = 0; k < 4; ++k) CHECK(states[k] == streams[k].state()[0]);  // advanced alike
-    // float64, mask only
-    std::vector<double> mask64(n);
-    Generator again[4] = {Generator(123, 0), Generator(123, 1), Generator(123, 2), Generator(123, 3)};
-    for (int k = 0; k < 4; ++k) states[k] = again[k].state()[0];
-    REQUIRE(
-        detail::dropout_avx2(states, increments, n, cut, static_cast<double>(keep), nullptr, nullptr, mask64.data()));
-    for (int64_t i = 0; i < n; ++i)
-      REQUIRE(mask64[static_cast<size_t>(i)] == (again[i % 4].next_u32() >= cut ? static_cast<double>(keep) : 0.0));
-  }
+// The vector kernels, each as a function of the float and double overloads it has (both take the
+// streams' states and increments, a count that is a multiple of its width, cut, keep, in, out, mask).
+struct DropoutKernel {
+  const char* name;
+  int64_t width;
+  bool (*f32)(uint64_t*, const uint64_t*, int64_t, uint32_t, float, const float*, float*, float*);
+  bool (*f64)(uint64_t*, const uint64_t*, int64_t, uint32_t, double, const double*, double*, double*);
+};
+
+TEST_CASE("dropout's vector kernels draw PCG32's numbers four streams at a time: the definition's bits") {
+  const DropoutKernel kernels[] = {{"AVX2", 4, detail::dropout_avx2, detail::dropout_avx2},
+                                   {"AVX-512", 8, detail::dropout_avx512, detail::dropout_avx512}};
+  for (const DropoutKernel& kernel : kernels)
+    // The definition, one element at a time: element i from stream i % 4, factor keep if u >= cut.
+    // 1000 and 1016 elements: the kernels' unrolled loop and the groups after it.
+    for (const int64_t n : {int64_t{1000}, int64_t{1016}, kernel.width})
+      for (const double p : {0.0, 0.1, 0.5, 0.9}) {
+        INFO(kernel.name << ", " << n << " elements, p " << p);
+        const auto cut = static_cast<uint32_t>(std::ceil(std::ldexp(p, 32)));
+        const float keep = static_cast<float>(1 / (1 - p));
+        Generator streams[4] = {Generator(123, 0), Generator(123, 1), Generator(123, 2), Generator(123, 3)};
+        uint64_t states[4], increments[4];
+        for (int k = 0; k < 4; ++k) states[k] = streams[k].state()[0], increments[k] = streams[k].state()[1];
+        std::vector<float> in(static_cast<size_t>(n)), out(in.size()), mask(in.size());
+        for (int64_t i = 0; i < n; ++i) in[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i % 13) - 1;
+        if (!kernel.f32(states, increments, n, cut, keep, in.data(), out.data(), mask.data())) {
+          WARN("no " << kernel.name << " on this CPU or in this build: the kernel is not used, nothing to compare");
+          continue;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const size_t at = static_cast<size_t>(i);
+          const float f = streams[i % 4].next_u32() >= cut ? keep : 0.0f;
+          REQUIRE(mask[at] == f);
+          REQUIRE(out[at] == in[at] * f);
+        }
+        for (int k = 0; k < 4; ++k) CHECK(states[k] == streams[k].state()[0]);  // advanced alike
+        // float64
+        std::vector<double> in64(in.begin(), in.end()), out64(in.size()), mask64(in.size());
+        Generator again[4] = {Generator(123, 0), Generator(123, 1), Generator(123, 2), Generator(123, 3)};
+        for (int k = 0; k < 4; ++k) states[k] = again[k].state()[0];
+        REQUIRE(kernel.f64(states, increments, n, cut, static_cast<double>(keep), in64.data(), out64.data(),
+                           mask64.data()));
+        for (int64_t i = 0; i < n; ++i) {
+          const size_t at = static_cast<size_t>(i);
+          const double f = again[i % 4].next_u32() >= cut ? static_cast<double>(keep) : 0.0;
+          REQUIRE(mask64[at] == f);
+          REQUIRE(out64[at] == in64[at] * f);
+        }
+        for (int k = 0; k < 4; ++k) CHECK(states[k] == again[k].state()[0]);
+      }
 }

@@ -56,13 +56,6 @@ bool spin_until(Done done, std::chrono::nanoseconds budget) {
   }
 }
 
-// A job is cut into up to this many pieces per thread (each at least the caller's grain), taken by
-// whichever thread is free. With one piece per thread, a thread that runs slower than the others (its
-// core shared with another program, or clocked lower) holds every job up to its own pace: the others
-// finish their halves and wait. With several, the faster threads take more of them, and the wait at
-// the end is at most one small piece. A piece costs one atomic exchange to take.
-constexpr int kPiecesPerThread = 4;
-
 // One parallel_for: `pieces` contiguous pieces of [begin, begin + n), piece p run as call(fn, lo, hi).
 struct Job {
   int64_t begin = 0, n = 0;
@@ -303,7 +296,7 @@ void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void*, 
   const int64_t n = end - begin;
   const std::shared_ptr<ThreadPool> pool = the_pool();
   const int64_t max_pieces = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
-  const int pieces = static_cast<int>(std::min<int64_t>(kPiecesPerThread * pool->threads(), max_pieces));
+  const int pieces = static_cast<int>(std::min<int64_t>(pool->threads(), max_pieces));
   // Another application thread's parallel_for has the pool: run this one here, on the caller's
   // thread, rather than wait (no deadlock, and the result is the same, since no element's value
   // depends on how the range is split).

@@ -1,6 +1,5 @@
-// A small pool of std::threads that kernels share. parallel_for splits a range into a few pieces per
-// thread, which the threads take as they are free (never pieces smaller than `grain`, so tiny
-// tensors stay on the calling thread).
+// A small pool of std::threads that kernels share. parallel_for splits a range into one piece per
+// thread (never pieces smaller than `grain`, so tiny tensors stay on the calling thread).
 // Kernels only split work whose result does not depend on how it was split, so every result is the
 // same for every thread count.
 //

@@ -294,7 +294,7 @@ void hold_workers(bool held) { workers_held.store(held); }
 
 // One piece per thread. Several smaller pieces per thread, taken by whichever thread is free, would
 // let a faster core take more of a job; measured, they made training slower (the copy task and the
-// d_model 512 step, about 10%, alternated runs): with one piece each, thread t works on the same
+// d_model 512 step, about 10%, alternated runs). The likely reason: with one piece each, thread t works on the same
 // part of every tensor from one op to the next, so that part is still in its core's own cache, and
 // pieces that land on either core lose that.
 void run_on_pool(int64_t begin, int64_t end, int64_t grain, void (*call)(void*, int64_t, int64_t), void* fn) {

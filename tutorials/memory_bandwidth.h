@@ -47,14 +47,17 @@ double best_wall_seconds(int runs, F&& fn) {
 }
 
 // Bandwidth: STREAM's "add", c = a + b over arrays far larger than the caches, on every thread:
-// 12 bytes move per element (two floats read, one written) for one flop.
+// 12 bytes move per element (two floats read, one written) for one flop. Timed by the clock on the
+// wall: CPU time divided by the threads assumes every thread worked the whole time, and when the OS
+// kept a worker off its core, the caller ran its piece too, so that CPU time halved the time and
+// doubled the bandwidth (it once read 181.9 GB/s here, where the memory gives about 80).
 inline double bandwidth_gbs(int runs) {
   using namespace gradformer;
   const int64_t n = int64_t{16} << 20;  // 64 MB per array
   std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n, 0.0f);
   double best = 0;
   for (int run = 0; run < runs; ++run) {
-    const double time = cpu_seconds(num_threads(), [&] {
+    const double time = wall_seconds([&] {
       parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
       });

@@ -1,8 +1,10 @@
 // Fused primitives: hand-computed values, and agreement with their unfused compositions (values and
 // gradients, for the same random upstream gradient). Their gradient checks are in autograd_op_checks().
+#include <bit>
 #include <cmath>
 
 #include "helpers.h"
+#include "tensor/vector_loops.h"
 
 using namespace gradformer;
 using test::rnd;
@@ -185,4 +187,48 @@ TEST_CASE("fused kernels give the same bits for any thread count") {
   set_num_threads(original);
   CHECK(one == two);
   CHECK(one == three);
+}
+
+TEST_CASE("layer_norm's AVX2 loops give the bits of its portable loops") {
+  // tensor/vector_loops.h: wider vectors, the same operations in the same order, rounded alike
+  if (!avx2_loops_available()) {
+    CHECK_FALSE(avx2_loops());
+    CHECK_THROWS_MSG(set_avx2_loops(true), ValueError, "set_avx2_loops: this build or CPU cannot run the AVX2 loops");
+    return;
+  }
+  const bool original = avx2_loops();
+  // every output and gradient as bit patterns (float to double is exact, so equal bits stay equal)
+  auto run = [](bool avx2, const Tensor& x, const Tensor& w, const Tensor& b, bool x_wants_grad) {
+    set_avx2_loops(avx2);
+    Variable xv(x.clone(), x_wants_grad), wv, bv;
+    if (w.defined()) wv = Variable(w.clone(), true), bv = Variable(b.clone(), true);
+    Variable y = layer_norm(xv, wv, bv);
+    Generator gen(81);
+    y.backward(randn(y.shape(), gen, y.dtype()));
+    std::vector<uint64_t> bits;
+    for (const Variable& v : {y, xv, wv, bv}) {
+      if (!v.defined()) continue;
+      for (double d : values(v.value())) bits.push_back(std::bit_cast<uint64_t>(d));
+      if (v.requires_grad() && v.grad().defined())
+        for (double d : values(v.grad())) bits.push_back(std::bit_cast<uint64_t>(d));
+    }
+    return bits;
+  };
+  // how many numbers differ in their bits (a count, so that a failure prints one number, not two vectors)
+  auto differing = [](const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+    REQUIRE(a.size() == b.size());
+    int64_t n = 0;
+    for (size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+    return n;
+  };
+  for (DType dtype : {DType::Float32, DType::Float64})
+    for (int64_t D : {1, 5, 16, 37, 128, 515}) {
+      // 70 rows: two full blocks of the backward's 32 rows and a ragged one
+      const Tensor x = rnd({70, D}, 80, -3, 3).to(dtype), w = rnd({D}, 82).to(dtype), b = rnd({D}, 83).to(dtype);
+      INFO("dtype " << dtype << ", D " << D);
+      CHECK(differing(run(false, x, w, b, true), run(true, x, w, b, true)) == 0);
+      CHECK(differing(run(false, x, Tensor(), Tensor(), true), run(true, x, Tensor(), Tensor(), true)) == 0);
+      CHECK(differing(run(false, x, w, b, false), run(true, x, w, b, false)) == 0);  // w's and b's gradients only
+    }
+  set_avx2_loops(original);
 }

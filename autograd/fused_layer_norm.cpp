@@ -121,7 +121,6 @@ template <class T>
 void backward_chunks(const BackwardChunks<T>& a, int64_t lo, int64_t hi) {
   backward_chunks_body(a, lo, hi);
 }
-#if GRADFORMER_HAS_AVX2_LOOPS
 template <class T>
 GRADFORMER_TARGET_AVX2 void forward_rows_avx2(const ForwardRows<T>& a, int64_t lo, int64_t hi) {
   forward_rows_body(a, lo, hi);
@@ -129,22 +128,6 @@ GRADFORMER_TARGET_AVX2 void forward_rows_avx2(const ForwardRows<T>& a, int64_t l
 template <class T>
 GRADFORMER_TARGET_AVX2 void backward_chunks_avx2(const BackwardChunks<T>& a, int64_t lo, int64_t hi) {
   backward_chunks_body(a, lo, hi);
-}
-#endif
-
-template <class T>
-void run_forward_rows(const ForwardRows<T>& a, int64_t lo, int64_t hi) {
-#if GRADFORMER_HAS_AVX2_LOOPS
-  if (avx2_loops()) return forward_rows_avx2(a, lo, hi);
-#endif
-  forward_rows(a, lo, hi);
-}
-template <class T>
-void run_backward_chunks(const BackwardChunks<T>& a, int64_t lo, int64_t hi) {
-#if GRADFORMER_HAS_AVX2_LOOPS
-  if (avx2_loops()) return backward_chunks_avx2(a, lo, hi);
-#endif
-  backward_chunks(a, lo, hi);
 }
 
 }  // namespace
@@ -177,7 +160,9 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
                                  .y = y.data<T>(),
                                  .mean = mean.data<T>(),
                                  .rstd = rstd.data<T>()};
-    parallel_for(0, rows, grain_for(2 * D), [&](int64_t lo, int64_t hi) { run_forward_rows(rows_of, lo, hi); });
+    parallel_for(0, rows, grain_for(2 * D), [&](int64_t lo, int64_t hi) {
+      run_built_twice(forward_rows_avx2<T>, forward_rows<T>, rows_of, lo, hi);
+    });
   });
 
   // without a weight, backward multiplies by ones (no test inside its loops)
@@ -206,8 +191,9 @@ Variable layer_norm(const Variable& x, const Variable& weight, const Variable& b
                                         .sum_gxhat = p_gxhat,
                                         .sum_g = p_g};
       // g, x: [rows, D] -> dx: [rows, D], partial: [2, chunks, D]
-      parallel_for(0, chunks, grain_for(4 * kChunkRows * D),
-                   [&](int64_t lo, int64_t hi) { run_backward_chunks(chunks_of, lo, hi); });
+      parallel_for(0, chunks, grain_for(4 * kChunkRows * D), [&](int64_t lo, int64_t hi) {
+        run_built_twice(backward_chunks_avx2<T>, backward_chunks<T>, chunks_of, lo, hi);
+      });
       if (want_x) dx[0] = grad;
       if (!want_params) return;
       // dw = sum over blocks of sum_gxhat, db = sum over blocks of sum_g, blocks in order: [D] each

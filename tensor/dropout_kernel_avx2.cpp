@@ -1,6 +1,7 @@
 // Compiled with -mavx2 for this file only; used only when the CPU runs AVX2 (checked here).
 #include "tensor/dropout_kernel.h"
 #include "tensor/pcg32.h"
+#include "tensor/vector_loops.h"
 
 #if defined(GRADFORMER_HAVE_AVX2)
 #include <immintrin.h>
@@ -32,11 +33,6 @@ inline __m128i output(__m256i old) {
 
 // All ones where u >= cut (unsigned), else zero.
 inline __m128i at_least(__m128i u, __m128i cut) { return _mm_cmpeq_epi32(_mm_max_epu32(u, cut), u); }
-
-bool cpu_has_avx2() {
-  static const bool ok = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
-  return ok;
-}
 
 // Each draw waits on the previous one's multiply (about eight cycles here); kAhead chains, draws
 // t, t+1, ..., t+kAhead-1 of every stream, each jumping kAhead draws at a time (tensor/pcg32.h), give
@@ -72,7 +68,7 @@ void draw_groups(uint64_t states[4], const uint64_t increments[4], int64_t count
 
 bool dropout_avx2(uint64_t states[4], const uint64_t increments[4], int64_t count, uint32_t cut, float keep,
                   const float* in, float* out, float* mask) {
-  if (!cpu_has_avx2()) return false;
+  if (!avx2_loops_available()) return false;  // this CPU (and OS) has no AVX2
   const __m128i cut4 = _mm_set1_epi32(static_cast<int>(cut));
   const __m128 keep4 = _mm_set1_ps(keep);
   draw_groups(states, increments, count, [&](int64_t i, __m128i draws) {
@@ -85,7 +81,7 @@ bool dropout_avx2(uint64_t states[4], const uint64_t increments[4], int64_t coun
 
 bool dropout_avx2(uint64_t states[4], const uint64_t increments[4], int64_t count, uint32_t cut, double keep,
                   const double* in, double* out, double* mask) {
-  if (!cpu_has_avx2()) return false;
+  if (!avx2_loops_available()) return false;  // this CPU (and OS) has no AVX2
   const __m128i cut4 = _mm_set1_epi32(static_cast<int>(cut));
   const __m256d keep4 = _mm256_set1_pd(keep);
   draw_groups(states, increments, count, [&](int64_t i, __m128i draws) {

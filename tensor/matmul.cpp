@@ -203,9 +203,14 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (batches == 1) {
       product(0, threads);
     } else if (flops < kBatchSplitFlops || batches >= 4 * num_threads()) {
-      // many products: each thread takes whole products
+      // many products: each thread takes whole products. A product's cost is the work the kernel
+      // does, whole MR x NR tiles: a 9 x 9 product of an 8 x 32 kernel computes a 16 x 32 tile, six
+      // times its own flops (counting only those kept the decoder's 9 x 9 attention heads of the
+      // copy task on one thread).
+      auto whole_tiles = [](int64_t n, int tile) { return static_cast<double>((n + tile - 1) / tile * tile); };
+      const double tile_flops = 2.0 * whole_tiles(M, uk.mr) * whole_tiles(N, uk.nr) * static_cast<double>(K);
       const double bytes = static_cast<double>(N) * static_cast<double>(K) * static_cast<double>(sizeof(T));
-      const double cost = M <= detail::kGemvMaxRows ? std::max(flops, kFlopsPerByteRead * bytes) : flops;
+      const double cost = M <= detail::kGemvMaxRows ? std::max(tile_flops, kFlopsPerByteRead * bytes) : tile_flops;
       const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / cost));
       parallel_for(0, batches, grain, [&](int64_t lo, int64_t hi) {
         for (int64_t bi = lo; bi < hi; ++bi) product(bi, 1);

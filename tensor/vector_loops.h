@@ -1,8 +1,9 @@
 // Loops built twice: once for any CPU of the architecture (on x86-64 that means SSE2, four floats a
 // vector) and once for AVX2 (eight floats a vector), chosen at run time.
 //
-// A kernel marks a function GRADFORMER_TARGET_AVX2 and calls it when avx2_loops() is true, else a
-// twin compiled from the same always-inline body without the mark. AVX2 has no fused multiply-add
+// A kernel writes its loop once, as a GRADFORMER_ALWAYS_INLINE body, and calls it from two functions:
+// one marked GRADFORMER_TARGET_AVX2, one not; run_built_twice calls the first when avx2_loops() is true,
+// else the second. AVX2 has no fused multiply-add
 // (that is the separate FMA extension, which this leaves off), so the compiler cannot contract
 // a * b + c into one rounding: the wider build does the same operations in the same order, rounded
 // the same way, and gives the same bits (tests compare the two builds). AVX-512 would not: its
@@ -33,5 +34,12 @@ bool avx2_loops();
 /// Turns the AVX2 builds on or off (tests compare the two); ValueError when turning on what
 /// avx2_loops_available() says this machine cannot run.
 void set_avx2_loops(bool on);
+
+/// Runs a loop built twice: avx2(args...) when avx2_loops(), else portable(args...). On other
+/// architectures the mark is empty and the two builds are the same code.
+template <class Fn, class... Args>
+void run_built_twice(Fn* avx2, Fn* portable, Args&&... args) {
+  (avx2_loops() ? avx2 : portable)(static_cast<Args&&>(args)...);
+}
 
 }  // namespace gradformer

@@ -196,7 +196,10 @@ TEST_CASE("layer_norm's AVX2 loops give the bits of its portable loops") {
     CHECK_THROWS_MSG(set_avx2_loops(true), ValueError, "set_avx2_loops: this build or CPU cannot run the AVX2 loops");
     return;
   }
-  const bool original = avx2_loops();
+  struct RestoredAtEnd {  // the process-wide switch as it was, however the test ends
+    bool was = avx2_loops();
+    ~RestoredAtEnd() { set_avx2_loops(was); }
+  } restored;
   // every output and gradient as bit patterns (float to double is exact, so equal bits stay equal)
   auto run = [](bool avx2, const Tensor& x, const Tensor& w, const Tensor& b, bool x_wants_grad) {
     set_avx2_loops(avx2);
@@ -230,5 +233,4 @@ TEST_CASE("layer_norm's AVX2 loops give the bits of its portable loops") {
       CHECK(differing(run(false, x, Tensor(), Tensor(), true), run(true, x, Tensor(), Tensor(), true)) == 0);
       CHECK(differing(run(false, x, w, b, false), run(true, x, w, b, false)) == 0);  // w's and b's gradients only
     }
-  set_avx2_loops(original);
 }

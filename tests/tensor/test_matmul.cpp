@@ -20,6 +20,7 @@
 #include "tensor/gemm.h"
 #include "tensor/matmul.h"
 #include "tensor/parallel.h"
+#include "tensor/profiler.h"
 
 using namespace gradformer;
 
@@ -220,6 +221,32 @@ TEST_CASE("the result does not depend on the thread count") {
       two = matmul(a, b).to_vector<float>();
     }
     CHECK(one == two);
+  }
+}
+
+TEST_CASE("a batch of tiny products is shared between threads: a product costs the kernel's whole tiles") {
+  // The copy task's decoder heads: 640 products of 9 x 16 by 16 x 9, 2,592 flops each by the formula,
+  // 1.7 MFLOP in all, under two threads' minimum (1 MFLOP each) if counted so. Every kernel computes
+  // whole tiles (at least 12 x 16 of these 9 x 9 outputs), and that work is what the threads share.
+  Generator gen(5);
+  const Tensor q = uniform({640, 9, 16}, -1, 1, gen), k = uniform({640, 9, 16}, -1, 1, gen);
+  // how many times the pool was asked to share the work (its caller waits once each time)
+  auto regions = [](const Tensor& a, const Tensor& b) {
+    profiler::start();
+    {
+      const profiler::Scope op("batch", profiler::Phase::Forward);
+      Tensor c = matmul(a, b);
+    }
+    const profiler::Trace trace = profiler::stop();
+    return std::count_if(trace.events.begin(), trace.events.end(),
+                         [](const profiler::Event& e) { return std::string(e.name) == profiler::kPoolWait; });
+  };
+  for (MatmulKernel kernel : kernels()) {
+    INFO(kernel_name(kernel));
+    Setting setting(kernel, 2);
+    CHECK(regions(q, k.transpose(-2, -1)) == 1);
+    // four such products are less than one thread's minimum even as whole tiles: they stay on one
+    CHECK(regions(q.narrow(0, 0, 4), k.narrow(0, 0, 4).transpose(-2, -1)) == 0);
   }
 }
 

@@ -204,9 +204,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       product(0, threads);
     } else if (flops < kBatchSplitFlops || batches >= 4 * num_threads()) {
       // many products: each thread takes whole products. A product's cost is the work the kernel
-      // does, whole MR x NR tiles: a 9 x 9 product of an 8 x 32 kernel computes a 16 x 32 tile, six
-      // times its own flops (counting only those kept the decoder's 9 x 9 attention heads of the
-      // copy task on one thread).
+      // does, whole MR x NR tiles: for a 9 x 9 product an 8 x 32 kernel computes two tiles, 16 x 32
+      // outputs, six times the product's own flops (counting only those kept the copy task's 9 x 9
+      // decoder heads on one thread).
       auto whole_tiles = [](int64_t n, int tile) { return static_cast<double>((n + tile - 1) / tile * tile); };
       const double tile_flops = 2.0 * whole_tiles(M, uk.mr) * whole_tiles(N, uk.nr) * static_cast<double>(K);
       const double bytes = static_cast<double>(N) * static_cast<double>(K) * static_cast<double>(sizeof(T));

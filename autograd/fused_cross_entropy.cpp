@@ -8,8 +8,12 @@
 #include "autograd/fused.h"
 #include "autograd/node.h"
 #include "autograd/rowwise.h"
+#include "tensor/exp_kernel.h"
 
 namespace gradformer {
+namespace {
+constexpr int64_t kExpBlock = 256;  // the forward's exps a block at a time: 1 KiB of floats on the stack
+}  // namespace
 
 // For row n with target t, lse = log sum_c exp(x_c), and q = (1 - eps) onehot(t) + eps / C:
 //   loss_n = -sum_c q_c (x_c - lse) = lse - (1 - eps) x_t - (eps / C) sum_c x_c
@@ -52,11 +56,15 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
       const T* xr = px + r * C;
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t c = 0; c < C; ++c) m = std::max(m, xr[c]);
+      // s = sum_c exp(x_c - m): the exps in blocks (the library's exp, tensor/exp_kernel.h), summed in double
       double s = 0, total = 0;
-      for (int64_t c = 0; c < C; ++c) {
-        s += std::exp(static_cast<double>(xr[c] - m));
-        total += xr[c];
+      T block[kExpBlock];
+      for (int64_t c0 = 0; c0 < C; c0 += kExpBlock) {
+        const int64_t n = std::min(kExpBlock, C - c0);
+        exp_shifted(xr + c0, m, block, n);
+        for (int64_t c = 0; c < n; ++c) s += block[c];
       }
+      for (int64_t c = 0; c < C; ++c) total += xr[c];
       const double row_lse = m + std::log(s);
       pl[r] = static_cast<T>(row_lse);
       row_loss[static_cast<size_t>(r)] = row_lse - (1 - eps) * xr[pt[r]] - eps / static_cast<double>(C) * total;
@@ -87,7 +95,8 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
                         return;
                       }
                       const T* xr = px + r * C;
-                      for (int64_t c = 0; c < C; ++c) dr[c] = scale * (std::exp(xr[c] - pl[r]) - uniform);
+                      exp_shifted(xr, pl[r], dr, C);  // softmax
+                      for (int64_t c = 0; c < C; ++c) dr[c] = scale * (dr[c] - uniform);
                       dr[pt[r]] -= scale * one_hot;
                     });
                   });

@@ -6,6 +6,7 @@
 #include "autograd/fused.h"
 #include "autograd/node.h"
 #include "autograd/rowwise.h"
+#include "tensor/exp_kernel.h"
 
 namespace gradformer {
 
@@ -26,8 +27,9 @@ Variable softmax(const Variable& x, int64_t dim) {
         T* yr = py + r * C;
         T m = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < C; ++j) m = std::max(m, xr[j]);
+        exp_shifted(xr, m, yr, C);  // the library's exp (tensor/exp_kernel.h)
         T s = 0;
-        for (int64_t j = 0; j < C; ++j) s += (yr[j] = std::exp(xr[j] - m));
+        for (int64_t j = 0; j < C; ++j) s += yr[j];
         const T inv = 1 / s;
         for (int64_t j = 0; j < C; ++j) yr[j] *= inv;
       });
@@ -67,12 +69,14 @@ Variable log_softmax(const Variable& x, int64_t dim) {
       T* py = y.data<T>();
       rowwise::for_each(rows, C, [&](int64_t r) {
         const T* xr = px + r * C;
+        T* yr = py + r * C;
         T m = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < C; ++j) m = std::max(m, xr[j]);
+        exp_shifted(xr, m, yr, C);  // yr holds exp(x - m) until the last loop
         T s = 0;
-        for (int64_t j = 0; j < C; ++j) s += std::exp(xr[j] - m);
+        for (int64_t j = 0; j < C; ++j) s += yr[j];
         const T shift = m + std::log(s);
-        for (int64_t j = 0; j < C; ++j) py[r * C + j] = xr[j] - shift;
+        for (int64_t j = 0; j < C; ++j) yr[j] = xr[j] - shift;
       });
     });
     return record("log_softmax", y, {xl}, [y, rows, C](const Tensor& g, Grads& dx) {
@@ -86,9 +90,11 @@ Variable log_softmax(const Variable& x, int64_t dim) {
         T* pd = grad.data<T>();
         rowwise::for_each(rows, C, [&](int64_t r) {
           const T *gr = pg + r * C, *yr = py + r * C;
+          T* dr = pd + r * C;
           T total = 0;
           for (int64_t j = 0; j < C; ++j) total += gr[j];
-          for (int64_t j = 0; j < C; ++j) pd[r * C + j] = gr[j] - std::exp(yr[j]) * total;
+          exp_shifted(yr, T(0), dr, C);  // softmax = exp(y)
+          for (int64_t j = 0; j < C; ++j) dr[j] = gr[j] - dr[j] * total;
         });
       });
       dx[0] = grad;

@@ -7,14 +7,19 @@
 //     memcpy reads 64 MiB and writes 64 MiB, so its "bytes" are 2 x 64 MiB; add reads two arrays and
 //     writes one, 3 x 64 MiB. A ratio to memcpy near 1 means the op runs at the speed of memory.
 //     /T:1 and /T:2 are the thread counts of gradformer's pool (memcpy is always one thread).
+// (c) exp over a row of scores: the C library's against the library's own (tensor/exp_kernel.h).
 //
 //   bench_tensor --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "tensor/all.h"
+#include "tensor/exp_kernel.h"
+#include "tensor/vector_loops.h"
 
 using namespace gradformer;
 
@@ -189,5 +194,48 @@ void BM_Clone(benchmark::State& state) {  // contiguous -> contiguous copy: memc
   bytes(state, 2);
 }
 BENCHMARK(BM_Clone)->ArgName("T")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- (c) exp, as the softmax takes it ------------------------------------------------------------
+
+// exp(x - max) over 64K scores (256 KiB in, 256 KiB out: in the L2 cache), elements per second, one
+// thread: the C library's std::exp one call an element, and the library's exp_shifted
+// (tensor/exp_kernel.h) in its portable build (/avx2:0) and its AVX2 build (/avx2:1).
+constexpr int64_t kScores = 64 * 1024;
+
+std::vector<float> scores() {
+  std::vector<float> x(kScores);
+  for (int64_t j = 0; j < kScores; ++j) x[static_cast<size_t>(j)] = -0.01f * static_cast<float>(j % 997);
+  return x;
+}
+
+void BM_ExpShiftedLibm(benchmark::State& state) {
+  const std::vector<float> x = scores();
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    for (size_t j = 0; j < x.size(); ++j) y[j] = std::exp(x[j] - 0.5f);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kScores);
+}
+BENCHMARK(BM_ExpShiftedLibm)->Unit(benchmark::kMicrosecond);
+
+void BM_ExpShiftedLibrary(benchmark::State& state) {
+  const bool avx2 = state.range(0) != 0;
+  if (avx2 && !avx2_loops_available()) {
+    state.SkipWithError("no AVX2 build of the loops on this CPU");
+    return;
+  }
+  const bool was = avx2_loops();
+  set_avx2_loops(avx2);
+  const std::vector<float> x = scores();
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    exp_shifted(x.data(), 0.5f, y.data(), kScores);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_avx2_loops(was);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kScores);
+}
+BENCHMARK(BM_ExpShiftedLibrary)->ArgName("avx2")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

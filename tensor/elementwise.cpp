@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "tensor/exp_kernel.h"
 #include "tensor/map.h"
+#include "tensor/parallel.h"
 
 namespace gradformer {
 namespace {
@@ -74,7 +76,15 @@ Tensor pow(const Tensor& a, double exponent) {
   return floating_unary("pow", a, [exponent](auto x) { return std::pow(x, static_cast<decltype(x)>(exponent)); });
 }
 Tensor exp(const Tensor& a) {
-  return floating_unary("exp", a, [](auto x) { return std::exp(x); });
+  if (a.dtype() != DType::Float32) return floating_unary("exp", a, [](auto x) { return std::exp(x); });
+  // float32: the library's exp (tensor/exp_kernel.h), the one the softmax family takes
+  const Tensor x = a.contiguous();
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  const float* px = x.data<float>();
+  float* py = y.data<float>();
+  parallel_for(0, x.numel(), grain_for(2),
+               [&](int64_t lo, int64_t hi) { exp_shifted(px + lo, 0.0f, py + lo, hi - lo); });
+  return y;
 }
 Tensor log(const Tensor& a) {
   return floating_unary("log", a, [](auto x) { return std::log(x); });

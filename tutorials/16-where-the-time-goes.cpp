@@ -2,7 +2,8 @@
 // the machine's two ceilings (peak GFLOP/s, memory bandwidth), the profile of one copy-task training
 // step at d_model 128 and 512, each op placed under its roofline (a table, and 16-roofline.svg drawn
 // in the working directory, in both runs), how a decoder-only model's step grows with d_model and
-// with the sequence length (16-scaling.svg, step_scaling.h), and what a tiny op costs.
+// with the sequence length (16-scaling.svg, step_scaling.h), what a tiny op costs, and the speed-ups'
+// measurements (the matmul kernels side by side, the library's exp against the C library's).
 //
 //   16-where-the-time-goes            the chapter's measurements
 //   16-where-the-time-goes --quick    the same code with fewer repetitions (what the test suite runs)
@@ -21,6 +22,7 @@
 
 #include "02-matmul.cpp"  // ladder::fma_flops, chapter 2's measurement of the FMA units' peak
 #include "claims.h"
+#include "exp_cost.h"          // exp_cost: the C library's exp against the library's
 #include "memory_bandwidth.h"  // cpu_seconds, bandwidth_gbs
 #include "nn/all.h"
 #include "step_scaling.h"  // measure_step_scaling: the step against d_model and the length
@@ -440,6 +442,15 @@ int main(int argc, char** argv) {
       std::printf("%-7s step %5.1f ms: matmuls %5.1f ms, attention %4.1f ms\n", matmul_kernel_name(kernels[i]),
                   best[i].step_ms, best[i].matmul_ms, best[i].attention_ms);
   }
+
+  section("an exp of our own");
+  const ExpCost exp_ns = exp_cost(quick ? 5 : 200);
+  std::printf("exp over a row of scores: the C library's %.2f ns an element, the library's %.2f ns", exp_ns.libm_ns,
+              exp_ns.portable_ns);
+  if (exp_ns.avx2_ns > 0) std::printf(", %.2f ns with AVX2", exp_ns.avx2_ns);
+  std::printf("\n");
+  claim(exp_ns.portable_ns < exp_ns.libm_ns,
+        "the library's exp is faster than the C library's, even four floats a vector");
 
   section("what the profiler costs");
   const double off = ns_per_tiny_op(quick ? 20 : 200);

@@ -7,6 +7,7 @@
 
 #include "autograd/all.h"
 #include "tensor/all.h"
+#include "tensor/exp_kernel.h"
 
 namespace gradformer {
 
@@ -197,21 +198,22 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
   dispatch_floating(dtype, op, [&]<class T>() {
     T* pp = P.data<T>();
     const T sc = static_cast<T>(scale);
-    // S: [B*H*Tq, Tk] -> P: [B*H*Tq, Tk], a row at a time
+    // S: [B*H*Tq, Tk] -> P: [B*H*Tq, Tk]: scale, mask and take the max a row at a time; the exps of
+    // all the rows of a piece in one call (rows of a few positions are shorter than a vector).
     parallel_for(0, s.matrices * Tq, grain_for(2 * Tk), [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const int64_t matrix = r / Tq, i = r % Tq;
         T* pr = pp + r * Tk;
         const T m = scale_mask_max(pr, Tk, sc, rm.row(matrix, i), rm.cs);
-        if (m == -std::numeric_limits<T>::infinity()) {  // every key masked: weights 0, output 0
-          std::fill(pr, pr + Tk, T(0));
-          continue;
-        }
-        // exp(-inf) = 0 without calling exp: under a causal mask half the scores are masked, and
-        // exp is most of this loop's time.
+        if (m == -std::numeric_limits<T>::infinity()) continue;  // every key masked: every score -inf
+        for (int64_t j = 0; j < Tk; ++j) pr[j] -= m;
+      }
+      exp_shifted(pp + lo * Tk, T(0), pp + lo * Tk, (hi - lo) * Tk);  // the library's exp (tensor/exp_kernel.h)
+      for (int64_t r = lo; r < hi; ++r) {
+        T* pr = pp + r * Tk;
         T total = 0;
-        for (int64_t j = 0; j < Tk; ++j)
-          total += (pr[j] = pr[j] == -std::numeric_limits<T>::infinity() ? T(0) : std::exp(pr[j] - m));
+        for (int64_t j = 0; j < Tk; ++j) total += pr[j];
+        if (total == 0) continue;  // every key masked: weights 0 (exp(-inf)), output 0
         const T inv = 1 / total;
         for (int64_t j = 0; j < Tk; ++j) pr[j] *= inv;
       }

@@ -1,15 +1,16 @@
 #include "tensor/exp_kernel.h"
 
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
 #include "tensor/vector_loops.h"
 
-// GCC warns that a function returning a 256-bit vector without AVX has another calling convention
-// than with it; these are all inlined into one caller each, so no call between builds exists.
-#if defined(__GNUC__) && !defined(__clang__)
+// GCC and Clang warn that a function taking or returning a 256-bit vector without AVX has another
+// calling convention than with it. Every function here that does is inlined into its one caller
+// (same_bits below too, where a call to std::bit_cast was not, in an unoptimised build), so no call
+// crosses from one build to the other.
+#if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
@@ -28,8 +29,8 @@ namespace {
 // few enough bits that k * high is exact (0.693359375 = 355 / 512), then the small rest.
 // Step 2's coefficients are Cephes's expf (a minimax fit on [-ln2/2, ln2/2], close to 1/n!); Horner's
 // rule evaluates it. Step 3 multiplies by 2^(k/2) and 2^(k - k/2), two powers that are always normal
-// floats: the first product is exact, the second rounds once, and results too large overflow to inf
-// by themselves.
+// floats, where 2^k alone is not one for k = 128 (exp(88.7) is still a float): the first product is
+// exact, the second rounds once, and results too large overflow to inf by themselves.
 //
 // Results under the smallest normal float (x < -87.34) are 0, not subnormal numbers: a CPU computes a
 // subnormal, or a product that underflows, through a slow path, several times the cost of the whole
@@ -39,16 +40,24 @@ namespace {
 // Written once, for a float or a vector of floats (F, with I the integers of the same width), so the
 // portable build and the AVX2 build run the same operations in the same order on every element. No
 // fused multiply-add is used, so the bits do not depend on the CPU.
+template <class To, class From>
+GRADFORMER_ALWAYS_INLINE To same_bits(const From& from) {  // std::bit_cast, but always inlined
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
+
 template <class Mask, class F>
-GRADFORMER_ALWAYS_INLINE F select(Mask mask, F a, F b) {  // a where mask, else b
+GRADFORMER_ALWAYS_INLINE F select(const Mask& mask, const F& a, const F& b) {  // a where mask, else b
   if constexpr (std::is_arithmetic_v<Mask>)
     return mask ? a : b;
   else  // a vector comparison's lanes are all ones or all zeros
-    return std::bit_cast<F>((std::bit_cast<Mask>(a) & mask) | (std::bit_cast<Mask>(b) & ~mask));
+    return same_bits<F>((same_bits<Mask>(a) & mask) | (same_bits<Mask>(b) & ~mask));
 }
 
 template <class F, class I>
-GRADFORMER_ALWAYS_INLINE F exp_lanes(F x) {
+GRADFORMER_ALWAYS_INLINE F exp_lanes(const F& x) {
   constexpr float kMax = 89.0f;          // exp(89) overflows a float
   constexpr float kMin = -87.33654475f;  // log of the smallest normal float, 2^-126
   const auto low = x < kMin, nan = x != x;
@@ -71,9 +80,9 @@ GRADFORMER_ALWAYS_INLINE F exp_lanes(F x) {
   p = p * r * r + r + 1.0f;
 
   // 3. times 2^k as 2^half 2^(k - half): a float 2^e has the bits (e + 127) << 23
-  const I k_int = std::bit_cast<I>(shifted) - std::bit_cast<I>(F{} + kRound);  // k, from the low bits
+  const I k_int = same_bits<I>(shifted) - same_bits<I>(F{} + kRound);  // k, from the low bits
   const I half = k_int >> 1, rest = k_int - half;
-  const F y = p * std::bit_cast<F>((half + 127) << 23) * std::bit_cast<F>((rest + 127) << 23);
+  const F y = p * same_bits<F>((half + 127) << 23) * same_bits<F>((rest + 127) << 23);
   return select(nan, x, select(low, F{}, y));  // NaN in, NaN out
 }
 

@@ -183,7 +183,7 @@ void copy_task(bool quick) {
   std::printf("%lld steps in %.1f s\n", static_cast<long long>(steps), seconds);
   claim(last_loss < (quick ? 0.75 : 0.5) * first_loss, "the loss goes down");
   claim(first_loss > 1.1 * std::log(11.0), "the first loss is well above a uniform guess's, ln 11");
-  if (!quick) claim(exact >= 99, "600 steps learn to copy");
+  if (!quick) claim(exact >= 95, "600 steps learn to copy");
 }
 
 // ---- 5. the study of batching: padding, by length --------------------------------------------------

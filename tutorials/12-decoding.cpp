@@ -32,6 +32,9 @@ using namespace tutorial;
 
 namespace {
 
+// The half-trained models: the run as it was at these steps, less sure of itself than at its end.
+constexpr int64_t kEarlyStep = 200, kEarlierStep = 100;
+
 // ---- 1. greedy and beam search --------------------------------------------------------------------
 
 // A hypothesis's tokens as words; the final </s> stays, so a finished one shows that it finished.
@@ -171,9 +174,9 @@ void print_comparison(int64_t step, size_t sentences, const Comparison& c) {
 }
 
 // Beam search with and without the length penalty (alpha 0.6 and 0) on the test sentences: on how
-// many the answer changes, and the first of them, each answer with its log P, lp and score.
-void length_penalty_at_work(EncoderDecoder& model, const Vocab& fr, const Vocab& en,
-                            const std::vector<SentencePair>& test, size_t sentences) {
+// many the answer changes (returned), and the first of them, each answer with its log P, lp and score.
+int length_penalty_at_work(EncoderDecoder& model, int64_t step, const Vocab& fr, const Vocab& en,
+                           const std::vector<SentencePair>& test, size_t sentences) {
   int changed = 0;
   size_t first = 0;
   Hypothesis plain, penalised;
@@ -185,10 +188,9 @@ void length_penalty_at_work(EncoderDecoder& model, const Vocab& fr, const Vocab&
     if (a.tokens == b.tokens) continue;
     if (changed++ == 0) first = i, plain = std::move(a), penalised = std::move(b);
   }
-  std::printf("model of step 200, %zu test sentences: the length penalty changes beam search's answer on %d\n",
-              sentences, changed);
-  claim(changed > 0, "the length penalty changes the answer on some sentence");
-  if (changed == 0) return;
+  std::printf("model of step %lld, %zu test sentences: the length penalty changes beam search's answer on %d\n",
+              static_cast<long long>(step), sentences, changed);
+  if (changed == 0) return 0;
   std::printf("%s\n", join_words(test[first].source).c_str());
   for (const auto& [alpha, h] : {std::pair{0.0, &plain}, std::pair{0.6, &penalised}})
     std::printf("  alpha %.1f: %s   log P %.4f  lp %.3f  score %.4f\n", alpha, words_of(h->tokens, en).c_str(),
@@ -197,9 +199,11 @@ void length_penalty_at_work(EncoderDecoder& model, const Vocab& fr, const Vocab&
         "without the length penalty the search returns a shorter, more probable sentence");
   claim(penalised.score > plain.log_prob / length_penalty(plain.tokens.size(), 0.6),
         "with it, the longer sentence scores higher");
+  return changed;
 }
 
-void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab& fr, const Vocab& en) {
+void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, EncoderDecoder& earlier, const Vocab& fr,
+                     const Vocab& en) {
   section("greedy and beam search");
   const std::vector<SentencePair> test = make_toy_corpus().test;
   const size_t sentences = 200;
@@ -207,7 +211,7 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab
   print_comparison(600, sentences, sure);
   claim(sure.greedy_right > static_cast<int>(sentences * 9 / 10), "the trained model translates");
   const Comparison unsure = compare(early, fr, en, test, sentences, /*shown=*/0);
-  print_comparison(200, sentences, unsure);
+  print_comparison(kEarlyStep, sentences, unsure);
   claim(unsure.differ > sure.differ, "a less sure model leaves beam search more to find");
 
   // The tree of one search: every extension weighed at every step, and what became of it.
@@ -228,8 +232,9 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab
   std::printf("beam search returns: %s\n", words_of(chosen.tokens, en).c_str());
   claim(finished >= 4, "the search stops once a beam's worth of hypotheses has finished");
   draw_beam_tree("12-beam-tree.svg",
-                 {"beam search (beam 4, alpha 0.6) with the model of step 200:", join_words(pair.source)}, steps,
-                 chosen.tokens, en);
+                 {"beam search (beam 4, alpha 0.6) with the model of step " + std::to_string(kEarlyStep) + ":",
+                  join_words(pair.source)},
+                 steps, chosen.tokens, en);
 
   // The length penalty's numbers, for a hypothesis losing 0.5 nats a token.
   std::cout << "length  lp (alpha 0.6)   score of log P = -0.5 per token\n";
@@ -237,7 +242,9 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, const Vocab
     const double lp = length_penalty(static_cast<size_t>(length), 0.6);
     std::printf("%6d  %14.3f   %8.3f\n", length, lp, -0.5 * length / lp);
   }
-  length_penalty_at_work(early, fr, en, test, test.size());
+  const int changed_early = length_penalty_at_work(early, kEarlyStep, fr, en, test, test.size());
+  const int changed_earlier = length_penalty_at_work(earlier, kEarlierStep, fr, en, test, test.size());
+  claim(changed_earlier > changed_early, "the length penalty changes more answers of the less trained model");
 }
 
 // ---- 2. the key/value cache --------------------------------------------------------------------------
@@ -305,9 +312,9 @@ void kv_cache(bool quick) {
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   // A small translator trained in a few seconds (tutorials/small_translator.h; chapter 11 explains training).
-  const SmallTranslator small = train_small_translator(/*early_step=*/200);
-  greedy_and_beam(*small.loaded.model, *small.early->model, small.loaded.info.source_tokenizer.vocab(),
-                  small.loaded.info.target_tokenizer.vocab());
+  const SmallTranslator small = train_small_translator({kEarlierStep, kEarlyStep});
+  greedy_and_beam(*small.loaded.model, *small.early.at(kEarlyStep).model, *small.early.at(kEarlierStep).model,
+                  small.loaded.info.source_tokenizer.vocab(), small.loaded.info.target_tokenizer.vocab());
   kv_cache(quick);
   std::cout << "\n" << (failures == 0 ? "all claims hold" : "SOME CLAIMS FAILED") << "\n";
   return failures == 0 ? 0 : 1;

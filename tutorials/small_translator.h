@@ -4,11 +4,14 @@
 // (transformer/train/trainer.h) in a few seconds, the same model in both chapters.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
-#include <optional>
+#include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "transformer/train/checkpoint.h"
 #include "transformer/train/trainer.h"
@@ -16,15 +19,15 @@
 namespace tutorial {
 
 struct SmallTranslator {
-  gradformer::LoadedCheckpoint loaded;                // loaded.model, and loaded.info's two vocabularies
-  gradformer::TrainReport report;                     // what the run measured (test_translation: BLEU, exact match)
-  std::optional<gradformer::LoadedCheckpoint> early;  // the same run at step early_step, if one was asked for
+  gradformer::LoadedCheckpoint loaded;                    // loaded.model, and loaded.info's two vocabularies
+  gradformer::TrainReport report;                         // what the run measured (test_translation: BLEU, exact match)
+  std::map<int64_t, gradformer::LoadedCheckpoint> early;  // the same run at each step asked for
 };
 
 /// d_model 64, one encoder and one decoder layer, 4 heads, d_ff 128; 600 steps of 64 sentence pairs,
 /// the learning rate warming up for 200 of them. Chapter 13's model is 2 layers at d_model 128, 1884 steps.
-/// With early_step, also the model as it was at that step (saving it changes nothing in the run).
-inline SmallTranslator train_small_translator(int64_t early_step = 0) {
+/// With early_steps, also the model as it was at each of those steps (saving changes nothing in the run).
+inline SmallTranslator train_small_translator(const std::vector<int64_t>& early_steps = {}) {
   using namespace gradformer;
   TrainOptions options = default_train_options("toy-translation");
   options.d_model = 64, options.d_ff = 128, options.heads = 4, options.layers = 1;
@@ -32,11 +35,14 @@ inline SmallTranslator train_small_translator(int64_t early_step = 0) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("gradformer-small-" + std::to_string(std::random_device{}()));
   options.out_dir = dir.string();
-  if (early_step > 0) options.save_every = early_step, options.keep_last = options.steps / early_step;
+  int64_t every = 0;  // a checkpoint every `every` steps, all kept: every step asked for is a multiple
+  for (int64_t step : early_steps) every = std::gcd(every, step);
+  if (every > 0) options.save_every = every, options.keep_last = options.steps / every;
   TrainReport report = train(options);  // writes the checkpoint, which we read back
-  SmallTranslator translator{load_checkpoint(report.checkpoint_path), std::move(report), std::nullopt};
-  if (early_step > 0)
-    translator.early = load_checkpoint((dir / ("model-step-" + std::to_string(early_step) + ".safetensors")).string());
+  SmallTranslator translator{load_checkpoint(report.checkpoint_path), std::move(report), {}};
+  for (int64_t step : early_steps)
+    translator.early.emplace(step,
+                             load_checkpoint((dir / ("model-step-" + std::to_string(step) + ".safetensors")).string()));
   std::filesystem::remove_all(dir);
   return translator;
 }

@@ -12,7 +12,7 @@
 
 namespace gradformer {
 namespace {
-constexpr int64_t kExpBlock = 256;  // the forward's exps a block at a time: 1 KiB of floats on the stack
+constexpr int64_t kExpBlock = 256;  // exps a block at a time (the forward's: 1 KiB of floats on the stack)
 }  // namespace
 
 // For row n with target t, lse = log sum_c exp(x_c), and q = (1 - eps) onehot(t) + eps / C:
@@ -95,8 +95,11 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
                         return;
                       }
                       const T* xr = px + r * C;
-                      exp_shifted(xr, pl[r], dr, C);  // softmax
-                      for (int64_t c = 0; c < C; ++c) dr[c] = scale * (dr[c] - uniform);
+                      for (int64_t c0 = 0; c0 < C; c0 += kExpBlock) {  // a block in the cache at a time
+                        const int64_t n = std::min(kExpBlock, C - c0);
+                        exp_shifted(xr + c0, pl[r], dr + c0, n);  // softmax
+                        for (int64_t c = c0; c < c0 + n; ++c) dr[c] = scale * (dr[c] - uniform);
+                      }
                       dr[pt[r]] -= scale * one_hot;
                     });
                   });

@@ -10,9 +10,15 @@
 //                             154 MB): matmul's matrix-vector path, bytes_per_second = W's bytes;
 //                             its ratio to BM_StreamRead is how close it runs to the limit
 //   BM_EffectiveClock         the core's clock as this program gets it: a chain of dependent integer
-//                             adds retires one per cycle, so adds per nanosecond = GHz. A host that
-//                             lowers the clock, or gives this virtual CPU part of a core, shows here
-//                             (bench/copy_task_runs.sh prints it beside each run)
+//                             adds retires one per cycle, so adds per nanosecond = GHz (eight adds a
+//                             loop turn, so that the loop's jump costs nothing). A host that lowers
+//                             the clock, or takes the virtual CPU away part of the time, shows here
+//   BM_OneAddLoop             the same chain with one add a loop turn: a turn a cycle, the clock,
+//                             while this thread has its core's front end to itself. The two hardware
+//                             threads of a core share it (fetching, and following the loop's jump),
+//                             so when the core's other thread is busy (on a cloud host, maybe another
+//                             machine's) this one runs at about half the clock while BM_EffectiveClock
+//                             does not move. bench/copy_task_runs.sh prints both beside each run.
 // threads:0 means all of the pool's threads (num_threads() at start).
 #include <benchmark/benchmark.h>
 
@@ -83,23 +89,33 @@ void BM_MatVec(benchmark::State& state) {
 }
 BENCHMARK(BM_MatVec)->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_EffectiveClock(benchmark::State& state) {
-  constexpr int64_t kAdds = 50'000'000;
+// kAdds dependent integer adds, kPerTurn of them in each turn of the loop; adds per ns in "GHz".
+template <int kPerTurn>
+void time_add_chain(benchmark::State& state) {
+  constexpr int64_t kAdds = 48'000'000;
+  static_assert(kAdds % kPerTurn == 0);
   for (auto _ : state) {
     uint64_t x = 0;
-    for (int64_t i = 0; i < kAdds; ++i) {
+    for (int64_t i = 0; i < kAdds; i += kPerTurn) {
+      for (int a = 0; a < kPerTurn; ++a) {  // unrolled: kPerTurn is a constant
 #if defined(__x86_64__)
-      asm volatile("add $1, %0" : "+r"(x));  // one add, which the compiler cannot fold or vectorise
+        asm volatile("add $1, %0" : "+r"(x));  // one add, which the compiler cannot fold or vectorise
 #else
-      asm volatile("" : "+r"(x));
-      x += 1;
+        asm volatile("" : "+r"(x));
+        x += 1;
 #endif
+      }
     }
     benchmark::DoNotOptimize(x);
   }
   state.counters["GHz"] = benchmark::Counter(
       1e-9 * static_cast<double>(kAdds) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
+
+void BM_EffectiveClock(benchmark::State& state) { time_add_chain<8>(state); }
 BENCHMARK(BM_EffectiveClock)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_OneAddLoop(benchmark::State& state) { time_add_chain<1>(state); }
+BENCHMARK(BM_OneAddLoop)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -225,15 +225,13 @@ void BM_ExpShiftedLibrary(benchmark::State& state) {
     state.SkipWithError("no AVX2 build of the loops on this CPU");
     return;
   }
-  const bool was = avx2_loops();
-  set_avx2_loops(avx2);
+  const Avx2LoopsFor build(avx2);
   const std::vector<float> x = scores();
   std::vector<float> y(x.size());
   for (auto _ : state) {
     exp_shifted(x.data(), 0.5f, y.data(), kScores);
     benchmark::DoNotOptimize(y.data());
   }
-  set_avx2_loops(was);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kScores);
 }
 BENCHMARK(BM_ExpShiftedLibrary)->ArgName("avx2")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);

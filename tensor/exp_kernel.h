@@ -1,7 +1,7 @@
-// exp for the softmax family (softmax, log_softmax, cross-entropy, the attention op), computed by the
-// library rather than the C library: the same bits on every CPU and with every libm, and eight
-// elements at a time, where the C library's expf is a call per element that the compiler cannot
-// vectorise (a softmax row then spends most of its time in it).
+// exp for the softmax family (softmax, log_softmax, cross-entropy, the attention op) and for the
+// float32 tensor op exp, computed by the library rather than the C library: the same bits on every
+// CPU and with every libm, and eight elements at a time, where the C library's expf is a call per
+// element that the compiler cannot vectorise (a softmax row then spends most of its time in it).
 #pragma once
 
 #include <cstdint>

@@ -35,6 +35,20 @@ bool avx2_loops();
 /// avx2_loops_available() says this machine cannot run.
 void set_avx2_loops(bool on);
 
+/// Sets avx2_loops() for as long as it lives and puts back what it was when it goes, however the
+/// scope ends (a test or a benchmark comparing the two builds):  { Avx2LoopsFor portable(false); ... }
+/// ValueError, changing nothing, when turning on what this machine cannot run.
+class Avx2LoopsFor {
+ public:
+  explicit Avx2LoopsFor(bool on) : was_(avx2_loops()) { set_avx2_loops(on); }
+  ~Avx2LoopsFor() { set_avx2_loops(was_); }
+  Avx2LoopsFor(const Avx2LoopsFor&) = delete;
+  Avx2LoopsFor& operator=(const Avx2LoopsFor&) = delete;
+
+ private:
+  bool was_;
+};
+
 /// Runs a loop built twice: avx2(args...) when avx2_loops(), else portable(args...). On other
 /// architectures the mark is empty and the two builds are the same code.
 template <class Fn, class... Args>

@@ -34,18 +34,16 @@ inline ExpCost exp_cost(int rounds) {
     }
     return best / n;
   };
-  const bool was = gradformer::avx2_loops();
+  auto fastest_built = [&](bool avx2) {  // exp_shifted's portable or AVX2 build
+    const gradformer::Avx2LoopsFor build(avx2);
+    return fastest([&] { gradformer::exp_shifted(x.data(), m, y.data(), n); });
+  };
   ExpCost cost;
   cost.libm_ns = fastest([&] {
     for (int64_t j = 0; j < n; ++j) y[j] = std::exp(x[j] - m);
   });
-  gradformer::set_avx2_loops(false);
-  cost.portable_ns = fastest([&] { gradformer::exp_shifted(x.data(), m, y.data(), n); });
-  if (gradformer::avx2_loops_available()) {
-    gradformer::set_avx2_loops(true);
-    cost.avx2_ns = fastest([&] { gradformer::exp_shifted(x.data(), m, y.data(), n); });
-  }
-  gradformer::set_avx2_loops(was);
+  cost.portable_ns = fastest_built(false);
+  if (gradformer::avx2_loops_available()) cost.avx2_ns = fastest_built(true);
   return cost;
 }
 

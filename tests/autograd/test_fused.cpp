@@ -196,13 +196,9 @@ TEST_CASE("layer_norm's AVX2 loops give the bits of its portable loops") {
     CHECK_THROWS_MSG(set_avx2_loops(true), ValueError, "set_avx2_loops: this build or CPU cannot run the AVX2 loops");
     return;
   }
-  struct RestoredAtEnd {  // the process-wide switch as it was, however the test ends
-    bool was = avx2_loops();
-    ~RestoredAtEnd() { set_avx2_loops(was); }
-  } restored;
   // every output and gradient as bit patterns (float to double is exact, so equal bits stay equal)
   auto run = [](bool avx2, const Tensor& x, const Tensor& w, const Tensor& b, bool x_wants_grad) {
-    set_avx2_loops(avx2);
+    const Avx2LoopsFor build(avx2);
     Variable xv(x.clone(), x_wants_grad), wv, bv;
     if (w.defined()) wv = Variable(w.clone(), true), bv = Variable(b.clone(), true);
     Variable y = layer_norm(xv, wv, bv);

@@ -44,11 +44,6 @@ double ulps_off(float x, float y) {
   return std::fabs(y - exact) / ulp;
 }
 
-struct Avx2LoopsRestoredAtEnd {  // the process-wide switch as it was, however the test ends
-  bool was = avx2_loops();
-  ~Avx2LoopsRestoredAtEnd() { set_avx2_loops(was); }
-};
-
 }  // namespace
 
 TEST_CASE("the library's float exp is within one unit in the last place of exp") {
@@ -122,12 +117,12 @@ TEST_CASE("exp_shifted in float64 is std::exp") {
 
 TEST_CASE("the library's float exp gives the same bits in its AVX2 build as in its portable build") {
   if (!avx2_loops_available()) return;  // one build only (test_fused.cpp checks the switch then refuses)
-  Avx2LoopsRestoredAtEnd restored;
   const std::vector<float> xs = sweep();
-  set_avx2_loops(false);
-  const std::vector<float> portable = exps(xs, 0.5f);
-  set_avx2_loops(true);
-  const std::vector<float> avx2 = exps(xs, 0.5f);
+  const auto exps_in = [&](bool avx2) {
+    const Avx2LoopsFor build(avx2);
+    return exps(xs, 0.5f);
+  };
+  const std::vector<float> portable = exps_in(false), avx2 = exps_in(true);
   int64_t differing = 0;
   for (size_t i = 0; i < xs.size(); ++i)
     differing += std::bit_cast<uint32_t>(portable[i]) != std::bit_cast<uint32_t>(avx2[i]);

@@ -191,11 +191,7 @@ TEST_CASE("fused kernels give the same bits for any thread count") {
 
 TEST_CASE("layer_norm's AVX2 loops give the bits of its portable loops") {
   // tensor/vector_loops.h: wider vectors, the same operations in the same order, rounded alike
-  if (!avx2_loops_available()) {
-    CHECK_FALSE(avx2_loops());
-    CHECK_THROWS_MSG(set_avx2_loops(true), ValueError, "set_avx2_loops: this build or CPU cannot run the AVX2 loops");
-    return;
-  }
+  if (!avx2_loops_available()) return;  // one build only (test_vector_loops.cpp checks the switch then refuses)
   // every output and gradient as bit patterns (float to double is exact, so equal bits stay equal)
   auto run = [](bool avx2, const Tensor& x, const Tensor& w, const Tensor& b, bool x_wants_grad) {
     const Avx2LoopsFor build(avx2);

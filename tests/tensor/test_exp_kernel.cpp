@@ -116,7 +116,7 @@ TEST_CASE("exp_shifted in float64 is std::exp") {
 }
 
 TEST_CASE("the library's float exp gives the same bits in its AVX2 build as in its portable build") {
-  if (!avx2_loops_available()) return;  // one build only (test_fused.cpp checks the switch then refuses)
+  if (!avx2_loops_available()) return;  // one build only (test_vector_loops.cpp checks the switch then refuses)
   const std::vector<float> xs = sweep();
   const auto exps_in = [&](bool avx2) {
     const Avx2LoopsFor build(avx2);

@@ -31,6 +31,7 @@ TEST_CASE("Avx2LoopsFor sets the switch for its scope and puts it back however t
     CHECK_FALSE(avx2_loops());
   } else {
     CHECK_FALSE(original);
+    CHECK_THROWS_MSG(set_avx2_loops(true), ValueError, "set_avx2_loops: this build or CPU cannot run the AVX2 loops");
     CHECK_THROWS_MSG(Avx2LoopsFor(true), ValueError, "set_avx2_loops: this build or CPU cannot run the AVX2 loops");
     CHECK_FALSE(avx2_loops());
   }

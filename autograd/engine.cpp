@@ -17,10 +17,10 @@
 
 #include "autograd/node.h"
 #include "tensor/elementwise.h"
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/reduce.h"
 #include "tensor/strided_loop.h"
+#include "tensor/support/profiler.h"
 
 namespace gradformer {
 

@@ -8,7 +8,7 @@
 #include "autograd/fused.h"
 #include "autograd/node.h"
 #include "autograd/rowwise.h"
-#include "tensor/exp_kernel.h"
+#include "tensor/kernels/exp_kernel.h"
 
 namespace gradformer {
 namespace {
@@ -56,7 +56,7 @@ Variable cross_entropy(const Variable& logits, const Tensor& target, const Cross
       const T* xr = px + r * C;
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t c = 0; c < C; ++c) m = std::max(m, xr[c]);
-      // s = sum_c exp(x_c - m): the exps in blocks (the library's exp, tensor/exp_kernel.h), summed in double
+      // s = sum_c exp(x_c - m): the exps in blocks (the library's exp, tensor/kernels/exp_kernel.h), summed in double
       double s = 0, total = 0;
       T block[kExpBlock];
       for (int64_t c0 = 0; c0 < C; c0 += kExpBlock) {

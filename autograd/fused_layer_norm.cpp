@@ -3,8 +3,8 @@
 
 #include "autograd/fused.h"
 #include "autograd/node.h"
-#include "tensor/parallel.h"
-#include "tensor/vector_loops.h"
+#include "tensor/kernels/parallel.h"
+#include "tensor/kernels/vector_loops.h"
 
 namespace gradformer {
 
@@ -110,7 +110,7 @@ GRADFORMER_ALWAYS_INLINE void backward_chunks_body(const BackwardChunks<T>& a, i
     }
 }
 
-// Each body built twice (tensor/vector_loops.h): for any CPU, and with AVX2's wider vectors; the
+// Each body built twice (tensor/kernels/vector_loops.h): for any CPU, and with AVX2's wider vectors; the
 // same bits either way. The wider build ran the backward about 1.6 times as fast (800 rows of 128
 // or 512, one thread, AMD EPYC Zen 4).
 template <class T>

@@ -6,7 +6,7 @@
 #include "autograd/fused.h"
 #include "autograd/node.h"
 #include "autograd/rowwise.h"
-#include "tensor/exp_kernel.h"
+#include "tensor/kernels/exp_kernel.h"
 
 namespace gradformer {
 
@@ -27,7 +27,7 @@ Variable softmax(const Variable& x, int64_t dim) {
         T* yr = py + r * C;
         T m = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < C; ++j) m = std::max(m, xr[j]);
-        exp_shifted(xr, m, yr, C);  // the library's exp (tensor/exp_kernel.h)
+        exp_shifted(xr, m, yr, C);  // the library's exp (tensor/kernels/exp_kernel.h)
         T s = 0;
         for (int64_t j = 0; j < C; ++j) s += yr[j];
         const T inv = 1 / s;

@@ -27,7 +27,7 @@
 
 #include "autograd/anomaly.h"
 #include "autograd/variable.h"
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 
 namespace gradformer {
 
@@ -116,7 +116,7 @@ class Node {
     input_count_ = 0;
   }
 
-  const char* op_;  // first, so debug/gradformer_gdb.py finds it even without debug information
+  const char* op_;  // first, so tutorials/debug/gradformer_gdb.py finds it even without debug information
   std::array<Variable, kInlineInputs> inline_;
   std::vector<Variable> spilled_;
   size_t input_count_;

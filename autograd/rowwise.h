@@ -6,7 +6,7 @@
 
 #include "autograd/variable.h"
 #include "autograd/views.h"
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer::rowwise {
 

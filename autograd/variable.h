@@ -12,7 +12,7 @@
 #include <ostream>
 #include <string>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 #include "tensor/tensor.h"
 
 namespace gradformer {

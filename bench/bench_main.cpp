@@ -1,10 +1,10 @@
 // The main of the benchmark programs that register their benchmarks statically: Google Benchmark's
 // own (BENCHMARK_MAIN), after keeping freed memory for reuse as the gradformer program does, so
 // that a benchmark measures the library as a training run uses it, not fresh pages faulted in on
-// every iteration (tensor/memory.h; the environment may say no, and then nothing changes).
+// every iteration (tensor/support/memory.h; the environment may say no, and then nothing changes).
 #include <benchmark/benchmark.h>
 
-#include "tensor/memory.h"
+#include "tensor/support/memory.h"
 
 int main(int argc, char** argv) {
   gradformer::keep_freed_memory();

@@ -84,7 +84,7 @@ void BM_Reference(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_freed_memory();  // as bench_main.cpp does for the other benchmarks (tensor/memory.h)
+  keep_freed_memory();  // as bench_main.cpp does for the other benchmarks (tensor/support/memory.h)
   std::string shapes = kBuiltinShapes;
   if (const char* path = std::getenv("MATMUL_SHAPES")) {
     std::ifstream in(path);

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "bench/stream_read.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/matmul.h"
-#include "tensor/parallel.h"
 #include "tensor/random.h"
 
 using namespace gradformer;

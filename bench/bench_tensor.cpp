@@ -7,7 +7,7 @@
 //     memcpy reads 64 MiB and writes 64 MiB, so its "bytes" are 2 x 64 MiB; add reads two arrays and
 //     writes one, 3 x 64 MiB. A ratio to memcpy near 1 means the op runs at the speed of memory.
 //     /T:1 and /T:2 are the thread counts of gradformer's pool (memcpy is always one thread).
-// (c) exp over a row of scores: the C library's against the library's own (tensor/exp_kernel.h).
+// (c) exp over a row of scores: the C library's against the library's own (tensor/kernels/exp_kernel.h).
 //
 //   bench_tensor --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "tensor/all.h"
-#include "tensor/exp_kernel.h"
-#include "tensor/vector_loops.h"
+#include "tensor/kernels/exp_kernel.h"
+#include "tensor/kernels/vector_loops.h"
 
 using namespace gradformer;
 
@@ -159,7 +159,7 @@ void BM_Exp(benchmark::State& state) {
 BENCHMARK(BM_Exp)->ArgName("T")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // y = x * mask and the mask: read x, write y and the mask. 16 MiB tensors (three of them, beyond the
-// last-level cache), under malloc's kept-memory bound (tensor/memory.h), as a training step's are:
+// last-level cache), under malloc's kept-memory bound (tensor/support/memory.h), as a training step's are:
 // no fresh pages are faulted in.
 void BM_Dropout(benchmark::State& state) {
   set_num_threads(static_cast<int>(state.range(0)));
@@ -199,7 +199,7 @@ BENCHMARK(BM_Clone)->ArgName("T")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)
 
 // exp(x - max) over 64K scores (256 KiB in, 256 KiB out: in the L2 cache), elements per second, one
 // thread: the C library's std::exp one call an element, and the library's exp_shifted
-// (tensor/exp_kernel.h) in its portable build (/avx2:0) and its AVX2 build (/avx2:1).
+// (tensor/kernels/exp_kernel.h) in its portable build (/avx2:0) and its AVX2 build (/avx2:1).
 constexpr int64_t kScores = 64 * 1024;
 
 std::vector<float> scores() {

@@ -18,10 +18,10 @@
 #include "bench/gpt2_step.h"
 #include "nn/all.h"
 #include "nn/schedule.h"
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 #include "transformer/data/copy_task.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/model/encoder_decoder.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/task.h"
 
 using namespace gradformer;

@@ -10,9 +10,9 @@
 // inputs (a node keeps its inputs until backward, needed or not), summed by the op that made them
 // and the op that holds them; what backward functions captured besides (dropout masks, attention
 // weights, ...) is the rest of the memory the forward pass added.
-// --profile runs one more step under the profiler (tensor/profiler.h) and prints its table, as
+// --profile runs one more step under the profiler (tensor/support/profiler.h) and prints its table, as
 // `gradformer train --profile` does.
-// --fresh-pages skips keep_freed_memory() (tensor/memory.h), which the gradformer program calls:
+// --fresh-pages skips keep_freed_memory() (tensor/support/memory.h), which the gradformer program calls:
 // glibc then gives large freed blocks back to the kernel at once, as it does under PyTorch.
 #include <sys/resource.h>
 #include <unistd.h>
@@ -30,10 +30,10 @@
 
 #include "autograd/node.h"
 #include "bench/gpt2_step.h"
-#include "tensor/error.h"
-#include "tensor/memory.h"
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/parallel.h"
+#include "tensor/support/error.h"
+#include "tensor/support/memory.h"
+#include "tensor/support/profiler.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer::bench {
 

@@ -3,8 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer {
 
@@ -15,7 +14,7 @@ double max_adam_gradient_norm(DType dtype) {
 }
 
 Adam::Adam(std::vector<Variable> params, const AdamOptions& options)
-    : Optimizer(std::move(params), options.lr, "adam"), options_(options) {
+    : Optimizer(std::move(params), options.lr, "adam", "Adam.step"), options_(options) {
   const auto in_unit_interval = [](double beta) { return beta >= 0 && beta < 1; };
   check_option("Adam", "beta1", options.beta1, in_unit_interval(options.beta1), "in [0, 1)");
   check_option("Adam", "beta2", options.beta2, in_unit_interval(options.beta2), "in [0, 1)");
@@ -44,14 +43,11 @@ std::vector<std::pair<std::string, Tensor>> Adam::buffers() const {
   return out;
 }
 
-void Adam::step() {
-  profiler::Scope event("Adam.step", profiler::Phase::Optimizer);
+void Adam::update() {
   const double beta1 = options_.beta1, beta2 = options_.beta2;
   int64_t* param_steps = param_steps_.data<int64_t>();
   for_each_with_grad([&](size_t i, Tensor& value, const Tensor& grad) {
     const int64_t t = ++param_steps[i];
-    // p, g, m and v read, p, m and v written: 7 passes over the parameter's bytes
-    event.add_bytes(7 * value.numel() * static_cast<int64_t>(itemsize(value.dtype())));
     // The per-step scalars in double, once per parameter; the elementwise work in the parameter's dtype.
     const double step_size = lr_ / (1 - std::pow(beta1, static_cast<double>(t)));
     const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, static_cast<double>(t)));
@@ -82,7 +78,6 @@ void Adam::step() {
       });
     });
   });
-  ++steps_;
 }
 
 }  // namespace gradformer

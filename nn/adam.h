@@ -33,7 +33,6 @@ class Adam : public Optimizer {
  public:
   /// ValueError unless 0 <= beta1, beta2 < 1, eps >= 0 and lr >= 0 (all finite).
   Adam(std::vector<Variable> params, const AdamOptions& options = {});
-  void step() override;
   const AdamOptions& options() const { return options_; }
 
   /// The moments of parameter i (for inspection and tests).
@@ -46,6 +45,8 @@ class Adam : public Optimizer {
   std::string second_moment_overflow(double gradient_norm) const;
 
  protected:
+  void update() override;
+  int passes_over_parameters() const override { return 7; }  // p, g, m and v read, p, m and v written
   /// "m.<i>" and "v.<i>" for each parameter, and "param_steps": int64 [parameters], each one's t.
   std::vector<std::pair<std::string, Tensor>> buffers() const override;
 

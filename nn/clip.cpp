@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "tensor/elementwise.h"
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/parallel.h"
+#include "tensor/support/profiler.h"
 
 namespace gradformer {
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "autograd/all.h"
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 
 namespace gradformer {
 
@@ -12,8 +12,8 @@ void check_option(const std::string& op, const char* what, double value, bool va
   if (!valid || std::isnan(value)) throw ValueError(message(op, ": ", what, " must be ", expected, ", got ", value));
 }
 
-Optimizer::Optimizer(std::vector<Variable> params, double lr, std::string name)
-    : params_(std::move(params)), lr_(0), name_(std::move(name)) {
+Optimizer::Optimizer(std::vector<Variable> params, double lr, std::string name, std::string step_event)
+    : params_(std::move(params)), lr_(0), name_(std::move(name)), step_event_(std::move(step_event)) {
   if (params_.empty()) throw ValueError(message(name_, ": the parameter list is empty"));
   std::set<const VariableImpl*> seen;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -31,6 +31,17 @@ Optimizer::Optimizer(std::vector<Variable> params, double lr, std::string name)
 void Optimizer::set_lr(double lr) {
   check_option(name_, "lr", lr, std::isfinite(lr) && lr >= 0, "finite and >= 0");
   lr_ = lr;
+}
+
+// The profiler enters every optimizer's step here, and only here.
+void Optimizer::step() {
+  profiler::Scope event(step_event_.c_str(), profiler::Phase::Optimizer);
+  if (event.active() && passes_over_parameters() > 0)
+    for (const Variable& p : params_)
+      if (p.grad().defined())
+        event.add_bytes(passes_over_parameters() * p.value().numel() * static_cast<int64_t>(itemsize(p.dtype())));
+  update();
+  ++steps_;
 }
 
 void Optimizer::zero_grad() {

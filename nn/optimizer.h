@@ -24,8 +24,9 @@ class Optimizer {
 
   /// Forgets every parameter's gradient (call before each backward: gradients accumulate).
   void zero_grad();
-  /// Updates every parameter that has a gradient; parameters without one are left alone.
-  virtual void step() = 0;
+  /// Updates every parameter that has a gradient; parameters without one are left alone: the
+  /// optimizer's own rule, update(), timed by the profiler as one event ("Adam.step").
+  void step();
 
   double lr() const { return lr_; }
   /// For learning-rate schedules. ValueError unless lr is finite and >= 0.
@@ -47,7 +48,12 @@ class Optimizer {
  protected:
   /// `name` ("sgd", "adam") prefixes the state's names and the error messages. ValueError for an
   /// empty list, an undefined, non-floating or repeated parameter, or a bad learning rate.
-  Optimizer(std::vector<Variable> params, double lr, std::string name);
+  Optimizer(std::vector<Variable> params, double lr, std::string name, std::string step_event);
+  /// One step's arithmetic, each parameter with a gradient updated by the optimizer's rule.
+  virtual void update() = 0;
+  /// How many times update() reads or writes each parameter's bytes, for the profiler's bytes moved
+  /// (0: not counted).
+  virtual int passes_over_parameters() const = 0;
 
   /// The optimizer's tensors (momentum buffers, moments, ...), by name without the prefix. They are
   /// the live tensors: load_state copies into them.
@@ -62,6 +68,7 @@ class Optimizer {
   double lr_;
   int64_t steps_ = 0;
   std::string name_;
+  std::string step_event_;  // the profiler's name for step(): "Adam.step"
 };
 
 /// Zeros of each parameter's shape and dtype: the initial moments and momentum buffers.

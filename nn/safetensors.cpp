@@ -18,7 +18,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tensor/json.h"
+#include "tensor/support/json.h"
 
 namespace gradformer {
 

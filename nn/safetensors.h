@@ -16,7 +16,7 @@
 #include <string>
 
 #include "nn/module.h"
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

@@ -2,13 +2,12 @@
 
 #include <cmath>
 
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer {
 
 SGD::SGD(std::vector<Variable> params, const SGDOptions& options)
-    : Optimizer(std::move(params), options.lr, "sgd"), options_(options) {
+    : Optimizer(std::move(params), options.lr, "sgd", "SGD.step"), options_(options) {
   check_option("SGD", "momentum", options.momentum, std::isfinite(options.momentum) && options.momentum >= 0,
                "finite and >= 0");
   check_option("SGD", "weight_decay", options.weight_decay,
@@ -23,8 +22,7 @@ std::vector<std::pair<std::string, Tensor>> SGD::buffers() const {
   return out;
 }
 
-void SGD::step() {
-  const profiler::Scope event("SGD.step", profiler::Phase::Optimizer);
+void SGD::update() {
   const double lr = lr_, momentum = options_.momentum, weight_decay = options_.weight_decay;
   for_each_with_grad([&](size_t i, Tensor& value, const Tensor& grad) {
     dispatch_floating(value.dtype(), "SGD.step", [&]<class T>() {
@@ -43,7 +41,6 @@ void SGD::step() {
       });
     });
   });
-  ++steps_;
 }
 
 }  // namespace gradformer

@@ -20,10 +20,11 @@ class SGD : public Optimizer {
  public:
   /// ValueError for a negative or non-finite lr, momentum or weight_decay.
   SGD(std::vector<Variable> params, const SGDOptions& options);
-  void step() override;
   const SGDOptions& options() const { return options_; }
 
  protected:
+  void update() override;
+  int passes_over_parameters() const override { return 0; }  // not counted
   /// "momentum_buffer.<i>" for each parameter, when momentum is on.
   std::vector<std::pair<std::string, Tensor>> buffers() const override;
 

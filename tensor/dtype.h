@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "tensor/exp_kernel.h"
+#include "tensor/kernels/exp_kernel.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/map.h"
-#include "tensor/parallel.h"
 
 namespace gradformer {
 namespace {
@@ -77,7 +77,7 @@ Tensor pow(const Tensor& a, double exponent) {
 }
 Tensor exp(const Tensor& a) {
   if (a.dtype() != DType::Float32) return floating_unary("exp", a, [](auto x) { return std::exp(x); });
-  // float32: the library's exp (tensor/exp_kernel.h), the one the softmax family takes
+  // float32: the library's exp (tensor/kernels/exp_kernel.h), the one the softmax family takes
   const Tensor x = a.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   const float* px = x.data<float>();

@@ -1,141 +1,46 @@
-// matmul: shapes, batching and broadcasting, and the choice of kernel. The arithmetic is in
+// matmul: the naive triple loop first (the definition every faster version is checked against),
+// then the fast one's shapes, batching and broadcasting. Its arithmetic is in tensor/kernels/:
 // gemm.cpp (the blocked loops) and gemm_kernel_*.cpp (the micro-kernels).
 //   a: [..., M, K], b: [..., K, N] -> out: [..., M, N]
 #include "tensor/matmul.h"
 
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <string_view>
+#include <vector>
 
-#include "tensor/gemm.h"
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/gemm.h"  // gemm_batch: the blocked loops, on raw pointers
 
 namespace gradformer {
-namespace detail {
 
-// (the compiler's CPU check also asks the OS whether it saves the 256-bit and 512-bit registers)
-bool avx2_available() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool cpu_ok = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
-  return cpu_ok && avx2_kernels<float>() != nullptr;
-#else
-  return false;
-#endif
+// The definition: out[i, j] = sum_k a[i, k] * b[k, j], each sum in float64, rounded once.
+Tensor matmul_reference(const Tensor& a, const Tensor& b) {
+  const char* op = "matmul_reference";
+  if (!a.defined() || !b.defined()) throw ValueError(message(op, ": undefined tensor"));
+  if (a.dim() != 2 || b.dim() != 2)
+    throw ShapeError(
+        message(op, ": both operands must be matrices (2 dimensions), a is ", a.shape(), ", b is ", b.shape()));
+  if (a.dtype() != b.dtype()) throw DTypeError(message(op, ": dtypes differ: ", a.dtype(), " and ", b.dtype()));
+  if (!is_floating(a.dtype()))
+    throw DTypeError(message(op, ": expected a floating dtype (float32 or float64), got ", a.dtype()));
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  if (b.size(0) != K)
+    throw ShapeError(message(op, ": inner dimensions differ: a is ", a.shape(), ", b is ", b.shape()));
+  Tensor out = Tensor::empty({M, N}, a.dtype());
+  dispatch_floating(a.dtype(), op, [&]<class T>() {
+    // A(i, k) = pa[i * sa0 + k * sa1], B(k, j) = pb[k * sb0 + j * sb1]: the views' own strides
+    const T *pa = a.data<T>(), *pb = b.data<T>();
+    const int64_t sa0 = a.strides()[0], sa1 = a.strides()[1], sb0 = b.strides()[0], sb1 = b.strides()[1];
+    T* po = out.data<T>();
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += static_cast<double>(pa[i * sa0 + k * sa1]) * static_cast<double>(pb[k * sb0 + j * sb1]);
+        po[i * N + j] = static_cast<T>(sum);
+      }
+  });
+  return out;
 }
 
-bool avx512_available() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool cpu_ok =
-      (__builtin_cpu_init(),
-       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
-  return cpu_ok && avx512_kernels<float>() != nullptr;
-#else
-  return false;
-#endif
-}
-
-namespace {
-
-MatmulKernel resolve(MatmulKernel k) {
-  if (k != MatmulKernel::Auto) return k;
-  return avx512_available() ? MatmulKernel::Avx512 : avx2_available() ? MatmulKernel::Avx2 : MatmulKernel::Portable;
-}
-
-// GRADFORMER_MATMUL: a kernel's name chooses it, when this build and CPU have it. Anything else
-// (a typo, a kernel this CPU lacks) keeps the automatic choice and says so on stderr: this runs
-// before main, where an exception would end the program with no message.
-MatmulKernel initial_kernel() {
-  const char* env = std::getenv("GRADFORMER_MATMUL");
-  if (!env || !*env) return resolve(MatmulKernel::Auto);
-  for (MatmulKernel k : {MatmulKernel::Auto, MatmulKernel::Avx512, MatmulKernel::Avx2, MatmulKernel::Portable})
-    if (std::string_view(env) == matmul_kernel_name(k)) {
-      if (matmul_kernel_available(k)) return resolve(k);
-      std::fprintf(stderr, "gradformer: GRADFORMER_MATMUL=%s: this build or CPU lacks that kernel; using %s\n", env,
-                   matmul_kernel_name(resolve(MatmulKernel::Auto)));
-      return resolve(MatmulKernel::Auto);
-    }
-  std::fprintf(stderr, "gradformer: GRADFORMER_MATMUL=%s is not one of avx512, avx2, portable, auto; using %s\n", env,
-               matmul_kernel_name(resolve(MatmulKernel::Auto)));
-  return resolve(MatmulKernel::Auto);
-}
-
-std::atomic<MatmulKernel>& current_kernel() {
-  static std::atomic<MatmulKernel> kernel{initial_kernel()};
-  return kernel;
-}
-
-}  // namespace
-
-template <class T>
-const MicroKernels<T>& active_kernels() {
-  switch (current_kernel().load(std::memory_order_relaxed)) {
-    case MatmulKernel::Avx512:
-      return *avx512_kernels<T>();
-    case MatmulKernel::Avx2:
-      return *avx2_kernels<T>();
-    default:
-      return portable_kernels<T>();
-  }
-}
-template const MicroKernels<float>& active_kernels<float>();
-template const MicroKernels<double>& active_kernels<double>();
-
-}  // namespace detail
-
-bool matmul_kernel_available(MatmulKernel kernel) {
-  switch (kernel) {
-    case MatmulKernel::Avx512:
-      return detail::avx512_available();
-    case MatmulKernel::Avx2:
-      return detail::avx2_available();
-    default:
-      return true;
-  }
-}
-
-const char* matmul_kernel_name(MatmulKernel kernel) {
-  switch (kernel) {
-    case MatmulKernel::Avx512:
-      return "avx512";
-    case MatmulKernel::Avx2:
-      return "avx2";
-    case MatmulKernel::Portable:
-      return "portable";
-    default:
-      return "auto";
-  }
-}
-
-void set_matmul_kernel(MatmulKernel kernel) {
-  if (!matmul_kernel_available(kernel))
-    throw ValueError(message("set_matmul_kernel: the ", matmul_kernel_name(kernel),
-                             " kernel is not available (not built in, or this CPU lacks the instructions)"));
-  detail::current_kernel().store(detail::resolve(kernel));
-}
-
-MatmulKernel matmul_kernel() { return detail::current_kernel().load(); }
-
-namespace {
-
-// Below this many flops per product, a batch is split between threads by whole products rather
-// than each product by rows: attention's many 64 x 64 products each take a few microseconds, less
-// than waking a thread costs.
-constexpr double kBatchSplitFlops = 32e6;
-// ...and a thread gets at least this much work (about 10 µs), else the batch stays on one thread.
-constexpr double kMinBatchFlopsPerThread = 1e6;
-// A product with few rows of A (one token's attention: q [1, d_k] against the keys [T, d_k]) does
-// two flops per element of B it reads, and waits on memory, not on arithmetic: its cost is counted
-// as this many flops per byte of B (about a core's matmul flops over its memory bandwidth), so
-// that the batch of such products is shared between threads when reading it is worth it.
-constexpr double kFlopsPerByteRead = 8;
-// A single product this small never uses more than one thread (gemm has the same rule; checking it
-// here as well saves asking the pool how many threads it has).
-constexpr double kMinThreadedFlops = 4e6;
-
-}  // namespace
+// The fast one: the same sums, each in the operands' dtype, by the blocked loops of tensor/kernels/.
 
 // The strides of x's batch dimensions, aligned to the broadcast batch shape `batch` (from the
 // right): 0 where x lacks the dimension or has size 1 there, so that every element of the batch
@@ -172,52 +77,24 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor out = Tensor::empty(out_shape, a.dtype());
   if (out.numel() == 0) return out;
   const int64_t batches = batch.numel();
-  profiler::count_flops(2 * M * N * K * batches);  // a multiply and an add per term of each sum
   // the matrices' own strides: A(i, k) = pa[i * sam + k * sak], B(k, j) = pb[k * sbk + j * sbn]
   const int64_t sam = a.strides()[ra - 2], sak = a.strides()[ra - 1], sbk = b.strides()[rb - 2],
                 sbn = b.strides()[rb - 1];
-  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-
-  dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
-    const detail::MicroKernels<T>& uk = detail::active_kernels<T>();
-    const T* pa = a.data<T>();
-    const T* pb = b.data<T>();
-    T* pc = out.data<T>();
-    // for one product (the matrix-vector path, bound by memory, decides by the bytes it reads)
-    const bool gemv = detail::use_gemv_path(M, N, K, sbk, sbn, sizeof(T));
-    const int threads = flops < kMinThreadedFlops && !gemv ? 1 : num_threads();
-    if (!batched) return detail::gemm<T>(uk, M, N, K, {pa, sam, sak}, {pb, sbk, sbn}, pc, N, threads);
-    const int r = batch.rank();
+  // out[bi] = A[bi] · B[bi]: the flat batch index bi unravelled into each operand's offset
+  std::vector<int64_t> a_offsets(batches, 0), b_offsets(batches, 0);
+  if (batched) {
     const Shape a_bs = batch_strides(a, batch), b_bs = batch_strides(b, batch);
-    // out[bi] = A[bi] · B[bi]: the flat batch index bi is unravelled into each operand's offset.
-    auto product = [&](int64_t bi, int threads) {
-      int64_t oa = 0, ob = 0;
-      for (int64_t d = r - 1, rest = bi; d >= 0; --d) {
+    for (int64_t bi = 0; bi < batches; ++bi)
+      for (int64_t d = batch.rank() - 1, rest = bi; d >= 0; --d) {
         const int dim = static_cast<int>(d);
-        oa += rest % batch[dim] * a_bs[dim];
-        ob += rest % batch[dim] * b_bs[dim];
+        a_offsets[bi] += rest % batch[dim] * a_bs[dim];
+        b_offsets[bi] += rest % batch[dim] * b_bs[dim];
         rest /= batch[dim];
       }
-      detail::gemm<T>(uk, M, N, K, {pa + oa, sam, sak}, {pb + ob, sbk, sbn}, pc + bi * M * N, N, threads);
-    };
-    if (batches == 1) {
-      product(0, threads);
-    } else if (flops < kBatchSplitFlops || batches >= 4 * num_threads()) {
-      // many products: each thread takes whole products. A product's cost is the work the kernel
-      // does, whole MR x NR tiles: for a 9 x 9 product an 8 x 32 kernel computes two tiles, 16 x 32
-      // outputs, six times the product's own flops (counting only those kept the copy task's 9 x 9
-      // decoder heads on one thread).
-      auto whole_tiles = [](int64_t n, int tile) { return static_cast<double>((n + tile - 1) / tile * tile); };
-      const double tile_flops = 2.0 * whole_tiles(M, uk.mr) * whole_tiles(N, uk.nr) * static_cast<double>(K);
-      const double bytes = static_cast<double>(N) * static_cast<double>(K) * static_cast<double>(sizeof(T));
-      const double cost = M <= detail::kGemvMaxRows ? std::max(tile_flops, kFlopsPerByteRead * bytes) : tile_flops;
-      const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kMinBatchFlopsPerThread / cost));
-      parallel_for(0, batches, grain, [&](int64_t lo, int64_t hi) {
-        for (int64_t bi = lo; bi < hi; ++bi) product(bi, 1);
-      });
-    } else {
-      for (int64_t bi = 0; bi < batches; ++bi) product(bi, num_threads());
-    }
+  }
+  dispatch_floating(a.dtype(), "matmul", [&]<class T>() {
+    detail::gemm_batch<T>(M, N, K, a.data<T>(), a_offsets.data(), sam, sak, b.data<T>(), b_offsets.data(), sbk, sbn,
+                          out.data<T>(), batches);
   });
   return out;
 }

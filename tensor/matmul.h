@@ -2,30 +2,26 @@
 //   a: [..., M, K], b: [..., K, N] -> out: [..., M, N]
 // Either operand may be a transposed view (a.transpose(-2, -1)); the kernel reads it through its
 // strides, no copy first. float32 and float64.
-// How it is fast: tutorials/02-matmul.md; the code: gemm.h, gemm.cpp, gemm_kernel_*.cpp.
+// How it is fast: tutorials/02-matmul.md; the code: tensor/kernels/ (gemm.h, gemm.cpp, gemm_kernel_*.cpp).
 #pragma once
 
+#include "tensor/kernels/matmul_kernel.h"  // the choice of micro-kernel: MatmulKernel, set_matmul_kernel
 #include "tensor/tensor.h"
 
 namespace gradformer {
 
-/// ShapeError "matmul: inner dimensions differ: a is [4, 3], b is [5, 2]" and the like;
+/// The matrix product by its definition, one plain triple loop: what the fast matmul below is
+/// checked against by the tests, what tutorial chapter 2's ladder starts from and checks every step
+/// against, and bench_matmul's slowest row. Slow on purpose; never used by the library itself.
+/// a: [M, K], b: [K, N] -> out: [M, N], out[i, j] = sum over k (from 0 up) of a[i, k] * b[k, j],
+/// summed in float64 and rounded once to the operands' dtype. Either operand may be any strided
+/// view. ShapeError unless both are matrices with a's columns as many as b's rows ("matmul_reference:
+/// inner dimensions differ: a is [4, 3], b is [5, 2]"); DTypeError if the dtypes differ or are not
+/// floating; ValueError for an undefined tensor.
+Tensor matmul_reference(const Tensor& a, const Tensor& b);
+
+/// The fast one: ShapeError "matmul: inner dimensions differ: a is [4, 3], b is [5, 2]" and the like;
 /// DTypeError if the dtypes differ or are not floating.
 Tensor matmul(const Tensor& a, const Tensor& b);
-
-/// Which micro-kernel matmul runs. Auto (the default) picks the widest this build and CPU can run:
-/// Avx512 (CMake option GRADFORMER_AVX512; a CPU with AVX-512F), else Avx2 (GRADFORMER_AVX2; AVX2
-/// and FMA), else Portable. All three give the same products; the SIMD ones bit for bit. The
-/// environment variable GRADFORMER_MATMUL=avx512, avx2 or portable sets the starting choice.
-enum class MatmulKernel { Auto, Avx512, Avx2, Portable };
-
-/// ValueError when asked for a kernel this build or CPU lacks.
-void set_matmul_kernel(MatmulKernel kernel);
-/// The kernel matmul runs now (never Auto).
-MatmulKernel matmul_kernel();
-/// Whether `kernel` can be chosen on this build and CPU (Auto and Portable always can).
-bool matmul_kernel_available(MatmulKernel kernel);
-/// "avx512", "avx2", "portable" or "auto".
-const char* matmul_kernel_name(MatmulKernel kernel);
 
 }  // namespace gradformer

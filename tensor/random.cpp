@@ -6,8 +6,8 @@
 #include <sstream>
 #include <type_traits>
 
-#include "tensor/dropout_kernel.h"
-#include "tensor/parallel.h"
+#include "tensor/kernels/dropout_kernel.h"
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer {
 

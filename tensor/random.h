@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tensor/pcg32.h"
+#include "tensor/kernels/pcg32.h"
 #include "tensor/tensor.h"
 
 namespace gradformer {

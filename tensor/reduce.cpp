@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

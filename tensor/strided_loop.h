@@ -9,7 +9,7 @@
 #include <array>
 #include <cstdint>
 
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/shape.h"
 
 namespace gradformer {

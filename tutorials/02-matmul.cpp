@@ -17,10 +17,9 @@
 #include <vector>
 
 #include "tensor/all.h"
-#include "tensor/gemm.h"
+#include "tensor/kernels/gemm.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/matmul.h"
-#include "tensor/matmul_reference.h"
-#include "tensor/parallel.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -140,7 +139,7 @@ void blocked(const float* a, const float* b, float* c, int64_t n) {
 }
 
 // ---- step 5: packing, and step 6: threads ---------------------------------------------------
-// The library's gemm_packed (tensor/gemm.cpp): the loops of step 4, plus copying each block of B
+// The library's gemm_packed (tensor/kernels/gemm.cpp): the loops of step 4, plus copying each block of B
 // and A into the micro-kernel's reading order; with threads, the rows of C are split between cores.
 void packed(const float* a, const float* b, float* c, int64_t n) {
   const MicroKernels<float>& uk = tile_kernels();

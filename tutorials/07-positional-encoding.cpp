@@ -15,12 +15,12 @@
 #include "nn/all.h"
 #include "nn/schedule.h"
 #include "transformer/data/copy_task.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/task.h"
 
 using namespace gradformer;

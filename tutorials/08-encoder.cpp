@@ -13,12 +13,12 @@
 #include "claims.h"
 #include "nn/all.h"
 #include "transformer/data/batch_stream.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/diagram.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/encoder.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/feed_forward.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/task.h"
 
 using namespace gradformer;

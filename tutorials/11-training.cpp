@@ -24,10 +24,10 @@
 #include "transformer/data/copy_task.h"
 #include "transformer/data/length_kinds.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

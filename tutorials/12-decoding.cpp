@@ -18,7 +18,7 @@
 #include "claims.h"
 #include "nn/all.h"
 #include "small_translator.h"
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
 #include "transformer/data/batch.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/data/toy_corpus.h"

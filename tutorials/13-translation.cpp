@@ -29,12 +29,12 @@
 #include "transformer/data/batch_plan.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/data/tsv.h"
+#include "transformer/evaluate/bleu.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/inspect/trace.h"
-#include "transformer/train/average.h"
-#include "transformer/train/bleu.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/store/average.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -21,7 +21,7 @@
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -26,7 +26,7 @@
 #include "memory_bandwidth.h"  // cpu_seconds, bandwidth_gbs
 #include "nn/all.h"
 #include "step_scaling.h"  // measure_step_scaling: the step against d_model and the length
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 #include "transformer/data/batch_stream.h"
 #include "transformer/inspect/diagram.h"
 #include "transformer/inspect/svg.h"
@@ -305,7 +305,7 @@ int64_t op_events(const profiler::Trace& trace) {
 
 // Page faults and time in the kernel per step, from the operating system's count for the process
 // (getrusage: POSIX). This program keeps freed memory for the next step, as the gradformer program
-// does: main calls keep_freed_memory (tensor/memory.h) first thing. The same steps with malloc as
+// does: main calls keep_freed_memory (tensor/support/memory.h) first thing. The same steps with malloc as
 // glibc sets it show what that saves: they run in a second copy of this program, which skips the call.
 #if defined(__GLIBC__) && !CHAPTER_16_SANITIZED
 #define CHAPTER_16_FRESH_PAGES

@@ -25,10 +25,10 @@
 #include "transformer/data/text_blocks.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/vocab.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -34,8 +34,8 @@
 #include "transformer/model/gpt2_init.h"
 #include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/import_gpt2.h"
+#include "transformer/store/checkpoint.h"
+#include "transformer/store/import_gpt2.h"
 
 using namespace gradformer;
 using namespace tutorial;

@@ -1,4 +1,4 @@
-// Chapter 16's "an exp of our own": the C library's exp against the library's (tensor/exp_kernel.h),
+// Chapter 16's "an exp of our own": the C library's exp against the library's (tensor/kernels/exp_kernel.h),
 // timed over a row of scores.
 #pragma once
 
@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor/exp_kernel.h"
-#include "tensor/vector_loops.h"
+#include "tensor/kernels/exp_kernel.h"
+#include "tensor/kernels/vector_loops.h"
 
 namespace tutorial {
 
 // Nanoseconds an element for exp over a row of scores (exp(x - max), as the softmax takes it), the
 // fastest of `rounds`: the C library's std::exp, one call an element, and the library's exp_shifted
-// (tensor/exp_kernel.h) in its portable build and in its AVX2 build where the CPU has it.
+// (tensor/kernels/exp_kernel.h) in its portable build and in its AVX2 build where the CPU has it.
 struct ExpCost {
   double libm_ns = 0, portable_ns = 0, avx2_ns = 0;  // avx2_ns 0: no AVX2 build on this CPU
 };

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "claims.h"
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
 
 namespace tutorial {
 

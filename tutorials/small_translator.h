@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 namespace tutorial {

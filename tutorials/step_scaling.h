@@ -4,7 +4,7 @@
 // two tables, and drawn as 16-scaling.svg (fixed axes and a fixed list of points, so that every run
 // draws the same elements and only the measured values move).
 //
-// What the profiler counts where (tensor/profiler.h, transformer/model/attention.cpp):
+// What the profiler counts where (tensor/support/profiler.h, transformer/model/attention.cpp):
 //   "matmul"                        every product autograd records: the q/k/v projection, the output
 //                                   projection, the feed-forward network and the output layer; forward
 //                                   events, and their backward nodes (dA and dB)
@@ -28,9 +28,9 @@
 
 #include "claims.h"
 #include "nn/adam.h"
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/random.h"
+#include "tensor/support/profiler.h"
 #include "transformer/inspect/diagram.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/decoder_only.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "helpers.h"
-#include "tensor/vector_loops.h"
+#include "tensor/kernels/vector_loops.h"
 
 using namespace gradformer;
 using test::rnd;
@@ -190,7 +190,7 @@ TEST_CASE("fused kernels give the same bits for any thread count") {
 }
 
 TEST_CASE("layer_norm's AVX2 loops give the bits of its portable loops") {
-  // tensor/vector_loops.h: wider vectors, the same operations in the same order, rounded alike
+  // tensor/kernels/vector_loops.h: wider vectors, the same operations in the same order, rounded alike
   if (!avx2_loops_available()) return;  // one build only (test_vector_loops.cpp checks the switch then refuses)
   // every output and gradient as bit patterns (float to double is exact, so equal bits stay equal)
   auto run = [](bool avx2, const Tensor& x, const Tensor& w, const Tensor& b, bool x_wants_grad) {

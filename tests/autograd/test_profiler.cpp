@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "helpers.h"
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 
 using namespace gradformer;
 using profiler::Kind, profiler::Phase;

@@ -1,4 +1,4 @@
-# cmake -DGDB=<gdb or empty> -DPROGRAM=<inspect_me> -DPRINTERS=<debug/gradformer_gdb.py> -P check_gdb_printers.cmake
+# cmake -DGDB=<gdb or empty> -DPROGRAM=<inspect_me> -DPRINTERS=<tutorials/debug/gradformer_gdb.py> -P check_gdb_printers.cmake
 # Runs gdb in batch mode, stops in stop_here() and checks what the pretty-printers print.
 if(NOT GDB)
   message(NOTICE "SKIPPED: gdb is not installed (apt-get install gdb), so the pretty-printers were not checked")

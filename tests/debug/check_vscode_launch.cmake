@@ -1,4 +1,4 @@
-# debug/vscode-launch.json's chapter picker lists every chapter program (tutorials/NN-topic.cpp),
+# tutorials/debug/vscode-launch.json's chapter picker lists every chapter program (tutorials/NN-topic.cpp),
 # and nothing that is not one. cmake -DLAUNCH=... -DTUTORIALS=... -P check_vscode_launch.cmake
 file(READ "${LAUNCH}" launch)
 string(JSON inputs GET "${launch}" inputs)
@@ -19,6 +19,6 @@ foreach(program IN LISTS programs)
 endforeach()
 list(SORT chapters)
 if(NOT listed STREQUAL chapters)
-  message(FATAL_ERROR "debug/vscode-launch.json's picker lists\n  ${listed}\nbut the chapter programs are\n  ${chapters}")
+  message(FATAL_ERROR "tutorials/debug/vscode-launch.json's picker lists\n  ${listed}\nbut the chapter programs are\n  ${chapters}")
 endif()
 message(STATUS "the picker lists the ${count} chapter programs")

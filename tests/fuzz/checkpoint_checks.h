@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fuzz/fuzz.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer::fuzz {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <typeinfo>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer::fuzz {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fuzz/fuzz.h"
-#include "tensor/utf8.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/bpe.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/utf8.h"
@@ -117,7 +117,7 @@ void check_bytes(std::string_view text) {
   if (gradformer::invalid_utf8_at(replaced))
     gradformer::fuzz::fail("utf8_replace_invalid gave bytes that are not UTF-8");
   if (gradformer::utf8_replace_invalid(replaced) != replaced) gradformer::fuzz::fail("utf8_replace_invalid twice");
-  // read_utf8 must stop where the library's one validator, tensor/utf8.h, does.
+  // read_utf8 must stop where the library's one validator, tensor/support/utf8.h, does.
   size_t bad = 0;
   while (bad < text.size() && gradformer::read_utf8(text, bad).valid) bad += gradformer::read_utf8(text, bad).length;
   if (gradformer::invalid_utf8_at(text).value_or(text.size()) != bad) {

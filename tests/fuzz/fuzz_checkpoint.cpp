@@ -1,10 +1,10 @@
-// Fuzzes the checkpoint loaders (transformer/train/checkpoint.h) on arbitrary files: the bytes go
+// Fuzzes the checkpoint loaders (transformer/store/checkpoint.h) on arbitrary files: the bytes go
 // to a scratch file, which read_checkpoint_file reads and the loader of the architecture it names
 // loads (load_checkpoint, load_decoder_only_checkpoint, load_encoder_only_checkpoint), or a
 // gradformer::Error. Seeded with small valid checkpoints of the three architectures, so mutations
 // reach past the safetensors layer into the metadata, the vocabularies and the model's tensors. A
 // checkpoint that loads must survive a save/load round trip. The same bytes
-// also go through gradformer import (transformer/train/import_weights.h) as a PyTorch state dict:
+// also go through gradformer import (transformer/store/import_weights.h) as a PyTorch state dict:
 // the shapes read, then the tensors loaded into the model they describe, or a gradformer::Error.
 #include <cstdint>
 #include <optional>
@@ -12,7 +12,7 @@
 
 #include "fuzz/checkpoint_checks.h"
 #include "fuzz/fuzz.h"
-#include "transformer/train/import_weights.h"
+#include "transformer/store/import_weights.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzzes the JSON reader (tensor/json.h), which parses every safetensors header before anything else
+// Fuzzes the JSON reader (tensor/support/json.h), which parses every safetensors header before anything else
 // looks at it. Arbitrary bytes must parse or be a JsonError; and what parses must survive a round
 // trip: dump() succeeds, the dump parses again to the same value, and dumping that gives the same
 // text (dump is canonical), so a header the library writes is always one it can read.
@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz.h"
-#include "tensor/json.h"
+#include "tensor/support/json.h"
 
 namespace {
 

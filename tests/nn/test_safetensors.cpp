@@ -14,7 +14,7 @@
 
 #include "autograd/helpers.h"
 #include "nn/all.h"
-#include "tensor/json.h"
+#include "tensor/support/json.h"
 
 using namespace gradformer;
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 
 #include "catch.h"
 #include "tensor/all.h"
-#include "tensor/exp_kernel.h"
-#include "tensor/vector_loops.h"
+#include "tensor/kernels/exp_kernel.h"
+#include "tensor/kernels/vector_loops.h"
 
 using namespace gradformer;
 

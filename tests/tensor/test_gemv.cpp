@@ -14,9 +14,9 @@
 
 #include "catch.h"
 #include "tensor/all.h"
-#include "tensor/gemm.h"
+#include "tensor/kernels/gemm.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/matmul.h"
-#include "tensor/parallel.h"
 
 using namespace gradformer;
 

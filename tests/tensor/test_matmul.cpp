@@ -17,10 +17,10 @@
 
 #include "catch.h"
 #include "tensor/all.h"
-#include "tensor/gemm.h"
+#include "tensor/kernels/gemm.h"
+#include "tensor/kernels/parallel.h"
 #include "tensor/matmul.h"
-#include "tensor/parallel.h"
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 
 using namespace gradformer;
 

@@ -1,4 +1,4 @@
-// keep_freed_memory (tensor/memory.h): a call a program makes, never something linking the library
+// keep_freed_memory (tensor/support/memory.h): a call a program makes, never something linking the library
 // does. With glibc it keeps a block just under its 32 MiB threshold in the heap, and a tensor
 // made again reuses the memory of the one before; without the call glibc serves such a block from
 // fresh pages (mmap). ctest runs each test case in a process of its own, so "without the call" here
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "catch.h"
-#include "tensor/memory.h"
+#include "tensor/support/memory.h"
 #include "tensor/tensor.h"
 
 #if defined(__GLIBC__)

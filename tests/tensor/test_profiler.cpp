@@ -1,4 +1,4 @@
-// The profiler (tensor/profiler.h): sessions, scopes, flops, the thread pool's events from its
+// The profiler (tensor/support/profiler.h): sessions, scopes, flops, the thread pool's events from its
 // threads, the table and the trace file's text.
 #include <algorithm>
 #include <atomic>

@@ -2,7 +2,7 @@
 
 #include "catch.h"
 #include "tensor/all.h"
-#include "tensor/dropout_kernel.h"
+#include "tensor/kernels/dropout_kernel.h"
 
 using namespace gradformer;
 

@@ -1,9 +1,9 @@
-// Saved text state read strictly (tensor/saved_state.h), and a generator's state as text.
+// Saved text state read strictly (tensor/support/saved_state.h), and a generator's state as text.
 #include <limits>
 
 #include "catch.h"
 #include "tensor/random.h"
-#include "tensor/saved_state.h"
+#include "tensor/support/saved_state.h"
 
 using namespace gradformer;
 

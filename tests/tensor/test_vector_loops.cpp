@@ -1,11 +1,11 @@
-// The switch between the two builds of the loops (tensor/vector_loops.h), and Avx2LoopsFor, which
+// The switch between the two builds of the loops (tensor/kernels/vector_loops.h), and Avx2LoopsFor, which
 // sets it for a scope. The builds' bits are compared where the loops are: test_exp_kernel.cpp,
 // tests/autograd/test_fused.cpp.
 #include <stdexcept>
 
 #include "catch.h"
 #include "tensor/all.h"
-#include "tensor/vector_loops.h"
+#include "tensor/kernels/vector_loops.h"
 
 using namespace gradformer;
 

@@ -1,10 +1,11 @@
 // gradformer average: one checkpoint whose parameters are the mean of several checkpoints' (the
-// paper's last-5 / last-20 averaging; transformer/train/average.h).
+// paper's last-5 / last-20 averaging; transformer/store/average.h).
 #include <iostream>
 
+#include "tensor/support/files.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/train/average.h"
+#include "transformer/store/average.h"
 
 namespace gradformer {
 

@@ -32,6 +32,13 @@ int64_t answer_each_line(const char* command, const char* verb, const LineAnswer
 /// were not, status 0 otherwise.
 int unanswered_status(const char* command, const char* verb, int64_t unanswered);
 
+/// trace's model when it is given none and no toy-translation run exists: a small toy-translation
+/// model (its recipe at a quarter of the width) trained once by train(), as `gradformer train` trains,
+/// into runs/trace-model, and reused after. Waits while another process trains it there. Its path,
+/// and the path before it is trained; `instead_of` is the model whose absence the message names.
+std::string first_use_model(int64_t steps, const std::string& instead_of);
+std::string first_use_model_path();
+
 int train_command(int argc, char** argv);
 int translate_command(int argc, char** argv);
 int score_command(int argc, char** argv);

@@ -4,8 +4,8 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/evaluate/evaluate.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

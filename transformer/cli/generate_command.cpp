@@ -7,9 +7,9 @@
 #include "transformer/cli/text_stream.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/model/sampling.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer {
 

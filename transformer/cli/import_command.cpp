@@ -6,7 +6,7 @@
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/train/import_weights.h"
+#include "transformer/store/import_weights.h"
 
 namespace gradformer {
 namespace {

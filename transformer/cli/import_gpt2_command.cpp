@@ -1,12 +1,12 @@
 // gradformer import --gpt2: GPT-2's released weights into a decoder-only gradformer checkpoint
-// (transformer/train/import_gpt2.h) that generate and trace take.
+// (transformer/store/import_gpt2.h) that generate and trace take.
 #include <algorithm>
 #include <iostream>
 #include <string_view>
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/train/import_gpt2.h"
+#include "transformer/store/import_gpt2.h"
 
 namespace gradformer {
 

@@ -11,13 +11,13 @@
 #include <iomanip>
 #include <iostream>
 
-#include "tensor/utf8.h"
+#include "tensor/support/files.h"
+#include "tensor/support/utf8.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/model/encoder_decoder.h"
-#include "transformer/train/average.h"
 
 namespace gradformer {
 namespace {

@@ -25,8 +25,8 @@
 #include <map>
 #include <string>
 
-#include "tensor/memory.h"
-#include "tensor/parallel.h"
+#include "tensor/kernels/parallel.h"
+#include "tensor/support/memory.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/data_error.h"
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   using namespace gradformer;
   hold_closed_standard_streams();
   // Training frees and allocates the same tensors every step: keep that memory for the next step
-  // instead of faulting in fresh pages each time (tensor/memory.h; the environment may say no).
+  // instead of faulting in fresh pages each time (tensor/support/memory.h; the environment may say no).
   keep_freed_memory();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::cout << kUsage << std::flush;

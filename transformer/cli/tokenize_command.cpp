@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <iostream>
 
-#include "tensor/utf8.h"
+#include "tensor/support/utf8.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer {
 namespace {

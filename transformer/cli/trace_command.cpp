@@ -2,13 +2,11 @@
 // on a sentence pair, or one prompt through a decoder-only model (GPT-2 too: lm_trace.h). Without --checkpoint it
 // traces runs/toy-translation's model, or else the first-use model: a small toy-translation model trained once, by the
 // same train() as `gradformer train`, into runs/trace-model, and reused after.
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <thread>
 
-#include "tensor/saved_state.h"
+#include "tensor/support/saved_state.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
@@ -16,15 +14,12 @@
 #include "transformer/inspect/lm_trace.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/inspect/train_trace.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/run_directory.h"
-#include "transformer/train/trainer.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer {
 namespace {
 
 constexpr const char* kTrainedModel = "runs/toy-translation/model.safetensors";
-constexpr const char* kFirstUseDir = "runs/trace-model";
 
 constexpr const char* kSummary =
     "Walk one sentence through a trained encoder-decoder, stage by stage in the order of the paper's\n"
@@ -46,58 +41,16 @@ constexpr const char* kSummary =
     "Without --checkpoint: runs/toy-translation/model.safetensors if it exists, or else a small\n"
     "toy-translation model trained on first use (seconds) into runs/trace-model and reused after.";
 
-// The first-use model: the toy-translation task's recipe at a quarter of its width, small enough
-// to train in seconds on two cores and still translate the toy corpus's sentences right.
-TrainOptions first_use_options(int64_t steps) {
-  TrainOptions o = default_train_options("toy-translation", Architecture::EncoderDecoder);
-  o.d_model = 64, o.d_ff = 256, o.layers = 2, o.epochs = 8;  // 1256 steps; test BLEU 99.5
-  o.out_dir = kFirstUseDir, o.quiet = true;
-  if (steps > 0) o.steps = steps;
-  return o;
-}
-
-// Trains the first-use model unless it is there; a second trace started meanwhile waits for the
-// first one's run (the run folder's lock) and then reads what it saved.
-std::string first_use_model(int64_t steps) {
-  const std::string path = run_checkpoint_path(kFirstUseDir);
-  for (bool said_waiting = false;;) {
-    if (std::filesystem::exists(path)) return path;  // saved whole or not at all (renamed into place)
-    try {
-      refuse_busy_folder(kFirstUseDir);  // another trace training it: wait below, rather than say "training"
-      std::cerr << "gradformer trace: no --checkpoint and no " << kTrainedModel
-                << ": training a small toy-translation model into " << kFirstUseDir
-                << " (once; later traces reuse it)\n";
-      const TrainReport report = train(first_use_options(steps));
-      std::cerr << "gradformer trace: trained " << counted(report.steps, "step") << " in "
-                << static_cast<int64_t>(report.train_seconds + 0.5) << " s; saved " << path << "\n";
-      return path;
-    } catch (const RunFolderBusy&) {
-      if (!said_waiting)
-        std::cerr << "gradformer trace: another gradformer started training the model in " << kFirstUseDir
-                  << " first; waiting for it to finish\n";
-      said_waiting = true;
-      for (;;) {
-        try {
-          refuse_busy_folder(kFirstUseDir);
-          break;
-        } catch (const RunFolderBusy&) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-      }
-    }
-  }
-}
-
 std::string checkpoint_to_trace(const Flags& f) {
   if (f.has("--checkpoint")) return f.text("--checkpoint");
   if (std::filesystem::exists(kTrainedModel)) {
     std::cerr << "gradformer trace: tracing " << kTrainedModel << " (--checkpoint to trace another)\n";
     return kTrainedModel;
   }
-  const std::string path = run_checkpoint_path(kFirstUseDir);
+  const std::string path = first_use_model_path();
   if (std::filesystem::exists(path))
     std::cerr << "gradformer trace: tracing the first-use model " << path << " (--checkpoint to trace another)\n";
-  return first_use_model(f.integer("--first-use-steps"));
+  return first_use_model(f.integer("--first-use-steps"), kTrainedModel);
 }
 
 void write_page(const std::string& path, const std::string& page) {

@@ -2,13 +2,15 @@
 // visit_options) is a flag of the same name with dashes, with the defaults of the architecture and
 // task given; --resume continues a saved run exactly.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
-#include "transformer/cli/run_output.h"
+#include "transformer/cli/train_output.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
 
@@ -263,7 +265,53 @@ TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string
   return o;
 }
 
+constexpr const char* kFirstUseDir = "runs/trace-model";
+
+// The first-use model: the toy-translation task's recipe at a quarter of its width, small enough
+// to train in seconds on two cores and still translate the toy corpus's sentences right.
+TrainOptions first_use_options(int64_t steps) {
+  TrainOptions o = default_train_options("toy-translation", Architecture::EncoderDecoder);
+  o.d_model = 64, o.d_ff = 256, o.layers = 2, o.epochs = 8;  // 1256 steps; test BLEU 99.5
+  o.out_dir = kFirstUseDir, o.quiet = true;
+  if (steps > 0) o.steps = steps;
+  return o;
+}
+
 }  // namespace
+
+std::string first_use_model_path() { return run_checkpoint_path(kFirstUseDir); }
+
+// Trains the first-use model unless it is there; a second trace started meanwhile waits for the
+// first one's run (the run folder's lock) and then reads what it saved.
+std::string first_use_model(int64_t steps, const std::string& instead_of) {
+  const std::string path = run_checkpoint_path(kFirstUseDir);
+  for (bool said_waiting = false;;) {
+    if (std::filesystem::exists(path)) return path;  // saved whole or not at all (renamed into place)
+    try {
+      refuse_busy_folder(kFirstUseDir);  // another trace training it: wait below, rather than say "training"
+      std::cerr << "gradformer trace: no --checkpoint and no " << instead_of
+                << ": training a small toy-translation model into " << kFirstUseDir
+                << " (once; later traces reuse it)\n";
+      const TrainReport report = train(first_use_options(steps));
+      std::cerr << "gradformer trace: trained " << counted(report.steps, "step") << " in "
+                << static_cast<int64_t>(report.train_seconds + 0.5) << " s; saved " << path << "\n";
+      return path;
+    } catch (const RunFolderBusy&) {
+      if (!said_waiting)
+        std::cerr << "gradformer trace: another gradformer started training the model in " << kFirstUseDir
+                  << " first; waiting for it to finish\n";
+      said_waiting = true;
+      for (;;) {
+        try {
+          refuse_busy_folder(kFirstUseDir);
+          break;
+        } catch (const RunFolderBusy&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+      }
+    }
+  }
+}
 
 int train_command(int argc, char** argv) {
   const Architecture arch = arch_in(argc, argv);

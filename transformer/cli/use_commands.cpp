@@ -6,13 +6,13 @@
 #include <numeric>
 #include <optional>
 
-#include "tensor/parallel.h"
-#include "tensor/saved_state.h"
+#include "tensor/kernels/parallel.h"
+#include "tensor/support/saved_state.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/model/decoder_only.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer {
 

@@ -1,7 +1,7 @@
 #include "transformer/data/batch_stream.h"
 
-#include "tensor/profiler.h"
-#include "tensor/saved_state.h"
+#include "tensor/support/profiler.h"
+#include "tensor/support/saved_state.h"
 
 namespace gradformer {
 

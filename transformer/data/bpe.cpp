@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "tensor/json.h"
-#include "tensor/utf8.h"
+#include "tensor/support/json.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/utf8.h"
 

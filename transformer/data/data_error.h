@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <sstream>
 
-#include "tensor/utf8.h"
+#include "tensor/support/utf8.h"
 
 namespace gradformer {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "tensor/profiler.h"
-#include "tensor/saved_state.h"
+#include "tensor/support/profiler.h"
+#include "tensor/support/saved_state.h"
 #include "transformer/data/toy_corpus.h"
 
 namespace gradformer {

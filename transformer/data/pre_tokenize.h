@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "tensor/profiler.h"
-#include "tensor/saved_state.h"
-#include "tensor/utf8.h"
+#include "tensor/support/profiler.h"
+#include "tensor/support/saved_state.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/line_reader.h"
 

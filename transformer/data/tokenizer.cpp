@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "tensor/json.h"
-#include "tensor/utf8.h"
+#include "tensor/support/json.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/learn_bpe.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 
 namespace gradformer {
 

@@ -19,7 +19,7 @@
 // U+D800..U+DFFF (ED A0 80 ...); a code point above U+10FFFF (F4 90 80 80 ...).
 //
 // Which bytes are UTF-8 is the same here as for every other reader of the library, which asks
-// tensor/utf8.h's invalid_utf8_at (the tests and fuzz_bpe check that the two agree byte for byte);
+// tensor/support/utf8.h's invalid_utf8_at (the tests and fuzz_bpe check that the two agree byte for byte);
 // this unit adds what a validator does not give: the code points, the length of each invalid part,
 // what is wrong with it, and the replacement Python makes.
 #pragma once

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 #include "transformer/inspect/svg.h"
 
 namespace gradformer {

@@ -7,7 +7,7 @@
 
 #include "autograd/all.h"
 #include "tensor/all.h"
-#include "tensor/exp_kernel.h"
+#include "tensor/kernels/exp_kernel.h"
 
 namespace gradformer {
 
@@ -208,7 +208,7 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
         if (m == -std::numeric_limits<T>::infinity()) continue;  // every key masked: every score -inf
         for (int64_t j = 0; j < Tk; ++j) pr[j] -= m;
       }
-      exp_shifted(pp + lo * Tk, T(0), pp + lo * Tk, (hi - lo) * Tk);  // the library's exp (tensor/exp_kernel.h)
+      exp_shifted(pp + lo * Tk, T(0), pp + lo * Tk, (hi - lo) * Tk);  // the library's exp (tensor/kernels/exp_kernel.h)
       for (int64_t r = lo; r < hi; ++r) {
         T* pr = pp + r * Tk;
         T total = 0;

@@ -7,7 +7,7 @@
 // Every batch draws batch_size sentences at random (with replacement) from one generator, which
 // also draws the MLM's masking.
 #include "nn/init.h"
-#include "tensor/saved_state.h"
+#include "tensor/support/saved_state.h"
 #include "transformer/data/mlm.h"
 #include "transformer/data/text_files.h"
 #include "transformer/data/toy_corpus.h"

@@ -6,11 +6,6 @@
 
 namespace gradformer {
 
-Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch) {
-  return model.forward(batch.src, batch.tgt_in, padding_mask(batch.src, Vocab::pad),
-                       target_mask(batch.tgt_in, Vocab::pad));
-}
-
 TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batch>& pieces,
                              const CrossEntropyOptions& loss) {
   TrainBatch batch;
@@ -24,12 +19,6 @@ TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batc
     batch.real += source_tokens + piece.ntokens;
   }
   return batch;
-}
-
-// L_1 = -sum_i log P(u_i | u_<i), averaged over the scored tokens
-Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing) {
-  const Variable logits = model.forward(batch.inputs, target_mask(batch.inputs, Vocab::pad));  // [B, L-1, V]
-  return cross_entropy(logits, batch.targets, {.ignore_index = Vocab::pad, .label_smoothing = label_smoothing});
 }
 
 }  // namespace gradformer

@@ -10,6 +10,7 @@
 #include "autograd/variable.h"
 #include "transformer/data/batch.h"
 #include "transformer/data/lm_batch.h"
+#include "transformer/evaluate/evaluate.h"  // teacher_forced_logits, lm_loss
 #include "transformer/model/decoder_only.h"
 #include "transformer/model/encoder_decoder.h"
 
@@ -28,17 +29,9 @@ struct TrainBatch {
   int64_t slots = 0, real = 0;  // the token slots computed, and how many of them held real tokens
 };
 
-/// The batch through the encoder-decoder, teacher-forced: logits [B, T, V_tgt] for tgt_out, with
-/// the source masked where it is padding (Vocab::pad) and the target also where it is the future:
-///   model.forward(src, tgt_in, padding_mask(src), target_mask(tgt_in))
-Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch);
 /// An encoder-decoder batch, padded as `pieces`, for train_step: each piece's loss the
 /// cross-entropy of its target tokens (padding ignored, label smoothing as `loss` says, section
 /// 5.4), its token slots counted on both sides.
 TrainBatch translation_batch(const EncoderDecoder& model, const std::vector<Batch>& pieces,
                              const CrossEntropyOptions& loss);
-/// The causal language-modelling loss: mean cross-entropy of the scored targets (label smoothing
-/// optional), the model run under the causal mask AND the padding mask of the inputs.
-Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing = 0);
-
 }  // namespace gradformer

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <tuple>
 
-#include "tensor/parallel.h"
-#include "tensor/saved_state.h"
-#include "tensor/utf8.h"
+#include "tensor/kernels/parallel.h"
+#include "tensor/support/saved_state.h"
+#include "tensor/support/utf8.h"
 
 namespace gradformer {
 

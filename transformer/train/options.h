@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 #include "transformer/data/batch_plan.h"
 #include "transformer/model/encoder_decoder.h"
 

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <vector>
 
-#include "tensor/error.h"
-#include "tensor/json.h"
+#include "tensor/support/error.h"
+#include "tensor/support/json.h"
 #include "transformer/data/data_error.h"
 
 namespace gradformer {

@@ -10,12 +10,12 @@
 #include <filesystem>
 
 #include "nn/safetensors.h"
-#include "tensor/error.h"
-#include "tensor/utf8.h"
+#include "tensor/support/error.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/data_error.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/attention_maps.h"
-#include "transformer/train/average.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/store/average.h"
 
 namespace gradformer {
 
@@ -38,17 +38,6 @@ std::string run_directory_for_data(const std::string& data_path) {
 }
 
 std::string run_checkpoint_path(const std::string& out_dir) { return out_dir + "/model.safetensors"; }
-
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code error;
-  const bool a_exists = fs::exists(a, error), b_exists = fs::exists(b, error);
-  if (a_exists != b_exists) return false;
-  if (a_exists) return fs::equivalent(a, b, error);  // false when it cannot tell
-  const fs::path canonical_a = fs::weakly_canonical(a, error);
-  if (error) return false;
-  const fs::path canonical_b = fs::weakly_canonical(b, error);
-  return !error && canonical_a == canonical_b;
-}
 
 namespace {
 

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor/error.h"
+#include "tensor/support/error.h"
+#include "tensor/support/files.h"  // same_file
 
 namespace gradformer {
 
@@ -20,11 +21,6 @@ std::string run_directory_for_data(const std::string& data_path);
 
 /// The file a run saves its model to: out_dir/model.safetensors.
 std::string run_checkpoint_path(const std::string& out_dir);
-
-/// Whether two paths name one file: ./a and a, a symbolic or hard link and its target (a kept
-/// checkpoint is a hard link to the checkpoint it kept). Paths that do not exist (yet) are compared
-/// as their absolute, normalised forms.
-bool same_file(const std::string& a, const std::string& b);
 
 /// What a gradformer run wrote in out_dir and is there now: model.safetensors, the checkpoints it
 /// kept (model-step-N.safetensors, average.h), loss.svg, the attention maps in attention/ (named as

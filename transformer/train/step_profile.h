@@ -1,4 +1,4 @@
-// `gradformer train --profile`: a few training steps under the profiler (tensor/profiler.h), after
+// `gradformer train --profile`: a few training steps under the profiler (tensor/support/profiler.h), after
 // warm-up (the first steps allocate the optimizer's moments, start the threads and fault in fresh
 // memory, which later steps do not), then the key_averages table and a Chrome trace file.
 #pragma once
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 
 namespace gradformer {
 

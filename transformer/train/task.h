@@ -16,8 +16,8 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "transformer/data/batch_stream.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/evaluate/evaluate.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/forward.h"
 #include "transformer/train/options.h"
 

@@ -1,5 +1,5 @@
 // Checks exercises::corpus_bleu (tutorials/exercises/13_corpus_bleu.cpp, or the reference solution)
-// against the chapter's BLEU worked by hand and the library's corpus_bleu (transformer/train/bleu.h):
+// against the chapter's BLEU worked by hand and the library's corpus_bleu (transformer/evaluate/bleu.h):
 // clipping, the brevity penalty, a zero precision, and a corpus of toy sentences with mistakes put
 // in. Prints what it found; exits 1 if a check fails or the file is still the stub.
 #include <array>

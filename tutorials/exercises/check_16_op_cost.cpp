@@ -1,6 +1,6 @@
 // Checks exercises::matmul_cost, matmul_backward_cost and add_cost (tutorials/exercises/16_op_cost.cpp,
 // or the reference solution) from first principles (one multiply-add, a square product's n / 6
-// flops per byte in float32, an add's 1 / 12) and against what the profiler (tensor/profiler.h)
+// flops per byte in float32, an add's 1 / 12) and against what the profiler (tensor/support/profiler.h)
 // records for the library's own matmul and add, forward and backward, on odd shapes. Prints what it
 // found; exits 1 if a check fails or the file is still the stub.
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exercises.h"
-#include "tensor/profiler.h"
+#include "tensor/support/profiler.h"
 
 using namespace gradformer;
 using exercises::OpCost;

@@ -18,9 +18,9 @@
 #include "nn/adam.h"
 #include "transformer/data/lm_batch.h"
 #include "transformer/data/mlm.h"
+#include "transformer/evaluate/bleu.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
-#include "transformer/train/bleu.h"
 
 namespace exercises {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 
 int main(int argc, char** argv) {
   using namespace gradformer;

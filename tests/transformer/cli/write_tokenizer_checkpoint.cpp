@@ -5,7 +5,7 @@
 // side's tokenizer.
 #include <iostream>
 
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 
 int main(int argc, char** argv) {
   using namespace gradformer;

@@ -6,7 +6,7 @@
 // Python with the regex module).
 
 #include "catch.h"
-#include "tensor/json.h"
+#include "tensor/support/json.h"
 #include "transformer/data/bpe.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"

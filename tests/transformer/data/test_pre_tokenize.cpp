@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "catch.h"
-#include "tensor/json.h"
+#include "tensor/support/json.h"
 #include "transformer/data/pre_tokenize.h"
 
 using namespace gradformer;

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "catch.h"
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/text_blocks.h"
 

@@ -3,8 +3,8 @@
 // utf8_cases.json holds byte strings with what Python's decoder makes of them (make_cases.py).
 
 #include "catch.h"
-#include "tensor/json.h"
-#include "tensor/utf8.h"
+#include "tensor/support/json.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/utf8.h"
@@ -106,7 +106,7 @@ TEST_CASE("utf8: each maximal invalid subpart becomes one U+FFFD") {
   CHECK(utf8_replace_invalid("").empty());
 }
 
-// Validity is tensor/utf8.h's invalid_utf8_at, the library's one validator: here it, read_utf8 and
+// Validity is tensor/support/utf8.h's invalid_utf8_at, the library's one validator: here it, read_utf8 and
 // gpt2_pre_tokens must all stop where Python's decoder does.
 TEST_CASE("utf8: validity, the first error and the replacement agree with Python's decoder") {
   const Json parsed = Json::parse(read_whole_file(kDirectory + "utf8_cases.json"));

@@ -1,4 +1,4 @@
-// Checkpoint averaging (transformer/train/average.h): the mean of each parameter over a run's last
+// Checkpoint averaging (transformer/store/average.h): the mean of each parameter over a run's last
 // checkpoints, the refusals of checkpoints that do not belong together, and the kept checkpoints
 // a run leaves for it.
 #include <cmath>
@@ -8,10 +8,10 @@
 
 #include "catch.h"
 #include "training_helpers.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/model/decoder_only.h"
-#include "transformer/train/average.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/store/average.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

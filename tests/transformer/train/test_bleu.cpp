@@ -2,7 +2,7 @@
 
 #include "catch.h"
 #include "transformer/data/tsv.h"
-#include "transformer/train/bleu.h"
+#include "transformer/evaluate/bleu.h"
 
 using namespace gradformer;
 

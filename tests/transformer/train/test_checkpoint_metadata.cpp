@@ -14,7 +14,7 @@
 #include "catch.h"
 #include "training_helpers.h"
 #include "transformer/model/decoder_only.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 
 using namespace gradformer;
 

@@ -7,10 +7,10 @@
 
 #include "training_helpers.h"
 #include "transformer/data/batch_plan.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/attention_maps.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
-#include "transformer/train/evaluate.h"
 
 using namespace gradformer;
 

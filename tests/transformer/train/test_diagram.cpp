@@ -2,7 +2,7 @@
 #include <string>
 
 #include "catch.h"
-#include "tensor/error.h"
+#include "tensor/support/error.h"
 #include "transformer/inspect/diagram.h"
 
 using namespace gradformer;

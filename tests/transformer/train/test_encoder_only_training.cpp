@@ -8,7 +8,7 @@
 #include "catch.h"
 #include "training_helpers.h"
 #include "transformer/data/mlm.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

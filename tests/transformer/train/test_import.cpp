@@ -1,4 +1,4 @@
-// Checkpoints both ways (transformer/train/import_weights.h, checkpoint.h): a gradformer checkpoint
+// Checkpoints both ways (transformer/store/import_weights.h, checkpoint.h): a gradformer checkpoint
 // written out as a PyTorch-style state dict (tensors only) and imported again scores and translates
 // bit for bit as before; every way an import can go wrong is a CheckpointError naming it; a file of
 // tensors only is refused by the loaders with directions to `gradformer import`; and a checkpoint's
@@ -9,12 +9,12 @@
 #include "nn/all.h"
 #include "training_helpers.h"
 #include "transformer/data/batch.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
-#include "transformer/train/import_weights.h"
+#include "transformer/store/checkpoint.h"
+#include "transformer/store/import_weights.h"
 
 using namespace gradformer;
 using test::TempDir;

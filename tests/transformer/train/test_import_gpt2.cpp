@@ -1,4 +1,4 @@
-// GPT-2's weights imported (transformer/train/import_gpt2.h), checked against GPT-2's forward pass
+// GPT-2's weights imported (transformer/store/import_gpt2.h), checked against GPT-2's forward pass
 // written here in plain float64 loops straight from its definition, on the ORIGINAL tensors in
 // GPT-2's Conv1D layout (x W + b with W [in, out]): if a transpose, the q | k | v split, the
 // LayerNorm epsilon, the activation or the unscaled embedding were wrong, the logits would differ.
@@ -8,10 +8,10 @@
 #include <map>
 #include <random>
 
-#include "tensor/json.h"
+#include "tensor/support/json.h"
 #include "training_helpers.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/import_gpt2.h"
+#include "transformer/store/import_gpt2.h"
 
 using namespace gradformer;
 using test::TempDir;

@@ -15,8 +15,8 @@
 #include "transformer/data/lm_batch.h"
 #include "transformer/data/text_files.h"
 #include "transformer/data/tsv.h"
-#include "transformer/train/checkpoint.h"
-#include "transformer/train/evaluate.h"
+#include "transformer/evaluate/evaluate.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

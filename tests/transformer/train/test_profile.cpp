@@ -1,13 +1,13 @@
 // The profiler on real training steps: the ops add up to the measured step time, every phase is
-// there, and the Chrome trace file reads back (with tensor/json.h) as well-formed, nested tracks.
+// there, and the Chrome trace file reads back (with tensor/support/json.h) as well-formed, nested tracks.
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "tensor/json.h"
-#include "tensor/profiler.h"
+#include "tensor/support/json.h"
+#include "tensor/support/profiler.h"
 #include "training_helpers.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/train/step_profile.h"

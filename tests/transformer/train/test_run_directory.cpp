@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "training_helpers.h"
-#include "transformer/train/average.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/average.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/run_directory.h"
 #include "transformer/train/trainer.h"
 

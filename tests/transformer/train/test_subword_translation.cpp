@@ -10,8 +10,8 @@
 #include "compound_corpus.h"
 #include "training_helpers.h"
 #include "transformer/inspect/trace.h"
-#include "transformer/train/average.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/average.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -5,8 +5,8 @@
 
 #include "training_helpers.h"
 #include "transformer/data/text_blocks.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -5,10 +5,10 @@
 #include "catch.h"
 #include "tiny_translator.h"
 #include "transformer/data/batch.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/trace.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/evaluate.h"
 
 using namespace gradformer;
 

@@ -7,9 +7,9 @@
 #include "catch.h"
 #include "tiny_translator.h"
 #include "transformer/data/batch.h"
+#include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/train_trace.h"
 #include "transformer/model/masks.h"
-#include "transformer/train/evaluate.h"
 #include "transformer/train/forward.h"
 
 using namespace gradformer;

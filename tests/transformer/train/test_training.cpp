@@ -1,4 +1,4 @@
-// Training end to end (transformer/train/trainer.h) and its checkpoints (transformer/train/checkpoint.h):
+// Training end to end (transformer/train/trainer.h) and its checkpoints (transformer/store/checkpoint.h):
 // an interrupted run resumed from its checkpoint continues bit for bit as the uninterrupted run,
 // on the copy task and on a corpus read from a TSV file; checkpoints give back the same model,
 // configuration, vocabularies and state, and reject files that are not checkpoints.
@@ -12,7 +12,7 @@
 #include "nn/optimizer.h"
 #include "training_helpers.h"
 #include "transformer/data/batch_stream.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 #include "transformer/train/trainer.h"
 
 using namespace gradformer;

@@ -9,7 +9,7 @@
 
 #include "transformer/data/tokenizer.h"
 #include "transformer/model/decoder_only.h"
-#include "transformer/train/checkpoint.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer::tiny_gpt2 {
 

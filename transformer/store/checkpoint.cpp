@@ -1,0 +1,257 @@
+#include "transformer/store/checkpoint.h"
+
+#include <sstream>
+
+#include "autograd/anomaly.h"
+#include "tensor/support/saved_state.h"
+#include "transformer/model/parameter_specs.h"
+
+namespace gradformer {
+namespace {
+
+constexpr const char* kFormat = "gradformer-checkpoint-1";
+constexpr const char* kOptimizerPrefix = "optimizer.";
+constexpr const char* kSourceEos = "data.source_eos";
+
+// What a user holding a file of tensors only (a PyTorch state dict) should do with it.
+std::string import_hint(const std::string& path) {
+  return message(
+      "; a file of tensors only (a PyTorch state dict) has no configuration or vocabularies: bring an "
+      "encoder-decoder's weights in with gradformer import --weights ",
+      path,
+      " --src-vocab FILE --tgt-vocab FILE --heads H --source-eos yes|no --out FILE (see gradformer "
+      "import --help)");
+}
+
+// The vocabulary stored as `key`, one token a line.
+Vocab vocab_entry(const CheckpointFile& file, const std::string& key) {
+  const auto entry = file.metadata.find(key);
+  if (entry == file.metadata.end())
+    throw CheckpointError(message(file.path, ": not a gradformer checkpoint: no metadata '", key, "'"));
+  try {
+    return Vocab::from_text(entry->second, file.path + " (" + key + ")");
+  } catch (const DataError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
+// A side's tokenizer: its vocabulary (vocab.<side>) and, for bytes and byte-pair encoding, the
+// tokenizer.<side>.* entries (none in a checkpoint of a model of words); GPT-2's: those entries only.
+Tokenizer tokenizer_entry(const CheckpointFile& file, const std::string& side) {
+  const auto kind = file.metadata.find("tokenizer." + side + ".kind");
+  const bool gpt2 = kind != file.metadata.end() && kind->second == "gpt2";  // GPT-2's ids: no vocab.<side>
+  const Vocab vocab = gpt2 ? Vocab() : vocab_entry(file, "vocab." + side);
+  try {
+    return Tokenizer::from_metadata(vocab, file.metadata, "tokenizer." + side, file.path);
+  } catch (const DataError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
+// An encoder-decoder's or decoder-only model's checkpoint, all but its tensors: the configuration,
+// the vocabularies (their sizes the configuration's), data.source_eos.
+CheckpointInfo transformer_info(const CheckpointFile& file) {
+  const std::string& path = file.path;
+  CheckpointInfo info;
+  info.config = config_from_metadata(file.metadata, path);
+  info.source_tokenizer = tokenizer_entry(file, "source");
+  info.target_tokenizer = tokenizer_entry(file, "target");
+  if (info.source_tokenizer.size() != info.config.src_vocab || info.target_tokenizer.size() != info.config.tgt_vocab)
+    throw CheckpointError(message(path, ": vocabularies of ", info.source_tokenizer.size(), " and ",
+                                  info.target_tokenizer.size(), " tokens do not match the model's ",
+                                  info.config.src_vocab, " and ", info.config.tgt_vocab));
+  // Checkpoints from before the entry: gradformer has always ended every source in </s>.
+  const auto entry = file.metadata.find(kSourceEos);
+  const std::string source_eos = entry == file.metadata.end() ? "true" : entry->second;
+  if (source_eos != "true" && source_eos != "false")
+    throw CheckpointError(message(path, ": ", kSourceEos, " must be true or false, got '", source_eos, "'"));
+  info.source_eos = source_eos == "true";
+  info.state = file.state;
+  return info;
+}
+
+// An encoder-only checkpoint, all but its tensors: the configuration, the vocabulary (its size the
+// configuration's), the class names (config.classes of them).
+EncoderOnlyCheckpointInfo encoder_only_info(const CheckpointFile& file) {
+  const std::string& path = file.path;
+  EncoderOnlyCheckpointInfo info{encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state};
+  info.vocab = vocab_entry(file, "vocab.source");
+  if (info.vocab.size() != info.config.vocab)
+    throw CheckpointError(message(path, ": a vocabulary of ", info.vocab.size(), " tokens does not match config.vocab ",
+                                  info.config.vocab));
+  std::istringstream labels(SavedState(file.metadata, path).text("labels"));
+  for (std::string line; std::getline(labels, line);) info.labels.push_back(line);
+  if (static_cast<int64_t>(info.labels.size()) != info.config.classes)
+    throw CheckpointError(message(path, ": ", info.labels.size(), " labels for config.classes ", info.config.classes));
+  return info;
+}
+
+// Every tensor's name, shape and dtype against the parameters the configuration implies, before any
+// model is built: metadata asking for a model far larger than the file's tensors (config.d_model
+// 8192 over tensors of width 4) is refused here at the cost of the header, not of building it.
+void require_tensors_fit(const CheckpointFile& file, const std::vector<ParameterSpec>& expected) {
+  const std::string problems = state_mismatches(expected, file.parameters, "by the configuration", "in the file");
+  if (!problems.empty())
+    throw CheckpointError(message(file.path, ": the tensors do not fit the stored configuration:", problems));
+}
+
+}  // namespace
+
+// A model with a NaN or an infinity predicts nothing (every translation empty), so it is neither
+// written nor read.
+std::string first_non_finite_tensor(const StateDict& tensors) {
+  for (const auto& [name, t] : tensors) {
+    double value = 0;
+    if (is_floating(t.dtype()) && first_non_finite(t, &value)) return message(name, " holds ", value);
+  }
+  return "";
+}
+
+// The one writer: the parameters, the optimizer's state as optimizer.*, `metadata` (the
+// configuration and vocabularies), the format and the state as state.*.
+void save_checkpoint_parameters(const std::string& path, const StateDict& parameters, const StateDict& optimizer_state,
+                                std::map<std::string, std::string> metadata,
+                                const std::map<std::string, std::string>& state) {
+  if (const std::string bad = first_non_finite_tensor(parameters); !bad.empty())
+    throw CheckpointError(message(path, ": not saving a model with a non-finite parameter (", bad, ")"));
+  // Nor a state that would resume into one: Adam's moments are the next steps' arithmetic.
+  if (const std::string bad = first_non_finite_tensor(optimizer_state); !bad.empty())
+    throw CheckpointError(message(path, ": not saving a non-finite optimizer state (", kOptimizerPrefix, bad, ")"));
+  StateDict tensors = parameters;
+  for (const auto& [name, t] : optimizer_state) tensors.emplace(kOptimizerPrefix + name, t);
+  metadata["format"] = kFormat;
+  for (const auto& [key, value] : state) metadata["state." + key] = value;
+  save_safetensors(path, tensors, metadata);
+}
+
+void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
+                     const StateDict& optimizer_state, const CheckpointInfo& info) {
+  std::map<std::string, std::string> metadata = config_to_metadata(config);
+  if (info.source_tokenizer.has_vocab()) metadata["vocab.source"] = info.source_tokenizer.vocab().to_text();
+  if (info.target_tokenizer.has_vocab()) metadata["vocab.target"] = info.target_tokenizer.vocab().to_text();
+  metadata.merge(info.source_tokenizer.metadata("tokenizer.source"));
+  metadata.merge(info.target_tokenizer.metadata("tokenizer.target"));
+  if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
+  save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
+}
+
+void save_checkpoint(const std::string& path, const EncoderDecoder& model, const StateDict& optimizer_state,
+                     const CheckpointInfo& info) {
+  save_checkpoint(path, model, model.config(), optimizer_state, info);
+}
+
+void save_encoder_only_checkpoint(const std::string& path, const EncoderOnly& model, const StateDict& optimizer_state,
+                                  const EncoderOnlyCheckpointInfo& info) {
+  std::map<std::string, std::string> metadata = encoder_only_config_to_metadata(model.config());
+  metadata["vocab.source"] = info.vocab.to_text();
+  std::string labels;
+  for (const auto& label : info.labels) labels += label + "\n";
+  metadata["labels"] = labels;
+  save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
+}
+
+std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
+  const auto it = m.find("config.arch");
+  return it == m.end() ? "encoder-decoder" : it->second;
+}
+
+// The one reader: the format, the architecture, the tensors split into parameters and optimizer
+// state, the state entries; then everything a loader relies on, so that what this returns builds
+// and loads: the configuration, the vocabularies, every tensor against the configuration (before
+// anything is built), no non-finite parameter.
+CheckpointFile read_checkpoint_file(const std::string& path) {
+  SafetensorsFile file = load_safetensors(path);
+  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}};
+  const auto& m = out.metadata;
+  if (!m.count("format"))
+    throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
+  if (m.at("format") != kFormat)
+    throw CheckpointError(message(path, ": unknown checkpoint format '", m.at("format"), "' (expected ", kFormat, ")",
+                                  import_hint(path)));
+  const std::string arch = checkpoint_arch(m);
+  try {
+    out.arch = parse_architecture(arch);
+  } catch (const ValueError&) {
+    throw CheckpointError(
+        message(path, ": config.arch must be encoder-decoder, decoder-only or encoder-only, got '", arch, "'"));
+  }
+  for (const auto& [key, value] : m)
+    if (key.rfind("state.", 0) == 0) out.state[key.substr(6)] = value;
+  for (auto& [name, t] : file.tensors) {
+    if (name.rfind(kOptimizerPrefix, 0) == 0)
+      out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
+    else
+      out.parameters.emplace(name, t);
+  }
+  require_tensors_fit(out, out.arch == Architecture::EncoderOnly ? parameter_specs(encoder_only_info(out).config)
+                                                                 : parameter_specs(transformer_info(out).config));
+  if (const std::string bad = first_non_finite_tensor(out.parameters); !bad.empty())
+    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+  return out;
+}
+
+CheckpointContents read_checkpoint(const std::string& path) { return read_checkpoint(read_checkpoint_file(path)); }
+
+CheckpointContents read_checkpoint(const CheckpointFile& file) {
+  // An encoder-only checkpoint's configuration is its own: refused here by name.
+  if (file.arch == Architecture::EncoderOnly)
+    throw CheckpointError(
+        message(file.path,
+                ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
+  return {transformer_info(file), file.parameters, file.optimizer_state};
+}
+
+void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
+  if (info.config.arch != needed)
+    throw CheckpointError(message(path, ": ", a_architecture(info.config.arch),
+                                  " checkpoint (config.arch), but this needs ", a_architecture(needed), " one"));
+}
+
+void load_parameters(Module& model, const StateDict& parameters, const std::string& path) {
+  try {
+    model.load_state_dict(parameters);
+  } catch (const Error& e) {
+    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration: ", e.what()));
+  }
+}
+
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
+  CheckpointContents contents = read_checkpoint(file);
+  require_architecture(contents.info, Architecture::EncoderDecoder, file.path);
+  LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+  // Built without initialising: every parameter is about to be overwritten by the stored tensors.
+  out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, contents.parameters, file.path);
+  return out;
+}
+
+LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_file(path)); }
+
+LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
+  CheckpointContents contents = read_checkpoint(file);
+  require_architecture(contents.info, Architecture::DecoderOnly, file.path);
+  LoadedDecoderOnly out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+  out.model = std::make_unique<DecoderOnly>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, contents.parameters, file.path);
+  return out;
+}
+
+LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
+  return load_decoder_only_checkpoint(read_checkpoint_file(path));
+}
+
+LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
+  if (file.arch != Architecture::EncoderOnly)
+    throw CheckpointError(message(file.path, ": ", a_architecture(file.arch), " checkpoint (config.arch), but ", what,
+                                  " needs an encoder-only one"));
+  LoadedEncoderOnly out{encoder_only_info(file), nullptr, file.optimizer_state};
+  out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
+  load_parameters(*out.model, file.parameters, file.path);
+  return out;
+}
+
+LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what) {
+  return load_encoder_only_checkpoint(read_checkpoint_file(path), what);
+}
+
+}  // namespace gradformer

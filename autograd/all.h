@@ -4,6 +4,7 @@
 #include "autograd/anomaly.h"
 #include "autograd/arithmetic.h"
 #include "autograd/fused.h"
+#include "autograd/fused_attention.h"
 #include "autograd/gradcheck.h"
 #include "autograd/graph_dot.h"
 #include "autograd/index.h"

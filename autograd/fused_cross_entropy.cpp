@@ -5,12 +5,38 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/arithmetic.h"
 #include "autograd/fused.h"
+#include "autograd/index.h"
 #include "autograd/node.h"
+#include "autograd/pointwise.h"
+#include "autograd/reduce.h"
 #include "autograd/rowwise.h"
+#include "autograd/views.h"
+#include "tensor/elementwise.h"
 #include "tensor/kernels/exp_kernel.h"
+#include "tensor/reduce.h"
 
 namespace gradformer {
+// ---- the definition, composed from differentiable ops: slower, but every step an op whose gradient
+// is already checked, so it is the reference the fused op below is tested against ----------------
+// -(1 - eps) log p_target - eps mean_c log p_c, averaged over the targets that are not ignored.
+Variable cross_entropy_unfused(const Variable& logits, const Tensor& target, const CrossEntropyOptions& options) {
+  const int64_t C = logits.size(-1);
+  const Variable logp = reshape(log_softmax_unfused(logits, -1), {-1, C});  // [N, C]
+  const Tensor flat = target.reshape({-1, 1});                              // [N, 1]
+  const Tensor ignored = eq(flat, full({1}, static_cast<double>(options.ignore_index), DType::Int64));
+  const Tensor safe_target = where(ignored, zeros({1}, DType::Int64), flat);  // any valid index; masked below
+  const Variable nll = -gather(logp, 1, safe_target);                         // [N, 1]
+  const Variable smooth = -mean(logp, {-1}, true);                            // [N, 1]
+  const Variable per_row = nll * (1 - options.label_smoothing) + smooth * options.label_smoothing;
+  const Tensor keep = logical_not(ignored).to(logits.dtype());
+  const double count = sum(keep).item();
+  return sum(per_row * Variable(keep)) / std::max(count, 1.0);
+}
+
+// ---- the fused op: one node, one pass over each row, a hand-written backward ----------------------
+
 namespace {
 constexpr int64_t kExpBlock = 256;  // exps a block at a time (the forward's: 1 KiB of floats on the stack)
 }  // namespace

@@ -1,12 +1,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/arithmetic.h"
 #include "autograd/fused.h"
 #include "autograd/node.h"
+#include "autograd/pointwise.h"
+#include "autograd/reduce.h"
 #include "tensor/kernels/parallel.h"
 #include "tensor/kernels/vector_loops.h"
 
 namespace gradformer {
+
+// ---- the definition, composed from differentiable ops: slower, but every step an op whose gradient
+// is already checked, so it is the reference the fused op below is tested against ----------------
+// (x - mean) / sqrt(var + eps) * weight + bias, the variance biased (divided by D)
+Variable layer_norm_unfused(const Variable& x, const Variable& weight, const Variable& bias, double eps) {
+  const Variable centered = x - mean(x, {-1}, true);
+  Variable y = centered * rsqrt(var(x, {-1}, true, /*correction=*/0) + eps);
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y;
+}
+
+// ---- the fused op: one node, one pass over each row, a hand-written backward ----------------------
 
 // LayerNorm over the last dimension D, for each row of x: [rows, D]:
 //   mu = mean(x),  rstd = 1 / sqrt(mean((x - mu)^2) + eps),  xhat = (x - mu) rstd,  y = xhat w + b

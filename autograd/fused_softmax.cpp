@@ -3,12 +3,27 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/arithmetic.h"
 #include "autograd/fused.h"
 #include "autograd/node.h"
+#include "autograd/pointwise.h"
+#include "autograd/reduce.h"
 #include "autograd/rowwise.h"
 #include "tensor/kernels/exp_kernel.h"
 
 namespace gradformer {
+
+// ---- the definition, composed from differentiable ops: slower, but every step an op whose gradient
+// is already checked, so it is the reference the fused op below is tested against ----------------
+// exp(x - max x) / sum exp(x - max x): subtracting the max changes nothing but prevents overflow.
+Variable softmax_unfused(const Variable& x, int64_t dim) {
+  const Variable e = exp(x - max(x, {dim}, true));
+  return e / sum(e, {dim}, true);
+}
+
+Variable log_softmax_unfused(const Variable& x, int64_t dim) { return x - logsumexp(x, {dim}, true); }
+
+// ---- the fused op: one node, one pass over each row, a hand-written backward ----------------------
 
 // ---- softmax --------------------------------------------------------------------------------
 // y_i = exp(x_i - m) / s,  m = max_j x_j,  s = sum_j exp(x_j - m)

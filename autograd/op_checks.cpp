@@ -179,6 +179,46 @@ void add_fused(Checks& c, const Inputs& in) {
                {random({2, 3, 5}, 46, -3, 3)}});
 }
 
+// attention(q, k, v) with a fixed mask, as a function of q, k and v
+GradcheckFunction attention_with(const Tensor& mask) {
+  return [mask](const V& x) { return scaled_dot_product_attention(x[0], x[1], x[2], mask).output; };
+}
+
+void add_attention(Checks& c) {
+  // [B, 1, 1, S]: the second sentence's last two keys are padding
+  const Tensor ids = from_vector(std::vector<int64_t>{1, 2, 3, 4, 1, 2, 0, 0}, {2, 4});
+  const Tensor padding = ne(ids, full({}, 0, DType::Int64)).unsqueeze(1).unsqueeze(1);
+  // [4, 4]: query i may attend to keys j <= i
+  const Tensor positions = arange(4, DType::Int64);
+  const Tensor causal = le(positions.unsqueeze(0), positions.unsqueeze(1));
+  // q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v]
+  c.push_back({"scaled_dot_product_attention (padding mask)",
+               attention_with(padding),
+               {random({2, 2, 3, 4}, 1), random({2, 2, 4, 4}, 2), random({2, 2, 4, 3}, 3)}});
+  c.push_back({"scaled_dot_product_attention (causal mask)",
+               attention_with(causal),
+               {random({2, 2, 4, 4}, 4), random({2, 2, 4, 4}, 5), random({2, 2, 4, 3}, 6)}});
+  c.push_back({"scaled_dot_product_attention (no mask, rank 3)",
+               attention_with(Tensor()),
+               {random({3, 2, 4}, 7), random({3, 5, 4}, 8), random({3, 5, 2}, 9)}});
+  // The heads of a projection are strided views: [B, T, H, d_k] seen as [B, H, T, d_k].
+  c.push_back({"scaled_dot_product_attention (heads as strided views)",
+               [padding](const V& x) {
+                 return scaled_dot_product_attention(transpose(x[0], 1, 2), transpose(x[1], 1, 2),
+                                                     transpose(x[2], 1, 2), padding)
+                     .output;
+               },
+               {random({2, 3, 2, 4}, 10), random({2, 4, 2, 4}, 11), random({2, 4, 2, 4}, 12)}});
+  // Each call starts the generator from the same state, so every call drops the same weights.
+  c.push_back(
+      {"scaled_dot_product_attention (dropout)",
+       [padding](const V& x) {
+         Generator gen(3);
+         return scaled_dot_product_attention(x[0], x[1], x[2], padding, {.dropout_p = 0.3, .dropout_gen = &gen}).output;
+       },
+       {random({2, 2, 3, 4}, 13), random({2, 2, 4, 4}, 14), random({2, 2, 4, 3}, 15)}});
+}
+
 }  // namespace
 
 std::vector<OpCheck> autograd_op_checks() {
@@ -191,6 +231,7 @@ std::vector<OpCheck> autograd_op_checks() {
   add_reductions(checks, in);
   add_indexing(checks, in);
   add_fused(checks, in);
+  add_attention(checks);
   return checks;
 }
 

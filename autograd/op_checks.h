@@ -13,7 +13,7 @@ namespace gradformer {
 struct OpCheck {
   /// "op" or "op (case)", where op is the name the op gives record() (autograd/node.h): a test
   /// reads the names given to record() in every library folder and fails for any op without an
-  /// entry here or, for an op of the model's, in model_op_checks() (transformer/model/op_checks.h).
+  /// entry here.
   std::string name;
   GradcheckFunction f;
   std::vector<Tensor> inputs;

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "autograd/all.h"
+#include "autograd/fused_attention.h"
 #include "claims.h"
 #include "nn/layers.h"
 #include "transformer/inspect/diagram.h"
 #include "transformer/inspect/svg.h"
-#include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
 
 using namespace gradformer;

@@ -4,7 +4,7 @@
 // two tables, and drawn as 16-scaling.svg (fixed axes and a fixed list of points, so that every run
 // draws the same elements and only the measured values move).
 //
-// What the profiler counts where (tensor/support/profiler.h, transformer/model/attention.cpp):
+// What the profiler counts where (tensor/support/profiler.h, autograd/fused_attention.cpp):
 //   "matmul"                        every product autograd records: the q/k/v projection, the output
 //                                   projection, the feed-forward network and the output layer; forward
 //                                   events, and their backward nodes (dA and dB)

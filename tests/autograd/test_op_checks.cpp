@@ -1,8 +1,8 @@
 // The table of gradient checks (autograd/op_checks.h): every entry passes and names an op autograd
 // records. The ops are found by reading the names given to record() in autograd's own sources
 // (GRADFORMER_SOURCE_DIR, set by tests/autograd/CMakeLists.txt; the scan: tests/record_scan.h).
-// That every op recorded anywhere in the library has a check is test_model's test, which sees
-// this table and the model's (tests/transformer/model/test_op_checks.cpp).
+// And every op recorded anywhere in the library (every library folder scanned) has a check here:
+// the fused ops, attention's included, all live in autograd/.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -58,5 +58,40 @@ TEST_CASE("every entry of autograd_op_checks passes gradcheck") {
     INFO(c.name << ": " << r.report);
     CHECK(r.ok);
     CHECK(r.elements_checked > 0);
+  }
+}
+
+namespace {
+
+std::set<std::string> recorded_in(const test::Scan& scan) {
+  std::set<std::string> ops;
+  for (const auto& [op, where] : scan.ops) ops.insert(op);
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("every op recorded anywhere in the library has an entry in autograd_op_checks") {
+  const std::filesystem::path root = GRADFORMER_SOURCE_DIR;
+  REQUIRE(std::filesystem::is_directory(root / "transformer" / "model"));
+  const test::Scan scan = test::scan_library(root);
+  for (const std::string& call : scan.unreadable) {
+    INFO("cannot tell the op name of " << call << ": name the op with a string literal or a const char* op = \"...\"");
+    CHECK(false);
+  }
+  // The scan must see both ways of naming an op, in autograd and beyond, or it could pass by
+  // finding nothing.
+  const std::set<std::string> recorded = recorded_in(scan);
+  for (const char* op :
+       {"add", "matmul", "concat", "softmax", "layer_norm", "cross_entropy", "scaled_dot_product_attention"}) {
+    INFO("the scan did not find " << op);
+    REQUIRE(recorded.count(op) == 1);
+  }
+  std::set<std::string> checked;
+  for (const OpCheck& c : autograd_op_checks()) checked.insert(test::op_of(c.name));
+  for (const auto& [op, where] : scan.ops) {
+    INFO(where << " records '" << op << "', which has no entry \"" << op << "\" or \"" << op
+               << " (...)\" in autograd_op_checks() (autograd/op_checks.cpp)");
+    CHECK(checked.count(op) == 1);
   }
 }

@@ -5,7 +5,6 @@
 #include "transformer/data/batch.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/masks.h"
-#include "transformer/model/op_checks.h"
 
 namespace gradformer {
 namespace {
@@ -50,7 +49,6 @@ std::vector<NamedGradcheck> gradient_checks() {
   // Every op (autograd's own list), then every layer, then whole models.
   std::vector<NamedGradcheck> checks;
   std::vector<OpCheck> ops = autograd_op_checks();
-  for (OpCheck& c : model_op_checks()) ops.push_back(std::move(c));  // the model's own ops: attention
   for (OpCheck& c : ops)
     checks.push_back({c.name, [f = std::move(c.f), inputs = std::move(c.inputs)] { return gradcheck(f, inputs); }});
   // Each check seeds its own initialisation when it runs (a generator shared by reference would

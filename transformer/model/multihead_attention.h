@@ -19,12 +19,12 @@
 #include <memory>
 #include <utility>
 
+#include "autograd/fused_attention.h"
 #include "autograd/variable.h"
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/random.h"
-#include "transformer/model/attention.h"
 
 namespace gradformer {
 

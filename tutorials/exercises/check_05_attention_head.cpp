@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "autograd/fused_attention.h"
 #include "exercises.h"
-#include "transformer/model/attention.h"
 #include "transformer/model/masks.h"
 
 using namespace gradformer;

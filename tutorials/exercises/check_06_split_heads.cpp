@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "autograd/fused_attention.h"
 #include "exercises.h"
 #include "nn/functional.h"
-#include "transformer/model/attention.h"
 #include "transformer/model/multihead_attention.h"
 
 using namespace gradformer;

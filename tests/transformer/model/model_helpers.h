@@ -1,5 +1,5 @@
-// Shared by the model tests: masks built by hand (so these tests do not depend on the batching
-// code) and a tiny float64 configuration for gradient checks.
+// Shared by the model tests: a tiny float64 configuration for gradient checks (and, from
+// autograd/helpers.h, masks built by hand, so these tests do not depend on the batching code).
 #pragma once
 
 #include <cstdint>
@@ -10,26 +10,6 @@
 #include "transformer/model/encoder_decoder.h"
 
 namespace test {
-
-/// ids [B, S] -> [B, 1, S] bool, true where id != pad.
-inline gradformer::Tensor pad_mask(const gradformer::Tensor& ids, int64_t pad = 0) {
-  return gradformer::ne(ids, gradformer::full({}, static_cast<double>(pad), gradformer::DType::Int64)).unsqueeze(1);
-}
-
-/// [T, T] bool, true where j <= i.
-inline gradformer::Tensor lower_triangle(int64_t t) {
-  using namespace gradformer;
-  return le(arange(t, DType::Int64).unsqueeze(0), arange(t, DType::Int64).unsqueeze(1));
-}
-
-/// ids [B, T] -> [B, T, T]: padding AND causal.
-inline gradformer::Tensor tgt_mask(const gradformer::Tensor& ids, int64_t pad = 0) {
-  return gradformer::logical_and(pad_mask(ids, pad), lower_triangle(ids.size(1)).unsqueeze(0));
-}
-
-inline gradformer::Tensor ids(const std::vector<int64_t>& v, int64_t rows) {
-  return gradformer::from_vector(v, {rows, static_cast<int64_t>(v.size()) / rows});
-}
 
 /// d 8, h 2, d_ff 16, vocab 7, dropout 0, float64: small enough for a gradient check of everything.
 inline gradformer::TransformerConfig tiny_config(gradformer::NormPlacement norm, int64_t layers = 1) {

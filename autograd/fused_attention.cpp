@@ -1,4 +1,4 @@
-#include "transformer/model/attention.h"
+#include "autograd/fused_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -66,6 +66,31 @@ AttentionShape check(const char* op, const Variable& q, const Variable& k, const
 double scale_of(const AttentionOptions& options, int64_t dk) {
   return options.scale ? *options.scale : 1.0 / std::sqrt(static_cast<double>(dk));
 }
+
+}  // namespace
+
+// ---- the definition, composed from differentiable ops (the reference, and chapter 5's version) --------
+
+Attention scaled_dot_product_attention_unfused(const Variable& q, const Variable& k, const Variable& v,
+                                               const Tensor& mask, const AttentionOptions& options) {
+  const AttentionShape s = check("scaled_dot_product_attention_unfused", q, k, v, mask, options);
+  // scores: [..., Tq, Tk]
+  Variable scores = matmul(q, transpose(k, -2, -1)) * scale_of(options, s.dk);
+  Variable p;
+  if (s.mask.defined()) {
+    // A large finite negative rather than -inf: a row with every key masked then gets a finite
+    // uniform softmax (no NaN, in the forward or the backward), which the mask multiplies to 0.
+    const Tensor allowed = s.mask.to(q.dtype());
+    p = softmax(masked_fill(scores, logical_not(s.mask), -1e30), -1) * Variable(allowed);
+  } else {
+    p = softmax(scores, -1);
+  }
+  const Tensor weights = p.value();
+  if (options.dropout_p > 0) p = dropout(p, options.dropout_p, *options.dropout_gen, true);
+  return {matmul(p, v), weights};
+}
+
+namespace {
 
 // ---- the mask, read in place --------------------------------------------------------------------------
 
@@ -230,27 +255,6 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
     scaled_dot_product_attention_backward(P, F, scale, g, dx);
   });
   return {output, P};
-}
-
-// ---- the unfused composition -------------------------------------------------------------------------
-
-Attention scaled_dot_product_attention_unfused(const Variable& q, const Variable& k, const Variable& v,
-                                               const Tensor& mask, const AttentionOptions& options) {
-  const AttentionShape s = check("scaled_dot_product_attention_unfused", q, k, v, mask, options);
-  // scores: [..., Tq, Tk]
-  Variable scores = matmul(q, transpose(k, -2, -1)) * scale_of(options, s.dk);
-  Variable p;
-  if (s.mask.defined()) {
-    // A large finite negative rather than -inf: a row with every key masked then gets a finite
-    // uniform softmax (no NaN, in the forward or the backward), which the mask multiplies to 0.
-    const Tensor allowed = s.mask.to(q.dtype());
-    p = softmax(masked_fill(scores, logical_not(s.mask), -1e30), -1) * Variable(allowed);
-  } else {
-    p = softmax(scores, -1);
-  }
-  const Tensor weights = p.value();
-  if (options.dropout_p > 0) p = dropout(p, options.dropout_p, *options.dropout_gen, true);
-  return {matmul(p, v), weights};
 }
 
 }  // namespace gradformer

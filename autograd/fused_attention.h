@@ -37,6 +37,11 @@ struct Attention {
   Tensor weights;   // [..., Tq, Tk]
 };
 
+/// The definition composed from autograd ops (matmul, masked_fill, softmax, mul): the reference
+/// the fused version below is tested against, and the version chapter 5 builds step by step.
+Attention scaled_dot_product_attention_unfused(const Variable& q, const Variable& k, const Variable& v,
+                                               const Tensor& mask = {}, const AttentionOptions& options = {});
+
 /// The fused version: one op with a hand-written backward. The four products go to the fast
 /// batched matmul (the heads of a projection and K^T are read in place, as strided views); the
 /// scaling, masking and softmax are one pass over the scores, done in place, and the probabilities
@@ -46,10 +51,5 @@ struct Attention {
 /// non-floating dtypes, a non-bool mask), ValueError (dropout_p outside [0, 1) or no generator).
 Attention scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask = {},
                                        const AttentionOptions& options = {});
-
-/// The same function composed from autograd ops (matmul, masked_fill, softmax, mul): the reference
-/// the fused version is tested against, and the version chapter 5 builds step by step.
-Attention scaled_dot_product_attention_unfused(const Variable& q, const Variable& k, const Variable& v,
-                                               const Tensor& mask = {}, const AttentionOptions& options = {});
 
 }  // namespace gradformer

@@ -1,7 +1,7 @@
 #include <cmath>
 
-#include "model_helpers.h"
-#include "transformer/model/attention.h"
+#include "autograd/fused_attention.h"
+#include "helpers.h"
 
 using namespace gradformer;
 using test::rnd;
@@ -59,7 +59,7 @@ TEST_CASE("attention: fused and unfused agree on outputs, weights and gradients"
 }
 
 // The fused op's gradient checks (padding, causal and no mask, strided heads, dropout) are entries of
-// model_op_checks(), run by test_op_checks.cpp; the composition it is tested against passes too.
+// autograd_op_checks(), run by test_op_checks.cpp; the composition it is tested against passes too.
 TEST_CASE("attention: gradcheck of the unfused composition with a padding mask") {
   const Tensor padding = test::pad_mask(test::ids({1, 2, 3, 4, 1, 2, 0, 0}, 2)).unsqueeze(1);  // [2, 1, 1, 4]
   CHECK_GRADCHECK(

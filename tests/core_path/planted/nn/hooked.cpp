@@ -1,0 +1,2 @@
+#include "tensor/support/profiler.h"
+void step() { profiler::Scope event("step", profiler::Phase::Optimizer); }

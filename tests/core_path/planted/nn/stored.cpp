@@ -1,0 +1,2 @@
+#include "nn/safetensors.h"
+#include "transformer/store/checkpoint.h"

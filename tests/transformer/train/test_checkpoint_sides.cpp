@@ -126,13 +126,13 @@ TEST_CASE("checkpoint sides: an encoder-decoder stores both sides; an encoder-on
   CHECK(loaded.info.target_tokenizer == info.target_tokenizer);
 
   EncoderOnlyConfig c;
-  c.vocab = 6, c.d_model = 4, c.d_ff = 8, c.heads = 2, c.layers = 1, c.max_len = 8;
+  c.vocab = 5, c.d_model = 4, c.d_ff = 8, c.heads = 2, c.layers = 1, c.max_len = 8;
   const std::string classifier = temp_path("classifier");
   save_encoder_only_checkpoint(classifier, EncoderOnly(c, 1), {}, {c, Vocab::build({{"x"}}), {"no", "yes"}, {}});
   const std::map<std::string, std::string> metadata = load_safetensors(classifier).metadata;
   CHECK(keys_with(metadata, "vocab.") == std::vector<std::string>{"vocab.source"});
   CHECK(keys_with(metadata, "tokenizer.").empty());
-  CHECK(load_encoder_only_checkpoint(classifier).info.vocab.size() == 6);
+  CHECK(load_encoder_only_checkpoint(classifier).info.vocab.size() == 5);
 }
 
 TEST_CASE("checkpoint sides: a read builds each tokenizer the model has exactly once") {
@@ -144,7 +144,7 @@ TEST_CASE("checkpoint sides: a read builds each tokenizer the model has exactly 
   save_checkpoint(translator, EncoderDecoder(config, 1), {}, info);
   const std::string lm = as_old_format(TinyLm().save("count-lm"), "count-lm-old");
   EncoderOnlyConfig c;
-  c.vocab = 6, c.d_model = 4, c.d_ff = 8, c.heads = 2, c.layers = 1, c.max_len = 8;
+  c.vocab = 5, c.d_model = 4, c.d_ff = 8, c.heads = 2, c.layers = 1, c.max_len = 8;
   const std::string classifier = temp_path("count-classifier");
   save_encoder_only_checkpoint(classifier, EncoderOnly(c, 1), {}, {c, Vocab::build({{"x"}}), {"no", "yes"}, {}});
 

@@ -111,7 +111,7 @@ TEST_CASE("checkpoint sides: absent_side_entry names a decoder-only model's sour
   CHECK_FALSE(absent_side_entry(Architecture::EncoderOnly, "vocab.source"));
 }
 
-TEST_CASE("checkpoint sides: an encoder-decoder stores both sides; an encoder-only model one vocabulary") {
+TEST_CASE("checkpoint sides: an encoder-decoder stores both sides, an encoder-only model one vocabulary") {
   TransformerConfig config = TransformerConfig::tutorial(5, 6);
   config.d_model = 4, config.d_ff = 8, config.heads = 2, config.layers = 1, config.max_len = 16;
   CheckpointInfo info;

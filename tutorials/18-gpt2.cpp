@@ -324,7 +324,7 @@ void import_and_generate(const DecoderOnly& toy, const fs::path& dir) {
   std::printf("imported %s: %lld layers, d %lld, heads %lld, V %lld, n_ctx %lld\n", dir.string().c_str(),
               ll(imported.info.config.layers), ll(imported.info.config.d_model), ll(imported.info.config.heads),
               ll(imported.info.config.tgt_vocab), ll(imported.info.config.max_len));
-  const std::vector<int64_t> prompt_ids = imported.info.source_tokenizer.encode("The meaning of life is");
+  const std::vector<int64_t> prompt_ids = imported.info.target_tokenizer.encode("The meaning of life is");
   const Tensor ids = from_vector(prompt_ids, {1, static_cast<int64_t>(prompt_ids.size())});  // [1, T]
   const Tensor mask = causal_mask(ids.size(1)).unsqueeze(0);
   NoGradGuard no_grad;
@@ -338,7 +338,7 @@ void import_and_generate(const DecoderOnly& toy, const fs::path& dir) {
   const fs::path checkpoint = dir / "gpt2-toy.gradformer.safetensors";  // what `gradformer import --gpt2` writes
   save_checkpoint(checkpoint.string(), *imported.model, imported.info.config, {}, imported.info);
   LoadedDecoderOnly loaded = load_decoder_only_checkpoint(checkpoint.string());
-  const Tokenizer& tokenizer = loaded.info.source_tokenizer;
+  const Tokenizer& tokenizer = loaded.info.target_tokenizer;
   const int64_t end_of_text = tokenizer.size() - 1;  // <|endoftext|>, GPT-2's last token
   const std::string prompt = "The meaning of life is";
   const SamplingOptions greedy{.max_tokens = 12, .temperature = 0, .eos = end_of_text};
@@ -378,7 +378,7 @@ void real_gpt2(const fs::path& dir) {
   Gpt2Import imported = import_gpt2_files({.model = path, .tokenizer_dir = "", .config = "", .heads = std::nullopt});
   imported.model->eval();
   std::printf("imported: %lld heads\n", ll(imported.info.config.heads));
-  const Tokenizer& tokenizer = imported.info.source_tokenizer;
+  const Tokenizer& tokenizer = imported.info.target_tokenizer;
   const std::string prompt = "The meaning of life is";
   const std::vector<int64_t> ids = tokenizer.encode(prompt);
   for (const SamplingOptions& options :

@@ -27,7 +27,7 @@ inline StateDict gpt2_layout(const DecoderOnly& model) {
   file["wte.weight"] = model.embed->weight.value();                // [V, d], also the output (tied)
   file["wpe.weight"] = model.positional_encoding->weight.value();  // [n_ctx, d]
   for (size_t i = 0; i < model.decoder->layers->size(); ++i) {
-    const EncoderLayer& block = (*model.decoder->layers)[i];
+    const DecoderOnlyBlock& block = (*model.decoder->layers)[i];
     const std::string h = "h." + std::to_string(i) + ".";
     file[h + "ln_1.weight"] = block.norm1->weight.value();                           // [d]
     file[h + "ln_1.bias"] = block.norm1->bias.value();                               // [d]

@@ -82,8 +82,7 @@ inline void check_round_trip(const LoadedDecoderOnly& loaded, const std::string&
       [](const std::string& path) { return load_decoder_only_checkpoint(path); },
       [](const LoadedDecoderOnly& l) {
         return Settings{config_to_metadata(l.info.config),
-                        {{"source", l.info.source_tokenizer.vocab().to_text()},
-                         {"target", l.info.target_tokenizer.vocab().to_text()}},
+                        {{"target", l.info.target_tokenizer.vocab().to_text()}},  // its one side
                         l.info.state};
       });
 }

@@ -50,10 +50,8 @@ Tokenizer checkpoint_tokenizer(const std::string& path, const std::string& side)
   if (file.arch != Architecture::EncoderDecoder && !side.empty())
     throw UsageError(message("tokenize: --side is for an encoder-decoder checkpoint; ", path, " is ",
                              a_architecture(file.arch), " one, with one tokenizer"));
-  if (file.arch == Architecture::EncoderOnly)
-    return Vocab::from_text(file.metadata.at("vocab.source"), path + " (vocab.source)");
-  const CheckpointInfo info = read_checkpoint(file).info;
-  return side == "source" ? info.source_tokenizer : info.target_tokenizer;
+  if (file.arch == Architecture::EncoderOnly) return file.encoder_only.vocab;
+  return side == "source" ? file.info.source_tokenizer : file.info.target_tokenizer;
 }
 
 /// The one tokenizer the flags choose; a UsageError for none or several.

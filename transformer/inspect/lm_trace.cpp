@@ -25,9 +25,9 @@ class KeepLmAttention {
  private:
   void keep(bool on) {
     for (size_t l = 0; l < model_.decoder->layers->size(); ++l) {
-      EncoderLayer& layer = (*model_.decoder->layers)[l];
-      layer.keep_attention = on;
-      layer.attention = Tensor();
+      DecoderOnlyBlock& block = (*model_.decoder->layers)[l];
+      block.keep_attention = on;
+      block.attention = Tensor();
     }
   }
   DecoderOnly& model_;

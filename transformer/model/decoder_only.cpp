@@ -47,7 +47,8 @@ DecoderOnly::DecoderOnly(const TransformerConfig& config, uint64_t seed, SkipIni
   positional_encoding = register_module(
       "positional_encoding",
       std::make_shared<PositionalEncoding>(c.d_model, c.max_len, c.dropout, dropout_gen_, c.dtype, c.positions));
-  decoder = register_module("decoder", std::make_shared<Encoder>(c.layer(), c.layers, skip_init, dropout_gen_));
+  decoder =
+      register_module("decoder", std::make_shared<DecoderOnlyStack>(c.layer(), c.layers, skip_init, dropout_gen_));
   output_projection =
       register_module("generator", std::make_shared<VocabProjection>(c.d_model, c.tgt_vocab, c.dtype,
                                                                      c.tie_embeddings ? embed->weight : Variable(),

@@ -8,11 +8,12 @@
 //        h_l = transformer_block(h_{l-1})  for all l in [1, n]
 //        P(u) = softmax(h_n W_e^T)"
 //
-// A block is an encoder layer (self-attention, then the feed-forward network) under the decoder's
-// causal mask: no cross-attention, since there is no encoder to attend to. So the model is built
-// from EncoderLayer, as torch.nn.TransformerEncoder with a causal mask is GPT in PyTorch:
+// A block (DecoderOnlyBlock) is self-attention, then the feed-forward network, under the decoder's
+// causal mask: no cross-attention, since there is no encoder to attend to. That is exactly the
+// encoder's layer, so DecoderOnlyBlock is EncoderLayer by another name, as torch.nn.TransformerEncoder
+// with a causal mask is GPT in PyTorch; the mask, not the block, makes it a decoder:
 //
-//   ids [B, T] -> embed * sqrt(d) + PE -> N encoder layers (causal mask) -> [B, T, d]
+//   ids [B, T] -> embed * sqrt(d) + PE -> N decoder-only blocks (causal mask) -> [B, T, d]
 //              -> output projection -> logits [B, T, V]
 //
 // The embedding is scaled by sqrt(d) as in the encoder-decoder unless config.scale_embedding is off
@@ -38,11 +39,19 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "transformer/model/config.h"
 #include "transformer/model/encoder.h"
-#include "transformer/model/encoder_decoder.h"
 #include "transformer/model/positional_encoding.h"
+#include "transformer/model/vocab_projection.h"
 
 namespace gradformer {
+
+/// GPT's transformer_block: masked self-attention, then the feed-forward network, each in its
+/// residual connection and LayerNorm. The encoder's layer under a causal mask: a name, not a copy.
+using DecoderOnlyBlock = EncoderLayer;
+/// The N blocks (decoder.layers.{i}) and, with pre-LN, the final LayerNorm (decoder.norm): the
+/// encoder's stack, which DecoderOnly always runs under a causal mask.
+using DecoderOnlyStack = Encoder;
 
 /// A decoder-only configuration: one vocabulary of `vocab` tokens (src_vocab = tgt_vocab = vocab),
 /// arch DecoderOnly; the rest as TransformerConfig::tutorial, pre-LN.
@@ -94,7 +103,7 @@ class DecoderOnly : public Module {
 
   std::shared_ptr<Embedding> embed;
   std::shared_ptr<PositionalEncoding> positional_encoding;
-  std::shared_ptr<Encoder> decoder;                    // encoder layers, used under a causal mask
+  std::shared_ptr<DecoderOnlyStack> decoder;           // N blocks, run under a causal mask
   std::shared_ptr<VocabProjection> output_projection;  // registered as "generator"
 
  private:

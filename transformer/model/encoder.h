@@ -21,7 +21,7 @@
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/random.h"
-#include "transformer/model/layer_config.h"
+#include "transformer/model/config.h"
 #include "transformer/model/multihead_attention.h"
 
 namespace gradformer {

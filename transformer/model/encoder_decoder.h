@@ -45,67 +45,13 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "transformer/model/config.h"
 #include "transformer/model/decoder.h"
 #include "transformer/model/encoder.h"
-#include "transformer/model/layer_config.h"
 #include "transformer/model/positional_encoding.h"
+#include "transformer/model/vocab_projection.h"
 
 namespace gradformer {
-
-/// The Transformer family, all built from the same blocks (the layers of encoder.h and decoder.h):
-///   EncoderDecoder  the paper's: an encoder (self-attention, padding mask) and a decoder (causal
-///                   self-attention and cross-attention to the encoder), trained to translate
-///   DecoderOnly     GPT: one stack of encoder layers under a causal mask, no cross-attention,
-///                   trained to predict the next token (transformer/model/decoder_only.h)
-///   EncoderOnly     BERT: one stack of encoder layers under the padding mask alone, trained to
-///                   classify or to fill in masked tokens
-enum class Architecture { EncoderDecoder, DecoderOnly, EncoderOnly };
-/// "encoder-decoder", "decoder-only", "encoder-only" (the checkpoint's config.arch, the program's --arch).
-const char* architecture_name(Architecture arch);
-/// The name with its article, for messages: "an encoder-decoder", "a decoder-only", "an encoder-only".
-std::string a_architecture(Architecture arch);
-/// The inverse; ValueError listing the three names for anything else.
-Architecture parse_architecture(const std::string& name);
-
-struct TransformerConfig {
-  Architecture arch = Architecture::EncoderDecoder;
-  int64_t src_vocab = 0, tgt_vocab = 0;
-  int64_t d_model = 512, d_ff = 2048, heads = 8, layers = 6;  // layers: N, in the encoder and in the decoder
-  double dropout = 0.1;                                       // P_drop
-  NormPlacement norm = NormPlacement::Post;
-  int64_t max_len = 512;  // the longest sequence the positional encoding covers
-  bool tie_embeddings = false;
-  DType dtype = DType::Float32;
-  Activation activation = Activation::ReLU;  // of the feed-forward network
-  Positions positions = Positions::Sinusoidal;
-  /// The token embedding multiplied by sqrt(d) before the positions are added (section 3.4, "we
-  /// multiply those weights by sqrt(d_model)"); GPT-2 adds its embeddings unscaled.
-  bool scale_embedding = true;
-  double norm_eps = 1e-5;  // every LayerNorm's epsilon (GPT-2's layer_norm_epsilon: 1e-5 too)
-
-  /// Small enough to train in seconds on a CPU: d 128, d_ff 512, h 8, N 2, dropout 0.1.
-  static TransformerConfig tutorial(int64_t src_vocab, int64_t tgt_vocab);
-  /// The paper's base model: d 512, d_ff 2048, h 8, N 6, dropout 0.1; embeddings tied when the
-  /// vocabularies are the same size (the paper's shared 37,000-token BPE vocabulary).
-  static TransformerConfig base(int64_t src_vocab = 37000, int64_t tgt_vocab = 37000);
-  /// The paper's big model: d 1024, d_ff 4096, h 16, N 6, dropout 0.3; tied as base.
-  static TransformerConfig big(int64_t src_vocab = 37000, int64_t tgt_vocab = 37000);
-
-  /// The largest sizes validate() accepts: far beyond any model this library can train on a CPU,
-  /// they make a typo or a hostile checkpoint an error rather than an allocation of terabytes.
-  static constexpr int64_t max_vocab = int64_t{1} << 24, max_d_model = 65536, max_d_ff = 262144, max_heads = 1024,
-                           max_layers = 1024, max_max_len = int64_t{1} << 20;
-  /// And the most numbers the parameters and the positional-encoding table may hold together
-  /// (8 GiB in float32: GPT-2 xl's 1.56 billion fit).
-  static constexpr int64_t max_numbers = int64_t{1} << 31;
-
-  /// ValueError naming the field: sizes not positive or above the bounds above, a model of more
-  /// than max_numbers, d_model not divisible by heads or odd, dropout outside [0, 1), tied
-  /// embeddings with different vocabulary sizes; DTypeError for a non-floating dtype. Checked
-  /// before anything is allocated.
-  void validate() const;
-  LayerConfig layer() const { return {d_model, heads, d_ff, dropout, norm, dtype, activation, norm_eps}; }
-};
 
 /// The number of parameters a model of this configuration has, from the formula:
 ///   embeddings   V_src d + V_tgt d            (V d once when tied)
@@ -133,21 +79,6 @@ struct FlopCount {
 ///                                        + 4 d d_ff;  and per source token 4 d^2 (the memory's K, V)
 ///   output projection per target token: 2 d V_tgt
 FlopCount flop_count(const TransformerConfig& config, int64_t src_len, int64_t tgt_len);
-
-/// tokens [..., d] -> tokens * sqrt(d), or tokens as they are when config.scale_embedding is off.
-Variable scaled_embedding(const Variable& tokens, const TransformerConfig& config);
-
-/// The output layer: logits = x W^T + b,  x: [..., d] -> [..., V]. Its weight is its own [V, d]
-/// parameter "weight", or, with tied embeddings, the embedding matrix (then only "bias" is
-/// registered here). Registered in EncoderDecoder as "generator" (the checkpoint's name).
-class VocabProjection : public Module {
- public:
-  /// Allocated only: EncoderDecoder initialises it with the rest of the model. ShapeError unless a
-  /// tied weight is [vocab, d_model]. Without a bias (GPT-2's lm_head), `bias` stays undefined.
-  VocabProjection(int64_t d_model, int64_t vocab, DType dtype, Variable tied_weight = {}, bool with_bias = true);
-  Variable forward(const Variable& x) const;  // linear(x, weight, bias)
-  Variable weight, bias;
-};
 
 class EncoderDecoder : public Module {
  public:

@@ -4,7 +4,7 @@
 
 #include "autograd/all.h"
 #include "nn/functional.h"
-#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/config.h"
 #include "transformer/model/masks.h"
 
 namespace gradformer {

@@ -39,8 +39,8 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "transformer/model/config.h"
 #include "transformer/model/encoder.h"
-#include "transformer/model/layer_config.h"
 #include "transformer/model/positional_encoding.h"
 
 namespace gradformer {

@@ -18,7 +18,7 @@
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/random.h"
-#include "transformer/model/layer_config.h"
+#include "transformer/model/config.h"
 
 namespace gradformer {
 

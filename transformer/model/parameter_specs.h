@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "nn/module.h"
-#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/config.h"
 #include "transformer/model/encoder_only.h"
 
 namespace gradformer {

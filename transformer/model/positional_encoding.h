@@ -27,11 +27,9 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
+#include "transformer/model/config.h"
 
 namespace gradformer {
-
-/// Where a position's vector comes from: the fixed sinusoid table, or a trained [max_len, d] matrix.
-enum class Positions { Sinusoidal, Learned };
 
 /// The table PE [max_len, d_model] (d_model even). ValueError for non-positive or odd sizes.
 Tensor sinusoidal_encoding(int64_t max_len, int64_t d_model, DType dtype = DType::Float32);

@@ -128,7 +128,7 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
   }
   std::map<std::string, std::string> metadata;
   for (const auto& [key, value] : first.metadata)
-    if (!is_training_state(key)) metadata.emplace(key, value);
+    if (!is_training_state(key) && !absent_side_entry(first.arch, key)) metadata.emplace(key, value);
   std::string sources;
   for (const std::string& path : paths) sources += fs::path(path).filename().string() + "\n";
   save_checkpoint_parameters(out_path, averaged, /*optimizer_state=*/{}, std::move(metadata), {{"averaged", sources}});

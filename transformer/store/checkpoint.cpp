@@ -1,5 +1,6 @@
 #include "transformer/store/checkpoint.h"
 
+#include <atomic>
 #include <sstream>
 
 #include "autograd/anomaly.h"
@@ -12,6 +13,10 @@ namespace {
 constexpr const char* kFormat = "gradformer-checkpoint-1";
 constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kSourceEos = "data.source_eos";
+
+// Every tokenizer (or encoder-only vocabulary) built from a checkpoint's metadata: what
+// checkpoint_tokenizers_built() reports.
+std::atomic<int64_t> tokenizers_built{0};
 
 // What a user holding a file of tensors only (a PyTorch state dict) should do with it.
 std::string import_hint(const std::string& path) {
@@ -41,6 +46,7 @@ Tokenizer tokenizer_entry(const CheckpointFile& file, const std::string& side) {
   const auto kind = file.metadata.find("tokenizer." + side + ".kind");
   const bool gpt2 = kind != file.metadata.end() && kind->second == "gpt2";  // GPT-2's ids: no vocab.<side>
   const Vocab vocab = gpt2 ? Vocab() : vocab_entry(file, "vocab." + side);
+  ++tokenizers_built;
   try {
     return Tokenizer::from_metadata(vocab, file.metadata, "tokenizer." + side, file.path);
   } catch (const DataError& e) {
@@ -49,17 +55,25 @@ Tokenizer tokenizer_entry(const CheckpointFile& file, const std::string& side) {
 }
 
 // An encoder-decoder's or decoder-only model's checkpoint, all but its tensors: the configuration,
-// the vocabularies (their sizes the configuration's), data.source_eos.
+// the tokenizer of each side the model has (sizes the configuration's), data.source_eos. A
+// decoder-only model has the target side alone; the source twin older checkpoints hold is not read.
 CheckpointInfo transformer_info(const CheckpointFile& file) {
   const std::string& path = file.path;
   CheckpointInfo info;
   info.config = config_from_metadata(file.metadata, path);
-  info.source_tokenizer = tokenizer_entry(file, "source");
-  info.target_tokenizer = tokenizer_entry(file, "target");
-  if (info.source_tokenizer.size() != info.config.src_vocab || info.target_tokenizer.size() != info.config.tgt_vocab)
-    throw CheckpointError(message(path, ": vocabularies of ", info.source_tokenizer.size(), " and ",
-                                  info.target_tokenizer.size(), " tokens do not match the model's ",
-                                  info.config.src_vocab, " and ", info.config.tgt_vocab));
+  if (info.config.arch == Architecture::DecoderOnly) {
+    info.target_tokenizer = tokenizer_entry(file, "target");
+    if (info.target_tokenizer.size() != info.config.tgt_vocab)
+      throw CheckpointError(message(path, ": a vocabulary of ", info.target_tokenizer.size(),
+                                    " tokens does not match the model's ", info.config.tgt_vocab));
+  } else {
+    info.source_tokenizer = tokenizer_entry(file, "source");
+    info.target_tokenizer = tokenizer_entry(file, "target");
+    if (info.source_tokenizer.size() != info.config.src_vocab || info.target_tokenizer.size() != info.config.tgt_vocab)
+      throw CheckpointError(message(path, ": vocabularies of ", info.source_tokenizer.size(), " and ",
+                                    info.target_tokenizer.size(), " tokens do not match the model's ",
+                                    info.config.src_vocab, " and ", info.config.tgt_vocab));
+  }
   // Checkpoints from before the entry: gradformer has always ended every source in </s>.
   const auto entry = file.metadata.find(kSourceEos);
   const std::string source_eos = entry == file.metadata.end() ? "true" : entry->second;
@@ -76,6 +90,7 @@ EncoderOnlyCheckpointInfo encoder_only_info(const CheckpointFile& file) {
   const std::string& path = file.path;
   EncoderOnlyCheckpointInfo info{encoder_only_config_from_metadata(file.metadata, path), {}, {}, file.state};
   info.vocab = vocab_entry(file, "vocab.source");
+  ++tokenizers_built;
   if (info.vocab.size() != info.config.vocab)
     throw CheckpointError(message(path, ": a vocabulary of ", info.vocab.size(), " tokens does not match config.vocab ",
                                   info.config.vocab));
@@ -127,9 +142,12 @@ void save_checkpoint_parameters(const std::string& path, const StateDict& parame
 void save_checkpoint(const std::string& path, const Module& model, const TransformerConfig& config,
                      const StateDict& optimizer_state, const CheckpointInfo& info) {
   std::map<std::string, std::string> metadata = config_to_metadata(config);
-  if (info.source_tokenizer.has_vocab()) metadata["vocab.source"] = info.source_tokenizer.vocab().to_text();
+  // One tokenizer per side the model has: a decoder-only model's is the target's alone.
+  if (config.arch == Architecture::EncoderDecoder) {
+    if (info.source_tokenizer.has_vocab()) metadata["vocab.source"] = info.source_tokenizer.vocab().to_text();
+    metadata.merge(info.source_tokenizer.metadata("tokenizer.source"));
+  }
   if (info.target_tokenizer.has_vocab()) metadata["vocab.target"] = info.target_tokenizer.vocab().to_text();
-  metadata.merge(info.source_tokenizer.metadata("tokenizer.source"));
   metadata.merge(info.target_tokenizer.metadata("tokenizer.target"));
   if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
   save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
@@ -150,6 +168,12 @@ void save_encoder_only_checkpoint(const std::string& path, const EncoderOnly& mo
   save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
 }
 
+int64_t checkpoint_tokenizers_built() { return tokenizers_built.load(); }
+
+bool absent_side_entry(Architecture arch, const std::string& key) {
+  return arch == Architecture::DecoderOnly && (key == "vocab.source" || key.rfind("tokenizer.source.", 0) == 0);
+}
+
 std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
   const auto it = m.find("config.arch");
   return it == m.end() ? "encoder-decoder" : it->second;
@@ -161,7 +185,7 @@ std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
 // anything is built), no non-finite parameter.
 CheckpointFile read_checkpoint_file(const std::string& path) {
   SafetensorsFile file = load_safetensors(path);
-  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}};
+  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}, {}, {}};
   const auto& m = out.metadata;
   if (!m.count("format"))
     throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
@@ -183,8 +207,14 @@ CheckpointFile read_checkpoint_file(const std::string& path) {
     else
       out.parameters.emplace(name, t);
   }
-  require_tensors_fit(out, out.arch == Architecture::EncoderOnly ? parameter_specs(encoder_only_info(out).config)
-                                                                 : parameter_specs(transformer_info(out).config));
+  // The metadata read once, its tokenizers built once: every loader below takes them from here.
+  if (out.arch == Architecture::EncoderOnly) {
+    out.encoder_only = encoder_only_info(out);
+    require_tensors_fit(out, parameter_specs(out.encoder_only.config));
+  } else {
+    out.info = transformer_info(out);
+    require_tensors_fit(out, parameter_specs(out.info.config));
+  }
   if (const std::string bad = first_non_finite_tensor(out.parameters); !bad.empty())
     throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
   return out;
@@ -198,7 +228,7 @@ CheckpointContents read_checkpoint(const CheckpointFile& file) {
     throw CheckpointError(
         message(file.path,
                 ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
-  return {transformer_info(file), file.parameters, file.optimizer_state};
+  return {file.info, file.parameters, file.optimizer_state};
 }
 
 void require_architecture(const CheckpointInfo& info, Architecture needed, const std::string& path) {
@@ -244,7 +274,7 @@ LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const
   if (file.arch != Architecture::EncoderOnly)
     throw CheckpointError(message(file.path, ": ", a_architecture(file.arch), " checkpoint (config.arch), but ", what,
                                   " needs an encoder-only one"));
-  LoadedEncoderOnly out{encoder_only_info(file), nullptr, file.optimizer_state};
+  LoadedEncoderOnly out{file.encoder_only, nullptr, file.optimizer_state};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
   load_parameters(*out.model, file.parameters, file.path);
   return out;

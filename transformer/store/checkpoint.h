@@ -1,10 +1,12 @@
 // A gradformer checkpoint: one .safetensors file holding
 //   tensors:  the model's parameters under PyTorch's names (src_embed.weight, encoder.layers.0...),
 //             and, for resuming, the optimizer's moments as "optimizer.<name>" (adam.m.0, ...)
-//   metadata: the model configuration (config.d_model, ...), both vocabularies (one token per
-//             line), how sources are fed (data.source_eos: "true" when each source sentence ends
-//             in </s>, gradformer's convention and the meaning of a file without the entry), and
-//             the training state (train.*: step, generators, where the data stood).
+//   metadata: the model configuration (config.d_model, ...), a vocabulary and tokenizer for each
+//             side the model has (vocab.<side>, one token per line, and tokenizer.<side>.*: source
+//             and target for the encoder-decoder, target alone for the decoder-only model, source
+//             alone for the encoder-only one), how sources are fed (data.source_eos: "true" when each source sentence
+//             ends in </s>, gradformer's convention and the meaning of a file without the entry), and the training
+//             state (train.*: step, generators, where the data stood).
 // Everything needed to rebuild the model for translating and scoring, and for train() to resume a
 // run exactly where it stopped. One module for the three architectures (config.arch decides): the
 // decoder-only model's configuration is a TransformerConfig too; the encoder-only one's is its own
@@ -27,6 +29,30 @@
 
 namespace gradformer {
 
+/// What a checkpoint holds besides the tensors.
+struct CheckpointInfo {
+  TransformerConfig config;
+  /// How text becomes ids, one tokenizer per side the model has: words (the vocabulary alone, as in
+  /// the first checkpoints), bytes or byte-pair encoding (the vocabulary and the tokenizer.<side>.*
+  /// entries). An encoder-decoder reads source_tokenizer's ids and writes target_tokenizer's. A
+  /// decoder-only model has one side, the decoder's: its tokenizer is target_tokenizer (stored as
+  /// vocab.target and tokenizer.target.*), and source_tokenizer is left empty, neither read nor written.
+  Tokenizer source_tokenizer, target_tokenizer;
+  /// Free-form string state: "train.step", "train.task", generator states, ... (kept as text so a
+  /// person can read them with any safetensors tool).
+  std::map<std::string, std::string> state;
+  /// Whether each source sentence ends in </s> (metadata data.source_eos, encoder-decoder only):
+  /// always so for models gradformer trains; a model imported from elsewhere may have been trained
+  /// without it, and translate, score and trace feed its sources as it was trained.
+  bool source_eos = true;
+};
+
+struct EncoderOnlyCheckpointInfo {
+  EncoderOnlyConfig config;
+  Vocab vocab;
+  std::vector<std::string> labels;           // the classifier's class names, config.classes of them
+  std::map<std::string, std::string> state;  // "train.step", "options.task", ... (without "state.")
+};
 /// Any checkpoint as read and checked, before a model is built: what every command that reads a
 /// checkpoint (the loaders below, train --resume and --init, average) is given. CheckpointError
 /// naming the path for a file that is not a gradformer checkpoint (a file of tensors only, such as a
@@ -43,23 +69,21 @@ struct CheckpointFile {
   std::map<std::string, std::string> metadata;       // every entry
   std::map<std::string, std::string> state;          // the state.* entries, without "state."
   StateDict parameters, optimizer_state;             // optimizer.* without the prefix
+  /// What the metadata says, its tokenizers built once, here (GPT-2's 50,000 merges are the costly
+  /// part of a read): `info` for an encoder-decoder or decoder-only checkpoint, `encoder_only` for
+  /// an encoder-only one; the other stays default.
+  CheckpointInfo info;
+  EncoderOnlyCheckpointInfo encoder_only;
 };
 CheckpointFile read_checkpoint_file(const std::string& path);
-
-/// What a checkpoint holds besides the tensors.
-struct CheckpointInfo {
-  TransformerConfig config;
-  /// How text becomes each side's ids: words (the vocabulary alone, as in the first checkpoints),
-  /// bytes or byte-pair encoding (the vocabulary and the tokenizer.source / tokenizer.target entries).
-  Tokenizer source_tokenizer, target_tokenizer;
-  /// Free-form string state: "train.step", "train.task", generator states, ... (kept as text so a
-  /// person can read them with any safetensors tool).
-  std::map<std::string, std::string> state;
-  /// Whether each source sentence ends in </s> (metadata data.source_eos, encoder-decoder only):
-  /// always so for models gradformer trains; a model imported from elsewhere may have been trained
-  /// without it, and translate, score and trace feed its sources as it was trained.
-  bool source_eos = true;
-};
+/// How many tokenizers (an encoder-only model's vocabulary counts as one) the checkpoint readers
+/// have built from metadata in this process: a read builds each side the model has exactly once,
+/// and the tests count it.
+int64_t checkpoint_tokenizers_built();
+/// Whether `key` is a tokenizer entry of a side an `arch` model does not have: vocab.source and
+/// tokenizer.source.* in a decoder-only checkpoint (written, the target's twin, before each model
+/// stored only its own sides). Readers ignore them; average does not copy them.
+bool absent_side_entry(Architecture arch, const std::string& key);
 
 /// Writes model parameters, optimizer state (may be empty) and info to `path`, atomically; the
 /// metadata's configuration is `config` (config.arch says which model the tensors belong to).
@@ -119,12 +143,6 @@ struct LoadedDecoderOnly {
 LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file);
 LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path);
 
-struct EncoderOnlyCheckpointInfo {
-  EncoderOnlyConfig config;
-  Vocab vocab;
-  std::vector<std::string> labels;           // the classifier's class names, config.classes of them
-  std::map<std::string, std::string> state;  // "train.step", "options.task", ... (without "state.")
-};
 /// Writes an encoder-only model's parameters, optimizer state (may be empty) and info, atomically.
 void save_encoder_only_checkpoint(const std::string& path, const EncoderOnly& model, const StateDict& optimizer_state,
                                   const EncoderOnlyCheckpointInfo& info);

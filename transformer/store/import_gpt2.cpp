@@ -233,7 +233,7 @@ Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Token
   if (s.tied) gpt2.erase("lm_head.weight");
   const StateDict state = to_gradformer(std::move(gpt2), s, out);
   out.info.config = c;
-  out.info.source_tokenizer = out.info.target_tokenizer = tokenizer;
+  out.info.target_tokenizer = tokenizer;  // a decoder-only model's one side
   out.model = std::make_unique<DecoderOnly>(c, 0, skip_init);
   load_parameters(*out.model, state, source);
   return out;

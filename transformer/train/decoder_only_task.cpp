@@ -64,7 +64,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   void save(const std::string& path, const StateDict& optimizer_state,
             const std::map<std::string, std::string>& state) override {
     save_checkpoint(path, *model_, model_->config(), optimizer_state,
-                    {model_->config(), tokenizer_, tokenizer_, state});
+                    {model_->config(), /*source_tokenizer=*/{}, tokenizer_, state});
   }
 
  private:

@@ -7,6 +7,7 @@
 
 #include "catch.h"
 #include "transformer/model/decoder_only.h"
+#include "transformer/model/encoder_decoder.h"
 #include "transformer/model/parameter_specs.h"
 
 using namespace gradformer;

@@ -232,6 +232,7 @@ TEST_CASE("checkpoint: a decoder-only model with GPT-2's tokenizer keeps its ids
   const SafetensorsFile file = load_safetensors(path);
   CHECK(file.metadata.count("vocab.target") == 0);
   CHECK(file.metadata.at("tokenizer.target.kind") == "gpt2");
+  CHECK(file.metadata.count("tokenizer.source.kind") == 0);  // one side: a source given is not written
   const LoadedDecoderOnly loaded = load_decoder_only_checkpoint(path);
   CHECK(loaded.info.target_tokenizer == gpt2);
   CHECK(loaded.info.target_tokenizer.encode("xab") == std::vector<int64_t>{255 - 'x', 256});

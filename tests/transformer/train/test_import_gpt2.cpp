@@ -334,7 +334,7 @@ TEST_CASE("import_gpt2_files: the hub's files (vocab.json, merges.txt, config.js
   // From first principles: "Ġthe" is merge 2 (id 258); in " an", a+n (rank 3) wins over Ġ+a (rank 4),
   // leaving the space alone: byte 32, the 33rd byte that does not print, id 188 + 32.
   CHECK(loaded.info.target_tokenizer.encode(" the an") == std::vector<int64_t>{258, 220, 259});
-  CHECK(loaded.info.source_tokenizer.encode(" the") == std::vector<int64_t>{258});
+  CHECK(loaded.info.source_tokenizer == Tokenizer());  // a decoder-only model has one side, the target's
 }
 
 TEST_CASE("import_gpt2: each user error names the file, the tensor and the shapes") {

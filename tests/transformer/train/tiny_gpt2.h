@@ -45,10 +45,10 @@ inline void always_end(DecoderOnly& model, int64_t end_of_text) {
   }
 }
 
-/// Saves `model` with `tokens` as a decoder-only checkpoint, the tokenizer on both sides.
+/// Saves `model` with `tokens` as a decoder-only checkpoint: its one tokenizer, the target side.
 inline void save(const std::string& path, const DecoderOnly& model, const Tokenizer& tokens) {
   CheckpointInfo info;
-  info.config = model.config(), info.source_tokenizer = tokens, info.target_tokenizer = tokens;
+  info.config = model.config(), info.target_tokenizer = tokens;
   save_checkpoint(path, model, model.config(), /*optimizer_state=*/{}, info);
 }
 

@@ -1,0 +1,100 @@
+// The three architectures' names and the shared configuration's presets and checks (config.h).
+#include "transformer/model/config.h"
+
+#include "tensor/support/error.h"
+
+namespace gradformer {
+
+const char* architecture_name(Architecture arch) {
+  switch (arch) {
+    case Architecture::EncoderDecoder:
+      return "encoder-decoder";
+    case Architecture::DecoderOnly:
+      return "decoder-only";
+    case Architecture::EncoderOnly:
+      return "encoder-only";
+  }
+  return "?";
+}
+
+std::string a_architecture(Architecture arch) {
+  const std::string name = architecture_name(arch);
+  return (name.front() == 'e' ? "an " : "a ") + name;
+}
+
+Architecture parse_architecture(const std::string& name) {
+  for (Architecture a : {Architecture::EncoderDecoder, Architecture::DecoderOnly, Architecture::EncoderOnly})
+    if (name == architecture_name(a)) return a;
+  throw ValueError(message("architecture: expected encoder-decoder, decoder-only or encoder-only, got '", name, "'"));
+}
+
+TransformerConfig TransformerConfig::tutorial(int64_t src_vocab, int64_t tgt_vocab) {
+  TransformerConfig c;
+  c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+  c.d_model = 128, c.d_ff = 512, c.heads = 8, c.layers = 2, c.dropout = 0.1;
+  return c;
+}
+
+TransformerConfig TransformerConfig::base(int64_t src_vocab, int64_t tgt_vocab) {
+  TransformerConfig c;
+  c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
+  c.d_model = 512, c.d_ff = 2048, c.heads = 8, c.layers = 6, c.dropout = 0.1;
+  c.tie_embeddings = src_vocab == tgt_vocab;
+  return c;
+}
+
+TransformerConfig TransformerConfig::big(int64_t src_vocab, int64_t tgt_vocab) {
+  TransformerConfig c = base(src_vocab, tgt_vocab);
+  c.d_model = 1024, c.d_ff = 4096, c.heads = 16, c.dropout = 0.3;
+  return c;
+}
+
+void TransformerConfig::validate() const {
+  auto positive = [](const char* name, int64_t v) {
+    if (v <= 0) throw ValueError(message("TransformerConfig: ", name, " must be positive, got ", v));
+  };
+  positive("src_vocab", src_vocab), positive("tgt_vocab", tgt_vocab), positive("d_model", d_model);
+  positive("d_ff", d_ff), positive("heads", heads), positive("layers", layers), positive("max_len", max_len);
+  // Upper bounds, far beyond any model this library trains on a CPU (the paper's big model is
+  // d_model 1024, d_ff 4096, 16 heads, 6 layers), so that a typo on the command line or a hostile
+  // checkpoint fails here, by name, rather than in an allocation of terabytes. They also keep the
+  // products below (and parameter_count's) far from overflowing int64.
+  auto at_most = [](const char* name, int64_t v, int64_t bound) {
+    if (v > bound) throw ValueError(message("TransformerConfig: ", name, " must be at most ", bound, ", got ", v));
+  };
+  at_most("src_vocab", src_vocab, max_vocab), at_most("tgt_vocab", tgt_vocab, max_vocab);
+  at_most("d_model", d_model, max_d_model), at_most("d_ff", d_ff, max_d_ff), at_most("heads", heads, max_heads);
+  at_most("layers", layers, max_layers), at_most("max_len", max_len, max_max_len);
+  // Each size can be sane and the model still too big: bound what the constructor would allocate,
+  // the parameters and the max_len x d_model positional-encoding table (training needs about four
+  // times that, with the gradients and Adam's two moments).
+  // parameter_count's formula (it calls validate(), so it cannot be called here).
+  const int64_t d = d_model, attention = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d;
+  const int64_t parameters =
+      (tie_embeddings ? src_vocab * d + tgt_vocab : (src_vocab + tgt_vocab) * d + d * tgt_vocab + tgt_vocab) +
+      layers * (3 * attention + 2 * ffn + 10 * d) + (norm == NormPlacement::Pre ? 4 * d : 0);
+  if (parameters + max_len * d > max_numbers)
+    throw ValueError(message("TransformerConfig: the model would hold ", parameters, " parameters and a ", max_len,
+                             " x ", d, " positional table, more than the ", max_numbers, " numbers allowed (d_model ",
+                             d, ", d_ff ", d_ff, ", layers ", layers, ", vocabularies ", src_vocab, " and ", tgt_vocab,
+                             ", max_len ", max_len, ")"));
+  if (d_model % heads != 0)
+    throw ValueError(message("TransformerConfig: d_model ", d_model, " is not divisible by heads ", heads));
+  if (d_model % 2 != 0 && positions == Positions::Sinusoidal)
+    throw ValueError(message("TransformerConfig: d_model must be even (sine and cosine pairs), got ", d_model));
+  if (!(dropout >= 0 && dropout < 1))
+    throw ValueError(message("TransformerConfig: dropout must be in [0, 1), got ", dropout));
+  if (arch != Architecture::EncoderDecoder && src_vocab != tgt_vocab)
+    throw ValueError(message("TransformerConfig: ", a_architecture(arch),
+                             " model has one vocabulary, so src_vocab must equal tgt_vocab, got ", src_vocab, " and ",
+                             tgt_vocab));
+  if (tie_embeddings && src_vocab != tgt_vocab)
+    throw ValueError(message("TransformerConfig: tie_embeddings needs one shared vocabulary, got src_vocab ", src_vocab,
+                             " and tgt_vocab ", tgt_vocab));
+  if (!(norm_eps > 0 && norm_eps <= 1))
+    throw ValueError(message("TransformerConfig: norm_eps must be in (0, 1], got ", norm_eps));
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    throw DTypeError(message("TransformerConfig: dtype must be float32 or float64, got ", dtype));
+}
+
+}  // namespace gradformer

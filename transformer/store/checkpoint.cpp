@@ -215,41 +215,71 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
   }
 }
 
-LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
+namespace {
+
+// How a loader gives the model its stored values. Copy: into the model's own storage, the caller
+// keeps the file. Adopt: each parameter becomes the file's tensor itself (the file is the caller's
+// no longer): the tensors are read from disk once, into the storage the model then keeps, and the
+// model's own, allocated by skip_init and never touched, is freed before a page of it is resident.
+enum class Fill { Copy, Adopt };
+
+void fill_parameters(Module& model, const StateDict& parameters, const std::string& path, Fill how) {
+  if (how == Fill::Copy) return load_parameters(model, parameters, path);
+  const std::string problems = state_mismatches(model.parameter_specs(), parameters, "in the model", "in the file");
+  if (!problems.empty())
+    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration:", problems));
+  for (auto& [name, parameter] : model.named_parameters()) parameter.set_value(parameters.at(name));
+}
+
+LoadedCheckpoint encoder_decoder_from(const CheckpointFile& file, Fill how) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::EncoderDecoder, file.path);
   LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   // Built without initialising: every parameter is about to be overwritten by the stored tensors.
   out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, contents.parameters, file.path);
+  fill_parameters(*out.model, contents.parameters, file.path, how);
   return out;
 }
 
-LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_file(path)); }
-
-LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
+LoadedDecoderOnly decoder_only_from(const CheckpointFile& file, Fill how) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::DecoderOnly, file.path);
   LoadedDecoderOnly out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   out.model = std::make_unique<DecoderOnly>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, contents.parameters, file.path);
+  fill_parameters(*out.model, contents.parameters, file.path, how);
   return out;
 }
 
-LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
-  return load_decoder_only_checkpoint(read_checkpoint_file(path));
-}
-
-LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
+LoadedEncoderOnly encoder_only_from(const CheckpointFile& file, const std::string& what, Fill how) {
   if (file.arch != Architecture::EncoderOnly)
     throw CheckpointError(message(file.path, ": ", a_architecture(file.arch), " checkpoint (config.arch), but ", what,
                                   " needs an encoder-only one"));
   LoadedEncoderOnly out{encoder_only_info(file), nullptr, file.optimizer_state};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, file.parameters, file.path);
+  fill_parameters(*out.model, file.parameters, file.path, how);
   return out;
 }
 
+}  // namespace
+
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file) { return encoder_decoder_from(file, Fill::Copy); }
+LoadedCheckpoint load_checkpoint(CheckpointFile&& file) { return encoder_decoder_from(file, Fill::Adopt); }
+LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_file(path)); }
+
+LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
+  return decoder_only_from(file, Fill::Copy);
+}
+LoadedDecoderOnly load_decoder_only_checkpoint(CheckpointFile&& file) { return decoder_only_from(file, Fill::Adopt); }
+LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
+  return load_decoder_only_checkpoint(read_checkpoint_file(path));
+}
+
+LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
+  return encoder_only_from(file, what, Fill::Copy);
+}
+LoadedEncoderOnly load_encoder_only_checkpoint(CheckpointFile&& file, const std::string& what) {
+  return encoder_only_from(file, what, Fill::Adopt);
+}
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what) {
   return load_encoder_only_checkpoint(read_checkpoint_file(path), what);
 }

@@ -106,8 +106,11 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 
 /// Reads an encoder-decoder checkpoint written by save_checkpoint: read_checkpoint, then
 /// require_architecture(EncoderDecoder), then the model built and its tensors loaded (CheckpointError
-/// for tensors that do not fit the configuration).
+/// for tensors that do not fit the configuration). Given the file to keep (an rvalue, and the path
+/// overload), the model's parameters become the file's tensors themselves, read from disk once and
+/// never copied; given a file the caller keeps using, the values are copied into the model.
 LoadedCheckpoint load_checkpoint(const CheckpointFile& file);
+LoadedCheckpoint load_checkpoint(CheckpointFile&& file);
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
 struct LoadedDecoderOnly {
@@ -116,7 +119,9 @@ struct LoadedDecoderOnly {
   StateDict optimizer_state;
 };
 /// A decoder-only checkpoint: CheckpointError (naming the path and both kinds) for another kind.
+/// As load_checkpoint, an rvalue file's tensors become the parameters (no copy).
 LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file);
+LoadedDecoderOnly load_decoder_only_checkpoint(CheckpointFile&& file);
 LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path);
 
 struct EncoderOnlyCheckpointInfo {
@@ -135,7 +140,9 @@ struct LoadedEncoderOnly {
 };
 /// CheckpointError naming the path: another architecture ("<path>: an encoder-decoder checkpoint
 /// (config.arch), but <what> needs an encoder-only one"), bad metadata, tensors that do not fit.
+/// As load_checkpoint, an rvalue file's tensors become the parameters (no copy).
 LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what = "this command");
+LoadedEncoderOnly load_encoder_only_checkpoint(CheckpointFile&& file, const std::string& what = "this command");
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what = "this command");
 
 /// The architecture a checkpoint's metadata declares: config.arch, or encoder-decoder for the

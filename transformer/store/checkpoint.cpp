@@ -13,6 +13,8 @@ constexpr const char* kFormat = "gradformer-checkpoint-1";
 constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kSourceEos = "data.source_eos";
 
+bool is_optimizer_tensor(const std::string& name) { return name.rfind(kOptimizerPrefix, 0) == 0; }
+
 // What a user holding a file of tensors only (a PyTorch state dict) should do with it.
 std::string import_hint(const std::string& path) {
   return message(
@@ -89,10 +91,11 @@ EncoderOnlyCheckpointInfo encoder_only_info(const CheckpointFile& file) {
 // Every tensor's name, shape and dtype against the parameters the configuration implies, before any
 // model is built: metadata asking for a model far larger than the file's tensors (config.d_model
 // 8192 over tensors of width 4) is refused here at the cost of the header, not of building it.
-void require_tensors_fit(const CheckpointFile& file, const std::vector<ParameterSpec>& expected) {
-  const std::string problems = state_mismatches(expected, file.parameters, "by the configuration", "in the file");
+void require_tensors_fit(const std::string& path, const std::vector<ParameterSpec>& expected,
+                         const std::vector<ParameterSpec>& in_file) {
+  const std::string problems = state_mismatches(expected, in_file, "by the configuration", "in the file");
   if (!problems.empty())
-    throw CheckpointError(message(file.path, ": the tensors do not fit the stored configuration:", problems));
+    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration:", problems));
 }
 
 }  // namespace
@@ -155,13 +158,14 @@ std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
   return it == m.end() ? "encoder-decoder" : it->second;
 }
 
-// The one reader: the format, the architecture, the tensors split into parameters and optimizer
-// state, the state entries; then everything a loader relies on, so that what this returns builds
-// and loads: the configuration, the vocabularies, every tensor against the configuration (before
-// anything is built), no non-finite parameter.
-CheckpointFile read_checkpoint_file(const std::string& path) {
-  SafetensorsFile file = load_safetensors(path);
-  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}};
+namespace {
+
+// What the header alone tells about a checkpoint, checked: the format, the architecture, the state
+// entries; then everything a loader relies on: the configuration, the vocabularies, every tensor
+// (`tensors`, as the header describes them) against the configuration, before anything is built.
+CheckpointFile checked_header(const std::string& path, std::map<std::string, std::string> metadata,
+                              const std::vector<ParameterSpec>& tensors) {
+  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(metadata), {}, {}, {}, {}};
   const auto& m = out.metadata;
   if (!m.count("format"))
     throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
@@ -177,16 +181,50 @@ CheckpointFile read_checkpoint_file(const std::string& path) {
   }
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.state[key.substr(6)] = value;
+  std::vector<ParameterSpec> parameters;
+  for (const ParameterSpec& t : tensors)
+    if (!is_optimizer_tensor(t.name)) parameters.push_back(t);
+  require_tensors_fit(path,
+                      out.arch == Architecture::EncoderOnly ? parameter_specs(encoder_only_info(out).config)
+                                                            : parameter_specs(transformer_info(out).config),
+                      parameters);
+  return out;
+}
+
+void require_finite_parameters(const std::string& path, const StateDict& parameters) {
+  if (const std::string bad = first_non_finite_tensor(parameters); !bad.empty())
+    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+}
+
+}  // namespace
+
+// The one reader: the header checked (checked_header), then every tensor read, split into
+// parameters and optimizer state, and no non-finite parameter, so that what this returns builds and loads.
+CheckpointFile read_checkpoint_file(const std::string& path) {
+  SafetensorsFile file = load_safetensors(path);
+  std::vector<ParameterSpec> tensors;
+  for (const auto& [name, t] : file.tensors) tensors.push_back({name, t.shape(), t.dtype()});
+  CheckpointFile out = checked_header(path, std::move(file.metadata), tensors);
   for (auto& [name, t] : file.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) == 0)
+    if (is_optimizer_tensor(name))
       out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
     else
       out.parameters.emplace(name, t);
   }
-  require_tensors_fit(out, out.arch == Architecture::EncoderOnly ? parameter_specs(encoder_only_info(out).config)
-                                                                 : parameter_specs(transformer_info(out).config));
-  if (const std::string bad = first_non_finite_tensor(out.parameters); !bad.empty())
-    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+  require_finite_parameters(path, out.parameters);
+  return out;
+}
+
+// The same checks, the parameters left in the file for a loader to read into its model (the
+// optimizer's state, if any, read now).
+CheckpointFile read_checkpoint_header(const std::string& path) {
+  const SafetensorsReader reader(path);
+  const std::vector<ParameterSpec> tensors = reader.tensor_specs();
+  CheckpointFile out = checked_header(path, reader.metadata(), tensors);
+  for (const ParameterSpec& t : tensors)
+    if (is_optimizer_tensor(t.name))
+      out.optimizer_state.emplace(t.name.substr(std::string(kOptimizerPrefix).size()), reader.read(t.name));
+  out.unread_parameters = reader;
   return out;
 }
 
@@ -217,71 +255,55 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 
 namespace {
 
-// How a loader gives the model its stored values. Copy: into the model's own storage, the caller
-// keeps the file. Adopt: each parameter becomes the file's tensor itself (the file is the caller's
-// no longer): the tensors are read from disk once, into the storage the model then keeps, and the
-// model's own, allocated by skip_init and never touched, is freed before a page of it is resident.
-enum class Fill { Copy, Adopt };
-
-void fill_parameters(Module& model, const StateDict& parameters, const std::string& path, Fill how) {
-  if (how == Fill::Copy) return load_parameters(model, parameters, path);
-  const std::string problems = state_mismatches(model.parameter_specs(), parameters, "in the model", "in the file");
-  if (!problems.empty())
-    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration:", problems));
-  for (auto& [name, parameter] : model.named_parameters()) parameter.set_value(parameters.at(name));
+// The model's parameters from the file: read straight into the model's own storage when the file
+// still holds them (read_checkpoint_header: each tensor read once, no second copy), else copied
+// from the tensors read_checkpoint_file read (the caller keeps them).
+void fill_parameters(Module& model, const CheckpointFile& file) {
+  if (!file.unread_parameters) return load_parameters(model, file.parameters, file.path);
+  for (const auto& [name, parameter] : model.named_parameters())
+    file.unread_parameters->read_into(name, parameter.value());
+  require_finite_parameters(file.path, model.state_dict());
 }
 
-LoadedCheckpoint encoder_decoder_from(const CheckpointFile& file, Fill how) {
+}  // namespace
+
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::EncoderDecoder, file.path);
   LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   // Built without initialising: every parameter is about to be overwritten by the stored tensors.
   out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
-  fill_parameters(*out.model, contents.parameters, file.path, how);
+  fill_parameters(*out.model, file);
   return out;
 }
 
-LoadedDecoderOnly decoder_only_from(const CheckpointFile& file, Fill how) {
+LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_header(path)); }
+
+LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::DecoderOnly, file.path);
   LoadedDecoderOnly out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   out.model = std::make_unique<DecoderOnly>(out.info.config, 0, skip_init);
-  fill_parameters(*out.model, contents.parameters, file.path, how);
+  fill_parameters(*out.model, file);
   return out;
 }
 
-LoadedEncoderOnly encoder_only_from(const CheckpointFile& file, const std::string& what, Fill how) {
+LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
+  return load_decoder_only_checkpoint(read_checkpoint_header(path));
+}
+
+LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
   if (file.arch != Architecture::EncoderOnly)
     throw CheckpointError(message(file.path, ": ", a_architecture(file.arch), " checkpoint (config.arch), but ", what,
                                   " needs an encoder-only one"));
   LoadedEncoderOnly out{encoder_only_info(file), nullptr, file.optimizer_state};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
-  fill_parameters(*out.model, file.parameters, file.path, how);
+  fill_parameters(*out.model, file);
   return out;
 }
 
-}  // namespace
-
-LoadedCheckpoint load_checkpoint(const CheckpointFile& file) { return encoder_decoder_from(file, Fill::Copy); }
-LoadedCheckpoint load_checkpoint(CheckpointFile&& file) { return encoder_decoder_from(file, Fill::Adopt); }
-LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_file(path)); }
-
-LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
-  return decoder_only_from(file, Fill::Copy);
-}
-LoadedDecoderOnly load_decoder_only_checkpoint(CheckpointFile&& file) { return decoder_only_from(file, Fill::Adopt); }
-LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
-  return load_decoder_only_checkpoint(read_checkpoint_file(path));
-}
-
-LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
-  return encoder_only_from(file, what, Fill::Copy);
-}
-LoadedEncoderOnly load_encoder_only_checkpoint(CheckpointFile&& file, const std::string& what) {
-  return encoder_only_from(file, what, Fill::Adopt);
-}
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what) {
-  return load_encoder_only_checkpoint(read_checkpoint_file(path), what);
+  return load_encoder_only_checkpoint(read_checkpoint_header(path), what);
 }
 
 }  // namespace gradformer

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "nn/safetensors.h"
@@ -43,8 +44,16 @@ struct CheckpointFile {
   std::map<std::string, std::string> metadata;       // every entry
   std::map<std::string, std::string> state;          // the state.* entries, without "state."
   StateDict parameters, optimizer_state;             // optimizer.* without the prefix
+  /// read_checkpoint_header's: the file, its parameters not yet read (`parameters` is empty); a
+  /// loader reads them straight into its model's own parameters.
+  std::optional<SafetensorsReader> unread_parameters;
 };
 CheckpointFile read_checkpoint_file(const std::string& path);
+/// The same checks from the header alone, the parameters left in the file (unread_parameters) and
+/// checked for non-finite values as a loader reads them: for a caller that only builds a model
+/// from the file (generate, score --text, the loaders given a path), which then holds every
+/// parameter once, where read_checkpoint_file and a copy would hold it twice.
+CheckpointFile read_checkpoint_header(const std::string& path);
 
 /// What a checkpoint holds besides the tensors.
 struct CheckpointInfo {
@@ -106,11 +115,10 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 
 /// Reads an encoder-decoder checkpoint written by save_checkpoint: read_checkpoint, then
 /// require_architecture(EncoderDecoder), then the model built and its tensors loaded (CheckpointError
-/// for tensors that do not fit the configuration). Given the file to keep (an rvalue, and the path
-/// overload), the model's parameters become the file's tensors themselves, read from disk once and
-/// never copied; given a file the caller keeps using, the values are copied into the model.
+/// for tensors that do not fit the configuration): its parameters read from the file into the
+/// model when the file is read_checkpoint_header's (the path overload's), copied from the file's
+/// tensors when it is read_checkpoint_file's.
 LoadedCheckpoint load_checkpoint(const CheckpointFile& file);
-LoadedCheckpoint load_checkpoint(CheckpointFile&& file);
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
 struct LoadedDecoderOnly {
@@ -119,9 +127,7 @@ struct LoadedDecoderOnly {
   StateDict optimizer_state;
 };
 /// A decoder-only checkpoint: CheckpointError (naming the path and both kinds) for another kind.
-/// As load_checkpoint, an rvalue file's tensors become the parameters (no copy).
 LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file);
-LoadedDecoderOnly load_decoder_only_checkpoint(CheckpointFile&& file);
 LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path);
 
 struct EncoderOnlyCheckpointInfo {
@@ -140,9 +146,7 @@ struct LoadedEncoderOnly {
 };
 /// CheckpointError naming the path: another architecture ("<path>: an encoder-decoder checkpoint
 /// (config.arch), but <what> needs an encoder-only one"), bad metadata, tensors that do not fit.
-/// As load_checkpoint, an rvalue file's tensors become the parameters (no copy).
 LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what = "this command");
-LoadedEncoderOnly load_encoder_only_checkpoint(CheckpointFile&& file, const std::string& what = "this command");
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what = "this command");
 
 /// The architecture a checkpoint's metadata declares: config.arch, or encoder-decoder for the

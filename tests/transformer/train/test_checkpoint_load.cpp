@@ -1,7 +1,7 @@
-// How a checkpoint's tensors reach the model (transformer/store/checkpoint.cpp): read from disk once,
-// then either made the model's parameters (a file the caller hands over: a path, or an rvalue) or
-// copied into them (a file the caller keeps). Either way the model holds exactly the saved values,
-// and a file that is refused is refused alike.
+// How a checkpoint's tensors reach the model (transformer/store/checkpoint.cpp): read from the file
+// straight into the model's own parameters (read_checkpoint_header, the loaders given a path), or
+// copied from the tensors read_checkpoint_file read (a caller that keeps them). Either way the
+// model holds exactly the saved values, and a file that is refused is refused alike.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -58,21 +58,30 @@ TEST_CASE("checkpoint load: a path loads into exactly the saved parameters") {
   require_exactly(*loaded.model, saved.values);
 }
 
-TEST_CASE("checkpoint load: a file handed over becomes the parameters, a file kept is copied") {
-  const Saved saved = saved_decoder_only("handed");
-  CheckpointFile kept = read_checkpoint_file(saved.path);
-  const LoadedDecoderOnly copied = load_decoder_only_checkpoint(kept);
+TEST_CASE("checkpoint load: a header read leaves the parameters in the file for the model, a file read is copied") {
+  const Saved saved = saved_decoder_only("header");
+  const CheckpointFile header = read_checkpoint_header(saved.path);
+  CHECK(header.parameters.empty());
+  REQUIRE(header.unread_parameters.has_value());
+  CHECK(header.unread_parameters->tensor_specs().size() == saved.values.size());
+  const LoadedDecoderOnly from_header = load_decoder_only_checkpoint(header);
+  require_exactly(*from_header.model, saved.values);
+
+  const CheckpointFile read = read_checkpoint_file(saved.path);
+  CHECK_FALSE(read.unread_parameters.has_value());
+  const LoadedDecoderOnly copied = load_decoder_only_checkpoint(read);
   require_exactly(*copied.model, saved.values);
   for (const auto& [name, parameter] : copied.model->named_parameters())
-    CHECK_FALSE(parameter.value().shares_storage_with(kept.parameters.at(name)));
+    CHECK_FALSE(parameter.value().shares_storage_with(read.parameters.at(name)));
+}
 
-  const StateDict read = kept.parameters;  // handles to the tensors as read from the file
-  const LoadedDecoderOnly adopted = load_decoder_only_checkpoint(std::move(kept));
-  require_exactly(*adopted.model, saved.values);
-  for (const auto& [name, parameter] : adopted.model->named_parameters())
-    CHECK(parameter.value().shares_storage_with(read.at(name)));
-  // The tied output projection is the embedding itself, still.
-  CHECK(adopted.model->state_dict().size() == saved.values.size());
+TEST_CASE("checkpoint load: SafetensorsReader refuses a destination of another shape and a name the file lacks") {
+  const Saved saved = saved_decoder_only("reader");
+  const SafetensorsReader reader(saved.path);
+  const std::string name = saved.values.begin()->first;
+  CHECK_THROWS_MSG(reader.read_into(name, zeros({3})), CheckpointError, "tensor \"" + name + "\": is ");
+  CHECK_THROWS_MSG(reader.read("no.such.tensor"), CheckpointError, "no such tensor in the file");
+  CHECK(reader.read(name).to_vector<float>() == saved.values.at(name).to_vector<float>());
 }
 
 TEST_CASE("checkpoint load: a truncated or corrupted file is refused by every loader alike") {
@@ -86,6 +95,7 @@ TEST_CASE("checkpoint load: a truncated or corrupted file is refused by every lo
     INFO(bad);
     CHECK_THROWS_AS(load_decoder_only_checkpoint(bad), CheckpointError);
     CHECK_THROWS_AS(read_checkpoint_file(bad), CheckpointError);
+    CHECK_THROWS_AS(read_checkpoint_header(bad), CheckpointError);
   }
   // A non-finite parameter written by another program: refused before any model is built.
   SafetensorsFile file = load_safetensors(saved.path);
@@ -93,6 +103,7 @@ TEST_CASE("checkpoint load: a truncated or corrupted file is refused by every lo
   file.tensors[name] = full(file.tensors.at(name).shape(), NAN);
   const std::string nan = saved.path + ".nan";
   save_safetensors(nan, file.tensors, file.metadata);
-  CHECK_THROWS_MSG(load_decoder_only_checkpoint(nan), CheckpointError,
-                   nan + ": a non-finite parameter (" + name + " holds nan): the model is unusable");
+  const std::string refused = nan + ": a non-finite parameter (" + name + " holds nan): the model is unusable";
+  CHECK_THROWS_MSG(load_decoder_only_checkpoint(nan), CheckpointError, refused);  // read into the model
+  CHECK_THROWS_MSG(read_checkpoint_file(nan), CheckpointError, refused);          // read, then checked
 }

@@ -390,7 +390,6 @@ SafetensorsReader::SafetensorsReader(const fs::path& path)
   errno = 0;
   in.open(path, std::ios::binary);
   if (!in) reader.fail("cannot open the file" + system_reason());
-
   if (file_size < 8)
     reader.fail(
         message("file too short: ", file_size, " bytes, but a safetensors file starts with an 8-byte header length"));
@@ -429,7 +428,6 @@ void SafetensorsReader::read_header(uint64_t n, uint64_t file_size) {
     reader.fail(std::string("the header is not valid UTF-8 JSON: ") + e.what());
   }
   if (!header.is_object()) reader.fail("the header must be a JSON object");
-
   std::vector<Entry> entries;
   std::set<std::string> names;
   for (const auto& [name, value] : header.members()) {
@@ -440,10 +438,7 @@ void SafetensorsReader::read_header(uint64_t n, uint64_t file_size) {
       entries.push_back(reader.read_entry(name, value));
   }
   reader.check_layout(entries, file_size - 8 - n);
-  for (Entry& e : entries) {
-    std::string name = e.name;
-    state_->entries.emplace(std::move(name), std::move(e));
-  }
+  for (Entry& e : entries) state_->entries.emplace(e.name, e);
 }
 
 const std::map<std::string, std::string>& SafetensorsReader::metadata() const { return state_->metadata; }

@@ -1,5 +1,6 @@
 #include "nn/module.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -68,6 +69,13 @@ std::vector<ParameterSpec> Module::parameter_specs() const {
 
 std::string state_mismatches(const std::vector<ParameterSpec>& expected, const StateDict& state,
                              const std::string& expected_where, const std::string& state_where) {
+  std::vector<ParameterSpec> described;
+  for (const auto& [name, t] : state) described.push_back({name, t.shape(), t.dtype()});
+  return state_mismatches(expected, described, expected_where, state_where);
+}
+
+std::string state_mismatches(const std::vector<ParameterSpec>& expected, const std::vector<ParameterSpec>& state,
+                             const std::string& expected_where, const std::string& state_where) {
   // The first few problems are enough to see what went wrong; a model of thousands of layers
   // against the wrong state would otherwise make a message of megabytes.
   constexpr int64_t kShown = 10;
@@ -77,18 +85,20 @@ std::string state_mismatches(const std::vector<ParameterSpec>& expected, const S
     if (count++ < kShown) ((problems << "\n  ") << ... << parts);
   };
   std::set<std::string> known;
+  std::map<std::string, const ParameterSpec*> found;
+  for (const ParameterSpec& t : state) found.emplace(t.name, &t);
   for (const ParameterSpec& p : expected) {
     known.insert(p.name);
-    const auto it = state.find(p.name);
-    if (it == state.end()) {
+    const auto it = found.find(p.name);
+    if (it == found.end()) {
       problem("missing: ", p.name, " ", p.shape);
-    } else if (it->second.shape() != p.shape || it->second.dtype() != p.dtype) {
-      problem("mismatched: ", p.name, " is ", p.shape, " ", p.dtype, " ", expected_where, ", ", it->second.shape(), " ",
-              it->second.dtype(), " ", state_where);
+    } else if (it->second->shape != p.shape || it->second->dtype != p.dtype) {
+      problem("mismatched: ", p.name, " is ", p.shape, " ", p.dtype, " ", expected_where, ", ", it->second->shape, " ",
+              it->second->dtype, " ", state_where);
     }
   }
-  for (const auto& [name, t] : state)
-    if (!known.count(name)) problem("unexpected: ", name, " ", t.shape());
+  for (const auto& [name, t] : found)
+    if (!known.count(name)) problem("unexpected: ", name, " ", t->shape);
   if (count > kShown) problems << "\n  ... and " << count - kShown << " more";
   return problems.str();
 }

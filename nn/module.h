@@ -36,6 +36,9 @@ struct ParameterSpec {
 /// every name, shape and dtype agrees. load_state_dict's message, and a checkpoint reader's.
 std::string state_mismatches(const std::vector<ParameterSpec>& expected, const StateDict& state,
                              const std::string& expected_where, const std::string& state_where);
+/// The same against tensors described only (a file's header, before its tensors are read).
+std::string state_mismatches(const std::vector<ParameterSpec>& expected, const std::vector<ParameterSpec>& state,
+                             const std::string& expected_where, const std::string& state_where);
 
 class Module {
  public:

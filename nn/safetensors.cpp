@@ -70,8 +70,8 @@ float half_to_float(uint16_t h) {
   return sign ? -magnitude : magnitude;
 }
 
-// The stored little-endian elements of `name` (see kWidened) widened into `out`.
-void widen(const std::string& name, const char* bytes, size_t count, const Tensor& out) {
+// The stored little-endian elements of `name` (see kWidened) widened into `out`'s `count` elements.
+void widen(const std::string& name, const char* bytes, size_t count, std::byte* out) {
   auto load = [&](size_t i, size_t size) {  // element i as an unsigned little-endian integer
     uint64_t v = 0;
     for (size_t b = 0; b < size; ++b)
@@ -79,7 +79,7 @@ void widen(const std::string& name, const char* bytes, size_t count, const Tenso
     return v;
   };
   if (name == "F16" || name == "BF16") {
-    auto* f = reinterpret_cast<float*>(out.storage()->data());
+    auto* f = reinterpret_cast<float*>(out);
     for (size_t i = 0; i < count; ++i) {
       const auto bits = static_cast<uint16_t>(load(i, 2));
       if (name == "F16") {
@@ -91,7 +91,7 @@ void widen(const std::string& name, const char* bytes, size_t count, const Tenso
     }
     return;
   }
-  auto* v = reinterpret_cast<int64_t*>(out.storage()->data());
+  auto* v = reinterpret_cast<int64_t*>(out);
   const size_t size = name == "U8" || name == "I8" ? 1 : name == "I16" || name == "U16" ? 2 : 4;
   const bool is_signed = name[0] == 'I';
   for (size_t i = 0; i < count; ++i) {
@@ -371,15 +371,25 @@ class Reader {
 
 }  // namespace
 
-SafetensorsFile load_safetensors(const fs::path& path) {
-  Reader reader(path);
+// The header as read and checked, and the open file its tensors are still in.
+struct SafetensorsReader::State {
+  Reader reader;
+  std::ifstream in;
+  uint64_t data_start = 0;  // 8 + the header's length
+  std::map<std::string, std::string> metadata;
+  std::map<std::string, Entry> entries;
+};
+
+SafetensorsReader::SafetensorsReader(const fs::path& path)
+    : state_(std::make_shared<State>(State{Reader(path), {}, 0, {}, {}})) {
+  const Reader& reader = state_->reader;
+  std::ifstream& in = state_->in;
   std::error_code error;
   const uint64_t file_size = fs::file_size(path, error);
   if (error) reader.fail("cannot read the file: " + error.message());
   errno = 0;
-  std::ifstream in(path, std::ios::binary);
+  in.open(path, std::ios::binary);
   if (!in) reader.fail("cannot open the file" + system_reason());
-
   if (file_size < 8)
     reader.fail(
         message("file too short: ", file_size, " bytes, but a safetensors file starts with an 8-byte header length"));
@@ -400,10 +410,15 @@ SafetensorsFile load_safetensors(const fs::path& path) {
   if (n > file_size - 8)
     reader.fail(message("header length ", n, " exceeds the ", file_size - 8,
                         " bytes after the length field (truncated file?)"));
+  state_->data_start = 8 + n;
+  read_header(n, file_size);
+}
 
+void SafetensorsReader::read_header(uint64_t n, uint64_t file_size) {
+  const Reader& reader = state_->reader;
   std::string text(n, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(n));
-  if (static_cast<uint64_t>(in.gcount()) != n) reader.fail("cannot read the header" + system_reason());
+  state_->in.read(text.data(), static_cast<std::streamsize>(n));
+  if (static_cast<uint64_t>(state_->in.gcount()) != n) reader.fail("cannot read the header" + system_reason());
   Json header;
   try {
     // A header's arrays are shapes (at most kMaxRank sizes) and data_offsets (2): anything longer
@@ -413,40 +428,69 @@ SafetensorsFile load_safetensors(const fs::path& path) {
     reader.fail(std::string("the header is not valid UTF-8 JSON: ") + e.what());
   }
   if (!header.is_object()) reader.fail("the header must be a JSON object");
-
-  SafetensorsFile file;
   std::vector<Entry> entries;
   std::set<std::string> names;
   for (const auto& [name, value] : header.members()) {
     if (!names.insert(name).second) reader.fail("duplicate name " + quoted(name));
     if (name == "__metadata__")
-      file.metadata = reader.read_metadata(value);
+      state_->metadata = reader.read_metadata(value);
     else
       entries.push_back(reader.read_entry(name, value));
   }
   reader.check_layout(entries, file_size - 8 - n);
+  for (Entry& e : entries) state_->entries.emplace(e.name, e);
+}
 
-  for (const Entry& e : entries) {
-    Tensor t = Tensor::empty(e.shape, e.dtype);
-    const size_t bytes = e.end - e.begin;
-    std::vector<char> stored(e.widened_from.empty() ? 0 : bytes);
-    char* destination = e.widened_from.empty() ? reinterpret_cast<char*>(t.storage()->data()) : stored.data();
-    in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
-    in.read(destination, static_cast<std::streamsize>(bytes));
-    if (static_cast<size_t>(in.gcount()) != bytes) reader.fail(e.name, "cannot read the data (did the file change?)");
-    if (!e.widened_from.empty()) {
-      widen(e.widened_from, stored.data(), static_cast<size_t>(t.numel()), t);
-      file.tensors.emplace(e.name, std::move(t));
-      continue;
-    }
-    swap_to_little_endian(destination, static_cast<size_t>(t.numel()), itemsize(e.dtype));
-    if (e.dtype == DType::Bool)  // any other byte in a C++ bool is undefined behaviour
-      for (size_t i = 0; i < bytes; ++i)
-        if (static_cast<unsigned char>(destination[i]) > 1)
-          reader.fail(e.name, message("BOOL element ", i, " is byte ",
-                                      static_cast<int>(static_cast<unsigned char>(destination[i])), ", not 0 or 1"));
-    file.tensors.emplace(e.name, std::move(t));
-  }
+const std::map<std::string, std::string>& SafetensorsReader::metadata() const { return state_->metadata; }
+
+std::vector<ParameterSpec> SafetensorsReader::tensor_specs() const {
+  std::vector<ParameterSpec> specs;
+  for (const auto& [name, e] : state_->entries) specs.push_back({name, e.shape, e.dtype});
+  return specs;
+}
+
+Tensor SafetensorsReader::read(const std::string& name) const {
+  const auto entry = state_->entries.find(name);
+  if (entry == state_->entries.end()) state_->reader.fail(name, "no such tensor in the file");
+  Tensor t = Tensor::empty(entry->second.shape, entry->second.dtype);
+  read_into(name, t);
+  return t;
+}
+
+void SafetensorsReader::read_into(const std::string& name, const Tensor& destination) const {
+  const Reader& reader = state_->reader;
+  const auto entry = state_->entries.find(name);
+  if (entry == state_->entries.end()) reader.fail(name, "no such tensor in the file");
+  const Entry& e = entry->second;
+  if (destination.shape() != e.shape || destination.dtype() != e.dtype || !destination.is_contiguous())
+    reader.fail(name, message("is ", e.shape, " ", e.dtype, " in the file; it cannot be read into a ",
+                              destination.is_contiguous() ? "" : "non-contiguous ", destination.shape(), " ",
+                              destination.dtype(), " tensor"));
+  const size_t bytes = e.end - e.begin;
+  std::vector<char> stored(e.widened_from.empty() ? 0 : bytes);
+  char* element0 = reinterpret_cast<char*>(destination.storage()->data()) +
+                   destination.offset() * static_cast<int64_t>(itemsize(e.dtype));
+  char* target = e.widened_from.empty() ? element0 : stored.data();
+  state_->in.clear();
+  state_->in.seekg(static_cast<std::streamoff>(state_->data_start + e.begin));
+  state_->in.read(target, static_cast<std::streamsize>(bytes));
+  if (static_cast<size_t>(state_->in.gcount()) != bytes)
+    reader.fail(name, "cannot read the data (did the file change?)");
+  if (!e.widened_from.empty())
+    return widen(e.widened_from, stored.data(), static_cast<size_t>(destination.numel()),
+                 reinterpret_cast<std::byte*>(element0));
+  swap_to_little_endian(target, static_cast<size_t>(destination.numel()), itemsize(e.dtype));
+  if (e.dtype == DType::Bool)  // any other byte in a C++ bool is undefined behaviour
+    for (size_t i = 0; i < bytes; ++i)
+      if (static_cast<unsigned char>(target[i]) > 1)
+        reader.fail(name, message("BOOL element ", i, " is byte ",
+                                  static_cast<int>(static_cast<unsigned char>(target[i])), ", not 0 or 1"));
+}
+
+SafetensorsFile load_safetensors(const fs::path& path) {
+  const SafetensorsReader reader(path);
+  SafetensorsFile file{{}, reader.metadata()};
+  for (const ParameterSpec& spec : reader.tensor_specs()) file.tensors.emplace(spec.name, reader.read(spec.name));
   return file;
 }
 

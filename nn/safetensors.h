@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "nn/module.h"
 #include "tensor/support/error.h"
@@ -43,6 +45,31 @@ void save_safetensors(const std::filesystem::path& path, const StateDict& tensor
 /// widened exactly to float32, and U8, I8, U16, I16, U32, I32, widened to int64), shape
 /// (non-negative integers) and data_offsets [begin, end] with end - begin = prod(shape) * itemsize;
 /// the tensors tile the data from byte 0 with no gap or overlap and no trailing bytes; BOOL bytes are 0 or 1.
+/// Reads every tensor at once: SafetensorsReader(path) and each tensor's read().
 SafetensorsFile load_safetensors(const std::filesystem::path& path);
+
+/// A safetensors file whose header is read, parsed once and checked (every rule load_safetensors
+/// checks but the BOOL bytes, checked as each tensor is read) and whose tensors are still in the
+/// file, to be read where they are wanted: into a model's own parameters, with no second copy.
+/// Copies share the open file.
+class SafetensorsReader {
+ public:
+  explicit SafetensorsReader(const std::filesystem::path& path);
+  const std::map<std::string, std::string>& metadata() const;
+  /// Every tensor's name, shape and dtype (as read: F16 as float32, ...), in name order.
+  std::vector<ParameterSpec> tensor_specs() const;
+  /// The tensor `name`, read into a new tensor.
+  Tensor read(const std::string& name) const;
+  /// The tensor `name` read with one read() into `destination`'s elements (widened first for a
+  /// widened dtype). CheckpointError naming the file and the tensor for a name the file lacks, a
+  /// destination of another shape or dtype or not contiguous, a file that changed since its header
+  /// was read, a BOOL byte other than 0 or 1.
+  void read_into(const std::string& name, const Tensor& destination) const;
+
+ private:
+  struct State;
+  void read_header(uint64_t header_length, uint64_t file_size);
+  std::shared_ptr<State> state_;
+};
 
 }  // namespace gradformer

@@ -108,7 +108,8 @@ int generate_command(int argc, char** argv) {
   if (const auto problem = utf8_problem(f.text("--prompt"))) throw UsageError("generate: --prompt is " + *problem);
   apply_threads(f);
   const std::string path = f.text("--checkpoint");
-  const CheckpointFile file = read_checkpoint_file(path);  // read once, whatever its architecture
+  // The header read once, whatever its architecture; the parameters then read into the model.
+  const CheckpointFile file = read_checkpoint_header(path);
   if (file.arch != Architecture::DecoderOnly)
     throw UsageError(message("generate: ", path, " is ", a_architecture(file.arch),
                              " checkpoint; generate needs a decoder-only one (translate and score take "

@@ -125,7 +125,7 @@ void print_scores(const LoadedCheckpoint& ckpt, const std::string& path,
 int score_text_file(const Flags& f) {
   if (f.has("--data")) throw UsageError("score: give --data (pairs) or --text (a text file), not both");
   const std::string path = f.text("--checkpoint"), text_path = f.text("--text");
-  const CheckpointFile file = read_checkpoint_file(path);
+  const CheckpointFile file = read_checkpoint_header(path);
   if (file.arch != Architecture::DecoderOnly)
     throw UsageError(message("score: --text needs a decoder-only model of text (train --arch decoder-only --text); ",
                              path, " is ", a_architecture(file.arch), " checkpoint"));

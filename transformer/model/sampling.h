@@ -38,6 +38,10 @@ std::vector<double> next_token_distribution(const Tensor& logits, const Sampling
 /// Draws an index from `probabilities` with one uniform number of `gen` (inverse CDF).
 int64_t sample_index(const std::vector<double>& probabilities, Generator& gen);
 
+/// sample_index(next_token_distribution(logits, options), gen), the same token for the same gen
+/// state, without ranking the tokens when top-k and top-p are off (what generate draws with).
+int64_t sample_next_token(const Tensor& logits, const SamplingOptions& options, Generator& gen);
+
 /// prompt (ids, at least one: usually <s> first) -> the generated ids after it, ending in eos if it
 /// was generated. In eval mode without a graph (the model's mode is restored). The same gen state
 /// gives the same tokens; use_cache does not change them. ValueError for an empty prompt, a

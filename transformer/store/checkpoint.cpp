@@ -18,6 +18,8 @@ constexpr const char* kSourceEos = "data.source_eos";
 // checkpoint_tokenizers_built() reports.
 std::atomic<int64_t> tokenizers_built{0};
 
+bool is_optimizer_tensor(const std::string& name) { return name.rfind(kOptimizerPrefix, 0) == 0; }
+
 // What a user holding a file of tensors only (a PyTorch state dict) should do with it.
 std::string import_hint(const std::string& path) {
   return message(
@@ -104,10 +106,11 @@ EncoderOnlyCheckpointInfo encoder_only_info(const CheckpointFile& file) {
 // Every tensor's name, shape and dtype against the parameters the configuration implies, before any
 // model is built: metadata asking for a model far larger than the file's tensors (config.d_model
 // 8192 over tensors of width 4) is refused here at the cost of the header, not of building it.
-void require_tensors_fit(const CheckpointFile& file, const std::vector<ParameterSpec>& expected) {
-  const std::string problems = state_mismatches(expected, file.parameters, "by the configuration", "in the file");
+void require_tensors_fit(const std::string& path, const std::vector<ParameterSpec>& expected,
+                         const std::vector<ParameterSpec>& in_file) {
+  const std::string problems = state_mismatches(expected, in_file, "by the configuration", "in the file");
   if (!problems.empty())
-    throw CheckpointError(message(file.path, ": the tensors do not fit the stored configuration:", problems));
+    throw CheckpointError(message(path, ": the tensors do not fit the stored configuration:", problems));
 }
 
 }  // namespace
@@ -179,13 +182,14 @@ std::string checkpoint_arch(const std::map<std::string, std::string>& m) {
   return it == m.end() ? "encoder-decoder" : it->second;
 }
 
-// The one reader: the format, the architecture, the tensors split into parameters and optimizer
-// state, the state entries; then everything a loader relies on, so that what this returns builds
-// and loads: the configuration, the vocabularies, every tensor against the configuration (before
-// anything is built), no non-finite parameter.
-CheckpointFile read_checkpoint_file(const std::string& path) {
-  SafetensorsFile file = load_safetensors(path);
-  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(file.metadata), {}, {}, {}, {}, {}};
+namespace {
+
+// What the header alone tells about a checkpoint, checked: the format, the architecture, the state
+// entries; then everything a loader relies on: the configuration, the vocabularies, every tensor
+// (`tensors`, as the header describes them) against the configuration, before anything is built.
+CheckpointFile checked_header(const std::string& path, std::map<std::string, std::string> metadata,
+                              const std::vector<ParameterSpec>& tensors) {
+  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(metadata), {}, {}, {}, {}};
   const auto& m = out.metadata;
   if (!m.count("format"))
     throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
@@ -201,22 +205,55 @@ CheckpointFile read_checkpoint_file(const std::string& path) {
   }
   for (const auto& [key, value] : m)
     if (key.rfind("state.", 0) == 0) out.state[key.substr(6)] = value;
+  std::vector<ParameterSpec> parameters;
+  for (const ParameterSpec& t : tensors)
+    if (!is_optimizer_tensor(t.name)) parameters.push_back(t);
+  // The metadata read once, its tokenizers built once: every loader takes them from here.
+  if (out.arch == Architecture::EncoderOnly)
+    out.encoder_only = encoder_only_info(out);
+  else
+    out.info = transformer_info(out);
+  require_tensors_fit(path,
+                      out.arch == Architecture::EncoderOnly ? parameter_specs(out.encoder_only.config)
+                                                            : parameter_specs(out.info.config),
+                      parameters);
+  return out;
+}
+
+void require_finite_parameters(const std::string& path, const StateDict& parameters) {
+  if (const std::string bad = first_non_finite_tensor(parameters); !bad.empty())
+    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+}
+
+}  // namespace
+
+// The one reader: the header checked (checked_header), then every tensor read, split into
+// parameters and optimizer state, and no non-finite parameter, so that what this returns builds and loads.
+CheckpointFile read_checkpoint_file(const std::string& path) {
+  SafetensorsFile file = load_safetensors(path);
+  std::vector<ParameterSpec> tensors;
+  for (const auto& [name, t] : file.tensors) tensors.push_back({name, t.shape(), t.dtype()});
+  CheckpointFile out = checked_header(path, std::move(file.metadata), tensors);
   for (auto& [name, t] : file.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) == 0)
+    if (is_optimizer_tensor(name))
       out.optimizer_state.emplace(name.substr(std::string(kOptimizerPrefix).size()), t);
     else
       out.parameters.emplace(name, t);
   }
-  // The metadata read once, its tokenizers built once: every loader below takes them from here.
-  if (out.arch == Architecture::EncoderOnly) {
-    out.encoder_only = encoder_only_info(out);
-    require_tensors_fit(out, parameter_specs(out.encoder_only.config));
-  } else {
-    out.info = transformer_info(out);
-    require_tensors_fit(out, parameter_specs(out.info.config));
-  }
-  if (const std::string bad = first_non_finite_tensor(out.parameters); !bad.empty())
-    throw CheckpointError(message(path, ": a non-finite parameter (", bad, "): the model is unusable"));
+  require_finite_parameters(path, out.parameters);
+  return out;
+}
+
+// The same checks, the parameters left in the file for a loader to read into its model (the
+// optimizer's state, if any, read now).
+CheckpointFile read_checkpoint_header(const std::string& path) {
+  const SafetensorsReader reader(path);
+  const std::vector<ParameterSpec> tensors = reader.tensor_specs();
+  CheckpointFile out = checked_header(path, reader.metadata(), tensors);
+  for (const ParameterSpec& t : tensors)
+    if (is_optimizer_tensor(t.name))
+      out.optimizer_state.emplace(t.name.substr(std::string(kOptimizerPrefix).size()), reader.read(t.name));
+  out.unread_parameters = reader;
   return out;
 }
 
@@ -245,29 +282,43 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
   }
 }
 
+namespace {
+
+// The model's parameters from the file: read straight into the model's own storage when the file
+// still holds them (read_checkpoint_header: each tensor read once, no second copy), else copied
+// from the tensors read_checkpoint_file read (the caller keeps them).
+void fill_parameters(Module& model, const CheckpointFile& file) {
+  if (!file.unread_parameters) return load_parameters(model, file.parameters, file.path);
+  for (const auto& [name, parameter] : model.named_parameters())
+    file.unread_parameters->read_into(name, parameter.value());
+  require_finite_parameters(file.path, model.state_dict());
+}
+
+}  // namespace
+
 LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::EncoderDecoder, file.path);
   LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   // Built without initialising: every parameter is about to be overwritten by the stored tensors.
   out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, contents.parameters, file.path);
+  fill_parameters(*out.model, file);
   return out;
 }
 
-LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_file(path)); }
+LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_header(path)); }
 
 LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
   CheckpointContents contents = read_checkpoint(file);
   require_architecture(contents.info, Architecture::DecoderOnly, file.path);
   LoadedDecoderOnly out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
   out.model = std::make_unique<DecoderOnly>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, contents.parameters, file.path);
+  fill_parameters(*out.model, file);
   return out;
 }
 
 LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
-  return load_decoder_only_checkpoint(read_checkpoint_file(path));
+  return load_decoder_only_checkpoint(read_checkpoint_header(path));
 }
 
 LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
@@ -276,12 +327,12 @@ LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const
                                   " needs an encoder-only one"));
   LoadedEncoderOnly out{file.encoder_only, nullptr, file.optimizer_state};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
-  load_parameters(*out.model, file.parameters, file.path);
+  fill_parameters(*out.model, file);
   return out;
 }
 
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what) {
-  return load_encoder_only_checkpoint(read_checkpoint_file(path), what);
+  return load_encoder_only_checkpoint(read_checkpoint_header(path), what);
 }
 
 }  // namespace gradformer

@@ -18,6 +18,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "nn/safetensors.h"
@@ -74,6 +75,9 @@ struct CheckpointFile {
   /// an encoder-only one; the other stays default.
   CheckpointInfo info;
   EncoderOnlyCheckpointInfo encoder_only;
+  /// read_checkpoint_header's: the file, its parameters not yet read (`parameters` is empty); a
+  /// loader reads them straight into its model's own parameters.
+  std::optional<SafetensorsReader> unread_parameters;
 };
 CheckpointFile read_checkpoint_file(const std::string& path);
 /// How many tokenizers (an encoder-only model's vocabulary counts as one) the checkpoint readers
@@ -84,6 +88,11 @@ int64_t checkpoint_tokenizers_built();
 /// tokenizer.source.* in a decoder-only checkpoint (written, the target's twin, before each model
 /// stored only its own sides). Readers ignore them; average does not copy them.
 bool absent_side_entry(Architecture arch, const std::string& key);
+/// The same checks from the header alone, the parameters left in the file (unread_parameters) and
+/// checked for non-finite values as a loader reads them: for a caller that only builds a model
+/// from the file (generate, score --text, the loaders given a path), which then holds every
+/// parameter once, where read_checkpoint_file and a copy would hold it twice.
+CheckpointFile read_checkpoint_header(const std::string& path);
 
 /// Writes model parameters, optimizer state (may be empty) and info to `path`, atomically; the
 /// metadata's configuration is `config` (config.arch says which model the tensors belong to).
@@ -130,7 +139,9 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 
 /// Reads an encoder-decoder checkpoint written by save_checkpoint: read_checkpoint, then
 /// require_architecture(EncoderDecoder), then the model built and its tensors loaded (CheckpointError
-/// for tensors that do not fit the configuration).
+/// for tensors that do not fit the configuration): its parameters read from the file into the
+/// model when the file is read_checkpoint_header's (the path overload's), copied from the file's
+/// tensors when it is read_checkpoint_file's.
 LoadedCheckpoint load_checkpoint(const CheckpointFile& file);
 LoadedCheckpoint load_checkpoint(const std::string& path);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catch.h"
+#include "tensor/support/files.h"
 #include "training_helpers.h"
 #include "transformer/evaluate/evaluate.h"
 #include "transformer/model/decoder_only.h"

@@ -7,7 +7,6 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
-#include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/optimizer.h"
 #include "nn/safetensors.h"

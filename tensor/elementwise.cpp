@@ -146,11 +146,6 @@ Tensor logical_and(const Tensor& a, const Tensor& b) {
   check_bool("logical_and", b, "b");
   return map<bool, bool, bool>("logical_and", a, b, [](bool x, bool y) { return x && y; });
 }
-Tensor logical_or(const Tensor& a, const Tensor& b) {
-  check_bool("logical_or", a, "a");
-  check_bool("logical_or", b, "b");
-  return map<bool, bool, bool>("logical_or", a, b, [](bool x, bool y) { return x || y; });
-}
 Tensor logical_not(const Tensor& a) {
   check_bool("logical_not", a, "the input");
   return map<bool, bool>(a, [](bool x) { return !x; });

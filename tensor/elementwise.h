@@ -35,7 +35,6 @@ Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 Tensor logical_and(const Tensor& a, const Tensor& b);
-Tensor logical_or(const Tensor& a, const Tensor& b);
 Tensor logical_not(const Tensor& a);
 /// cond ? a : b, elementwise, all three broadcast together; cond is bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);

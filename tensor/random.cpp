@@ -52,9 +52,6 @@ static Tensor fill_random(const Shape& shape, DType dtype, const char* op, Draw 
   return t;
 }
 
-Tensor rand(const Shape& shape, Generator& gen, DType dtype) {
-  return fill_random(shape, dtype, "rand", [&] { return gen.uniform(); });
-}
 Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype) {
   if (!(lo <= hi)) throw ValueError(message("uniform: lower bound ", lo, " is above upper bound ", hi));
   return fill_random(shape, dtype, "uniform", [&] { return lo + (hi - lo) * gen.uniform(); });
@@ -68,8 +65,8 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType
 }
 namespace {
 
-// For each element i < n: its inverted-dropout factor f, T(1/(1-p)) or 0; mask[i] = f and, when `in`
-// is given, out[i] = in[i] * f.
+// For each element i < n: its inverted-dropout factor f, T(1/(1-p)) or 0; mask[i] = f and
+// out[i] = in[i] * f.
 // The first elements of a chunk (all but fewer than 8) through the widest of the vector kernels the
 // CPU runs: how many it did, 0 if none runs. The streams' states are advanced in place.
 template <class T>
@@ -96,7 +93,7 @@ void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* m
   auto put = [=](int64_t i, Generator& g) {
     const T f = std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{g.next_u32() >= cut})));
     mask[i] = f;
-    if (in) out[i] = in[i] * f;
+    out[i] = in[i] * f;
   };
   parallel_for(0, chunks, grain_for(kChunk), [=](int64_t lo, int64_t hi) {
     for (int64_t c = lo; c < hi; ++c) {
@@ -108,8 +105,8 @@ void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* m
       if (cut <= UINT32_MAX) {
         uint64_t states[4], increments[4];
         for (int k = 0; k < 4; ++k) states[k] = s[k].state()[0], increments[k] = s[k].state()[1];
-        i += draw_vectorised(states, increments, end - begin, static_cast<uint32_t>(cut), keep,
-                             in ? in + begin : nullptr, out + begin, mask + begin);
+        i += draw_vectorised(states, increments, end - begin, static_cast<uint32_t>(cut), keep, in + begin, out + begin,
+                             mask + begin);
         for (int k = 0; k < 4; ++k) s[k].set_state({states[k], increments[k]});
       }
       for (; i + 4 <= end; i += 4) put(i, s[0]), put(i + 1, s[1]), put(i + 2, s[2]), put(i + 3, s[3]);
@@ -123,16 +120,6 @@ void check_dropout_p(double p, const char* op) {
 }
 
 }  // namespace
-
-Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype) {
-  check_dropout_p(p, "dropout_mask");
-  Tensor mask = Tensor::empty(shape, dtype);
-  dispatch_floating(dtype, "dropout_mask", [&]<class T>() {
-    T* out = mask.data<T>();
-    draw_dropout<T>(mask.numel(), p, gen, nullptr, nullptr, out);
-  });
-  return mask;
-}
 
 // One pass: each factor drawn, stored and applied while x's element is at hand, where the mask
 // and then x * mask would write the mask and read it back.

@@ -44,21 +44,17 @@ class Generator {
 std::string generator_state_text(const Generator& gen);
 void restore_generator(Generator& gen, const std::string& text, const std::string& source);
 
-Tensor rand(const Shape& shape, Generator& gen, DType dtype = DType::Float32);  // U[0, 1)
 Tensor uniform(const Shape& shape, double lo, double hi, Generator& gen, DType dtype = DType::Float32);
 Tensor randn(const Shape& shape, Generator& gen, DType dtype = DType::Float32);  // N(0, 1)
 Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType dtype = DType::Float32);
 Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);  // int64 in [lo, hi)
 
-/// Inverted-dropout factors: 1/(1-p) with probability 1 - p, else 0 (all 0 for p = 1).
-/// ValueError unless 0 <= p <= 1. Filled in parallel and still reproducible: one number drawn
-/// from `gen` seeds four PCG streams per fixed-size chunk of elements, so the mask depends on the
-/// seed alone, never on the thread count. Each element compares one 32-bit draw with p * 2^32.
-Tensor dropout_mask(const Shape& shape, double p, Generator& gen, DType dtype = DType::Float32);
-
-/// x * dropout_mask(x.shape(), p, gen, x.dtype()) and that mask, in one pass over x: the same bits
-/// as the two calls, with `gen` advanced alike. ValueError unless 0 <= p <= 1; DTypeError unless x is
-/// float32 or float64.
+/// Inverted dropout of x in one pass: each element kept and scaled by 1/(1-p) with probability
+/// 1 - p, else 0 (all 0 for p = 1), and those factors as the mask (for the backward pass).
+/// Filled in parallel and still reproducible: one number drawn from `gen` seeds four PCG streams
+/// per fixed-size chunk of elements, so the mask depends on the seed alone, never on the thread
+/// count. Each element compares one 32-bit draw with p * 2^32. ValueError unless 0 <= p <= 1;
+/// DTypeError unless x is float32 or float64.
 struct Dropped {
   Tensor output;       // x * scaled_mask
   Tensor scaled_mask;  // 1/(1-p) or 0 per element

@@ -222,24 +222,10 @@ void gpt2_small_shapes() {
   section("GPT-2 small, shapes computed");
   const TransformerConfig c = gpt2_small_config();
   const int64_t d = c.d_model, ff = c.d_ff;
-  // A StateDict of empty shapes would allocate half a gigabyte: the shapes alone, as GPT-2 small has them.
-  const std::vector<std::pair<std::string, Shape>> one_block{{"wte.weight", {c.tgt_vocab, d}},
-                                                             {"wpe.weight", {c.max_len, d}},
-                                                             {"h.0.ln_1.weight", {d}},
-                                                             {"h.0.ln_1.bias", {d}},
-                                                             {"h.0.attn.c_attn.weight", {d, 3 * d}},
-                                                             {"h.0.attn.c_attn.bias", {3 * d}},
-                                                             {"h.0.attn.c_proj.weight", {d, d}},
-                                                             {"h.0.attn.c_proj.bias", {d}},
-                                                             {"h.0.ln_2.weight", {d}},
-                                                             {"h.0.ln_2.bias", {d}},
-                                                             {"h.0.mlp.c_fc.weight", {d, ff}},
-                                                             {"h.0.mlp.c_fc.bias", {ff}},
-                                                             {"h.0.mlp.c_proj.weight", {ff, d}},
-                                                             {"h.0.mlp.c_proj.bias", {d}},
-                                                             {"ln_f.weight", {d}},
-                                                             {"ln_f.bias", {d}}};
-  for (const auto& [name, shape] : one_block) std::printf("  %-24s %s\n", name.c_str(), shape_text(shape).c_str());
+  // The shapes alone, from the importer's name table for one block (a StateDict of empty tensors of
+  // these shapes would allocate half a gigabyte).
+  for (const Gpt2Name& name : gpt2_names({c.tgt_vocab, d, c.max_len, 1, ff}))
+    std::printf("  %-24s %s\n", name.gpt2.c_str(), shape_text(name.shape).c_str());
   std::printf("  (h.1 to h.%lld as h.0)\n", ll(c.layers - 1));
   std::printf("  %-12s %-18s %12s\n", "term", "formula", "count");
   int64_t total = 0;

@@ -14,36 +14,23 @@
 #include "nn/module.h"
 #include "transformer/data/bpe.h"
 #include "transformer/model/decoder_only.h"
+#include "transformer/store/import_gpt2.h"
 
 namespace tutorial {
 
 using namespace gradformer;
 
-// The tokens of a GPT-2 model file, by GPT-2's names. GPT-2's Conv1D stores its weight [in, out] and
-// computes x W + b; a Linear stores [out, in] and computes x W^T + b: each matrix is transposed.
+// The tensors of a GPT-2 model file, by GPT-2's names: the importer's name table (gpt2_names),
+// read the other way. GPT-2's Conv1D stores its weight [in, out] and computes x W + b; a Linear
+// stores [out, in] and computes x W^T + b: each matrix is transposed.
 inline StateDict gpt2_layout(const DecoderOnly& model) {
-  const auto transposed = [](const Variable& w) { return w.value().transpose(0, 1).contiguous(); };
+  const TransformerConfig& c = model.config();
+  const StateDict mine = model.state_dict();
   StateDict file;
-  file["wte.weight"] = model.embed->weight.value();                // [V, d], also the output (tied)
-  file["wpe.weight"] = model.positional_encoding->weight.value();  // [n_ctx, d]
-  for (size_t i = 0; i < model.decoder->layers->size(); ++i) {
-    const DecoderOnlyBlock& block = (*model.decoder->layers)[i];
-    const std::string h = "h." + std::to_string(i) + ".";
-    file[h + "ln_1.weight"] = block.norm1->weight.value();                           // [d]
-    file[h + "ln_1.bias"] = block.norm1->bias.value();                               // [d]
-    file[h + "attn.c_attn.weight"] = transposed(block.self_attn->in_proj_weight);    // [d, 3d]: q | k | v
-    file[h + "attn.c_attn.bias"] = block.self_attn->in_proj_bias.value();            // [3d]
-    file[h + "attn.c_proj.weight"] = transposed(block.self_attn->out_proj->weight);  // [d, d]
-    file[h + "attn.c_proj.bias"] = block.self_attn->out_proj->bias.value();          // [d]
-    file[h + "ln_2.weight"] = block.norm2->weight.value();
-    file[h + "ln_2.bias"] = block.norm2->bias.value();
-    file[h + "mlp.c_fc.weight"] = transposed(block.linear1->weight);    // [d, 4d]
-    file[h + "mlp.c_fc.bias"] = block.linear1->bias.value();            // [4d]
-    file[h + "mlp.c_proj.weight"] = transposed(block.linear2->weight);  // [4d, d]
-    file[h + "mlp.c_proj.bias"] = block.linear2->bias.value();          // [d]
+  for (const Gpt2Name& name : gpt2_names({c.tgt_vocab, c.d_model, c.max_len, c.layers, c.d_ff})) {
+    const Tensor& parameter = mine.at(name.gradformer);  // wte.weight is also the output (tied)
+    file[name.gpt2] = name.conv1d ? parameter.transpose(0, 1).contiguous() : parameter;
   }
-  file["ln_f.weight"] = model.decoder->norm->weight.value();
-  file["ln_f.bias"] = model.decoder->norm->bias.value();
   return file;
 }
 

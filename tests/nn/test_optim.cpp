@@ -288,16 +288,6 @@ TEST_CASE("NoamSchedule: linear warmup, peak at warmup, then inverse square root
   CHECK_THROWS_MSG(NoamSchedule(0, 10), ValueError, "got d_model 0, warmup 10");
 }
 
-TEST_CASE("CrossEntropyLoss is autograd's cross_entropy with its options kept") {
-  const Tensor logits = rnd({3, 5}, 1), target = from_vector(std::vector<int64_t>{4, 0, 2}, {3});
-  CrossEntropyLoss smoothed({.ignore_index = 0, .label_smoothing = 0.1});
-  const Variable expected = cross_entropy(Variable(logits), target, {.ignore_index = 0, .label_smoothing = 0.1});
-  CHECK(smoothed.forward(Variable(logits), target).item() == expected.item());
-  CHECK(smoothed.parameter_count() == 0);
-  CHECK_THROWS_MSG(CrossEntropyLoss({.label_smoothing = 1.5}), ValueError,
-                   "CrossEntropyLoss: label_smoothing must be in [0, 1], got 1.5");
-}
-
 TEST_CASE("max_adam_gradient_norm: half the square root of the dtype's largest value") {
   CHECK(max_adam_gradient_norm(DType::Float32) == std::sqrt(3.4028234663852886e38) / 2);
   CHECK(max_adam_gradient_norm(DType::Float64) == std::sqrt(1.7976931348623157e308) / 2);

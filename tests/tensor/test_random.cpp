@@ -23,18 +23,18 @@ TEST_CASE("the same seed gives the same tensors, another seed other tensors") {
 
 TEST_CASE("saving and restoring the state replays the sequence exactly") {
   Generator gen(5);
-  (void)rand({10}, gen);
+  (void)uniform({10}, 0, 1, gen);
   const auto saved = gen.state();
-  const std::vector<double> next = rand({10}, gen, DType::Float64).to_vector<double>();
+  const std::vector<double> next = uniform({10}, 0, 1, gen, DType::Float64).to_vector<double>();
   Generator other(999);
   other.set_state(saved);
-  CHECK(rand({10}, other, DType::Float64).to_vector<double>() == next);
+  CHECK(uniform({10}, 0, 1, other, DType::Float64).to_vector<double>() == next);
 }
 
 TEST_CASE("uniform and normal numbers have the right moments") {
   // 200,000 draws: the standard error of the mean is about 0.0006 (uniform) and 0.0022 (normal).
   Generator gen(2024);
-  const Tensor u = rand({200000}, gen, DType::Float64);
+  const Tensor u = uniform({200000}, 0, 1, gen, DType::Float64);
   CHECK(mean(u).item() == Approx(0.5).margin(0.003));
   CHECK(var(u).item() == Approx(1.0 / 12).margin(0.001));
   CHECK(min(u).item() >= 0.0);
@@ -70,25 +70,29 @@ TEST_CASE("bad random arguments are ValueErrors") {
   CHECK_THROWS_MSG(randn({2}, gen, DType::Int64), DTypeError, "randn: expected a floating dtype");
 }
 
-TEST_CASE("dropout_mask keeps 1 - p of the elements scaled by 1/(1-p), the same for any thread count") {
+// The mask of dropping ones: the factors alone.
+static Tensor dropout_factors(const Shape& shape, double p, Generator& gen) {
+  return apply_dropout(ones(shape), p, gen).output;
+}
+
+TEST_CASE("dropout keeps 1 - p of the elements scaled by 1/(1-p), the same for any thread count") {
   Generator a(77);
   set_num_threads(1);
-  const Tensor one = dropout_mask({300, 200}, 0.25, a);
+  const Tensor one = dropout_factors({300, 200}, 0.25, a);
   Generator b(77);
   set_num_threads(2);
-  const Tensor two = dropout_mask({300, 200}, 0.25, b);
+  const Tensor two = dropout_factors({300, 200}, 0.25, b);
   CHECK(one.to_vector<float>() == two.to_vector<float>());
   const double kept = sum(ne(one, zeros({1})).to(DType::Float64)).item() / 60000.0;
   CHECK(kept == Approx(0.75).margin(0.01));  // standard error about 0.0018
   CHECK(max(one).item() == Approx(1 / 0.75));
-  CHECK(sum(dropout_mask({100}, 1.0, a)).item() == 0.0);
-  CHECK(min(dropout_mask({100}, 0.0, a)).item() == 1.0);
-  CHECK_THROWS_MSG(dropout_mask({2}, 1.5, a), ValueError, "dropout_mask: p must be in [0, 1], got 1.5");
+  CHECK(sum(dropout_factors({100}, 1.0, a)).item() == 0.0);
+  CHECK(min(dropout_factors({100}, 0.0, a)).item() == 1.0);
   // Successive masks differ: the generator moves on.
-  CHECK(dropout_mask({64}, 0.5, a).to_vector<float>() != dropout_mask({64}, 0.5, a).to_vector<float>());
+  CHECK(dropout_factors({64}, 0.5, a).to_vector<float>() != dropout_factors({64}, 0.5, a).to_vector<float>());
 }
 
-TEST_CASE("apply_dropout is x times dropout_mask in one pass: the same bits, the generator moved alike") {
+TEST_CASE("apply_dropout's output is x times its mask, and the mask does not depend on x") {
   for (const DType dtype : {DType::Float32, DType::Float64}) {
     for (const int threads : {1, 2}) {
       INFO(dtype << ", " << threads << " threads");
@@ -96,7 +100,7 @@ TEST_CASE("apply_dropout is x times dropout_mask in one pass: the same bits, the
       Generator init(5);
       const Tensor x = randn({37, 301}, init, dtype);  // 11,137 elements: three chunks and a ragged tail
       Generator a(9), b(9);
-      const Tensor mask = dropout_mask(x.shape(), 0.1, a, dtype);
+      const Tensor mask = apply_dropout(ones(x.shape(), dtype), 0.1, a).scaled_mask;
       const Dropped dropped = apply_dropout(x, 0.1, b);
       CHECK(dropped.scaled_mask.to_vector<double>() == mask.to_vector<double>());
       CHECK(dropped.output.to_vector<double>() == mul(x, mask).to_vector<double>());

@@ -36,38 +36,6 @@ std::string gpt2_bytes_to_text(std::string_view bytes);
 /// "<where>: ..." for text that is not UTF-8 or holds a character that stands for no byte.
 std::string gpt2_text_to_bytes(std::string_view text, const std::string& where);
 
-class BytePairEncoding;
-
-/// Pre-tokens already encoded, with their ids, so that a pre-token met again (most are: a text
-/// repeats its words) is looked up rather than merged again; GPT-2's encoder.py keeps the same
-/// cache. It is kept apart from BytePairEncoding so that a BytePairEncoding never changes once
-/// built and can be shared by many threads with no lock, while a BpeCache, which encode() fills,
-/// is used by one thread at a time (one per thread). Worth it across many calls: filling a cache
-/// costs more than merging a word once (bench/bench_bpe.cpp). It remembers at most max_entries
-/// pre-tokens: once full it keeps those and adds no more (the frequent ones come early in a text),
-/// so its memory stays bounded.
-class BpeCache {
- public:
-  explicit BpeCache(size_t max_entries = size_t{1} << 20) : max_entries_(max_entries) {}
-  size_t size() const { return entries_.size(); }
-  /// Forgets every entry; the cache may then serve another BytePairEncoding.
-  void clear() {
-    entries_.clear();
-    ids_.clear();
-    owner_ = 0;
-  }
-
- private:
-  friend class BytePairEncoding;
-  struct Span {
-    size_t begin, length;
-  };
-  std::unordered_map<std::string, Span> entries_;  // pre-token -> where its ids are in ids_
-  std::vector<int64_t> ids_;
-  uint64_t owner_ = 0;  // the identity of the BytePairEncoding whose ids these are; 0: none yet
-  size_t max_entries_;
-};
-
 /// A byte-level BPE tokenizer: the tokens by id (each a string of bytes) and the merges by rank.
 /// It never changes once built, so many threads may encode with one at the same time.
 class BytePairEncoding {
@@ -97,10 +65,6 @@ class BytePairEncoding {
   /// The ids of bpe(pre_token) for each pre-token in turn. DataError if a merge makes a token the
   /// vocabulary lacks (a vocab.bpe and encoder.json that do not belong together).
   std::vector<int64_t> encode(const std::vector<std::string>& pre_tokens) const;
-  /// As encode(pre_tokens), looking each pre-token up in `cache` first and adding the ones it
-  /// lacks, so that the work done for one call serves the next. ValueError if the cache holds the
-  /// ids of another BytePairEncoding.
-  std::vector<int64_t> encode(const std::vector<std::string>& pre_tokens, BpeCache& cache) const;
 
   /// The bytes of the tokens, concatenated: decode(encode(split(text))) == text for any bytes.
   /// ValueError for an id outside [0, size()).
@@ -124,8 +88,6 @@ class BytePairEncoding {
   /// pre_token merged as bpe() describes, as symbols, into `symbols`; `ranks` is scratch space.
   void merge_symbols(std::string_view pre_token, std::vector<Symbol>& symbols, std::vector<int32_t>& ranks) const;
   const std::string& symbol_bytes(Symbol symbol) const;
-  /// encode, with the cache if one is given.
-  std::vector<int64_t> encode_with(const std::vector<std::string>& pre_tokens, BpeCache* cache) const;
 
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, int64_t> ids_;
@@ -134,7 +96,6 @@ class BytePairEncoding {
   std::vector<std::string> extra_symbols_;       // the strings of symbols size(), size() + 1, ...
   std::unordered_map<uint64_t, int32_t> ranks_;  // (left << 32 | right) -> rank
   std::vector<Symbol> joined_;                   // joined_[rank]: the symbol that merge makes
-  uint64_t identity_ = 0;                        // tells caches which encoding filled them
 };
 
 }  // namespace gradformer

@@ -3,7 +3,6 @@
 #include <filesystem>
 
 #include "autograd/all.h"
-#include "nn/loss.h"
 #include "transformer/data/batch_plan.h"
 #include "transformer/data/copy_task.h"
 #include "transformer/data/data_error.h"

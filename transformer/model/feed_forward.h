@@ -8,16 +8,11 @@
 //
 // PyTorch registers the two Linears on the encoder/decoder layer itself (encoder.layers.0.linear1),
 // not on a sub-module, so the layers own linear1, linear2 and the inner dropout and call
-// feed_forward() below; FeedForward is the same thing as a stand-alone module.
+// feed_forward() below: a function of them, not a module of its own.
 #pragma once
 
-#include <memory>
-
 #include "autograd/variable.h"
-#include "nn/init.h"
 #include "nn/layers.h"
-#include "nn/module.h"
-#include "tensor/random.h"
 #include "transformer/model/config.h"
 
 namespace gradformer {
@@ -27,24 +22,5 @@ namespace gradformer {
 /// Transformer do.)
 Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& linear2, const Dropout& dropout,
                       Activation activation = Activation::ReLU);
-
-/// The feed-forward network as a module with parameters linear1.* and linear2.*.
-class FeedForward : public Module {
- public:
-  /// Initialised as PyTorch's Linears (reset_parameters).
-  FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, Generator& init_gen,
-              std::shared_ptr<Generator> dropout_gen, DType dtype = DType::Float32,
-              Activation activation = Activation::ReLU);
-  /// The same, allocated but not initialised (see nn/init.h).
-  FeedForward(int64_t d_model, int64_t d_ff, double dropout_p, SkipInit, std::shared_ptr<Generator> dropout_gen,
-              DType dtype = DType::Float32, Activation activation = Activation::ReLU);
-  void reset_parameters(Generator& init_gen);
-  Variable forward(const Variable& x) const {
-    return feed_forward(x, *linear1, *linear2, *dropout, activation);
-  }  // [..., d] -> [..., d]
-  std::shared_ptr<Linear> linear1, linear2;
-  std::shared_ptr<Dropout> dropout;
-  Activation activation;
-};
 
 }  // namespace gradformer

@@ -14,8 +14,7 @@ namespace {
 constexpr std::string_view kPrefix = "transformer.";
 
 // What the shapes say (import_gpt2.h).
-struct Gpt2Shapes {
-  int64_t vocab = 0, d = 0, n_ctx = 0, layers = 0, d_ff = 0;
+struct Gpt2Shapes : Gpt2Sizes {
   DType dtype = DType::Float32;
   bool tied = true;
 };
@@ -113,20 +112,8 @@ Gpt2Shapes infer(const StateDict& tensors, const std::string& source) {
 // Every tensor GPT-2 of these sizes has, under its names, in its layout (Conv1D: [in, out]).
 std::vector<ParameterSpec> gpt2_specs(const Gpt2Shapes& s, bool with_lm_head) {
   std::vector<ParameterSpec> specs;
-  const auto add = [&](const std::string& name, Shape shape) { specs.push_back({name, std::move(shape), s.dtype}); };
-  add("wte.weight", {s.vocab, s.d});
-  add("wpe.weight", {s.n_ctx, s.d});
-  for (int64_t i = 0; i < s.layers; ++i) {
-    const std::string h = "h." + std::to_string(i) + ".";
-    add(h + "ln_1.weight", {s.d}), add(h + "ln_1.bias", {s.d});
-    add(h + "attn.c_attn.weight", {s.d, 3 * s.d}), add(h + "attn.c_attn.bias", {3 * s.d});
-    add(h + "attn.c_proj.weight", {s.d, s.d}), add(h + "attn.c_proj.bias", {s.d});
-    add(h + "ln_2.weight", {s.d}), add(h + "ln_2.bias", {s.d});
-    add(h + "mlp.c_fc.weight", {s.d, s.d_ff}), add(h + "mlp.c_fc.bias", {s.d_ff});
-    add(h + "mlp.c_proj.weight", {s.d_ff, s.d}), add(h + "mlp.c_proj.bias", {s.d});
-  }
-  add("ln_f.weight", {s.d}), add("ln_f.bias", {s.d});
-  if (with_lm_head) add("lm_head.weight", {s.vocab, s.d});
+  for (Gpt2Name& name : gpt2_names(s)) specs.push_back({std::move(name.gpt2), std::move(name.shape), s.dtype});
+  if (with_lm_head) specs.push_back({"lm_head.weight", {s.vocab, s.d}, s.dtype});
   return specs;
 }
 
@@ -185,35 +172,49 @@ TransformerConfig make_config(const Gpt2Shapes& s, const Gpt2Options& o, const s
 // GPT-2's tensors under gradformer's names, each Conv1D weight transposed to a Linear's [out, in].
 StateDict to_gradformer(StateDict gpt2, const Gpt2Shapes& s, Gpt2Import& report) {
   StateDict out;
-  const auto move = [&](const std::string& from, const std::string& to) { out[to] = std::move(gpt2.at(from)); };
-  const auto transpose = [&](const std::string& from, const std::string& to) {
-    out[to] = gpt2.at(from).transpose(0, 1).contiguous();
-    gpt2.erase(from);                // the file's copy freed as soon as it is transposed: GPT-2 xl is 6 GB
-    if (from.rfind("h.0.", 0) == 0)  // "attn.c_attn.weight [d, 3d] -> self_attn.in_proj_weight [3d, d]"
-      report.transposed.push_back(message(from.substr(4), " ", Shape{out[to].size(1), out[to].size(0)}, " -> ",
-                                          to.substr(std::string("decoder.layers.0.").size()), " ", out[to].shape()));
-  };
-  move("wte.weight", "embed.weight");
-  move("wpe.weight", "positional_encoding.weight");
-  for (int64_t i = 0; i < s.layers; ++i) {
-    const std::string h = "h." + std::to_string(i) + ".", g = "decoder.layers." + std::to_string(i) + ".";
-    move(h + "ln_1.weight", g + "norm1.weight"), move(h + "ln_1.bias", g + "norm1.bias");
-    transpose(h + "attn.c_attn.weight", g + "self_attn.in_proj_weight");  // [d, 3d] -> [3d, d]: W^Q; W^K; W^V
-    move(h + "attn.c_attn.bias", g + "self_attn.in_proj_bias");
-    transpose(h + "attn.c_proj.weight", g + "self_attn.out_proj.weight");
-    move(h + "attn.c_proj.bias", g + "self_attn.out_proj.bias");
-    move(h + "ln_2.weight", g + "norm2.weight"), move(h + "ln_2.bias", g + "norm2.bias");
-    transpose(h + "mlp.c_fc.weight", g + "linear1.weight");  // [d, d_ff] -> [d_ff, d]
-    move(h + "mlp.c_fc.bias", g + "linear1.bias");
-    transpose(h + "mlp.c_proj.weight", g + "linear2.weight");  // [d_ff, d] -> [d, d_ff]
-    move(h + "mlp.c_proj.bias", g + "linear2.bias");
+  for (const Gpt2Name& name : gpt2_names(s)) {
+    Tensor& to = out[name.gradformer];
+    if (!name.conv1d) {
+      to = std::move(gpt2.at(name.gpt2));
+      continue;
+    }
+    to = gpt2.at(name.gpt2).transpose(0, 1).contiguous();  // [in, out] -> [out, in]
+    gpt2.erase(name.gpt2);                // the file's copy freed as soon as it is transposed: GPT-2 xl is 6 GB
+    if (name.gpt2.rfind("h.0.", 0) == 0)  // "attn.c_attn.weight [d, 3d] -> self_attn.in_proj_weight [3d, d]"
+      report.transposed.push_back(message(name.gpt2.substr(4), " ", name.shape, " -> ",
+                                          name.gradformer.substr(std::string("decoder.layers.0.").size()), " ",
+                                          to.shape()));
   }
-  move("ln_f.weight", "decoder.norm.weight"), move("ln_f.bias", "decoder.norm.bias");
-  if (!s.tied) move("lm_head.weight", "generator.weight");  // a Linear already: [V, d]
+  if (!s.tied) out["generator.weight"] = std::move(gpt2.at("lm_head.weight"));  // a Linear already: [V, d]
   return out;
 }
 
 }  // namespace
+
+std::vector<Gpt2Name> gpt2_names(const Gpt2Sizes& s) {
+  std::vector<Gpt2Name> names;
+  const auto add = [&](std::string gpt2, std::string gradformer, Shape shape, bool conv1d = false) {
+    names.push_back({std::move(gpt2), std::move(gradformer), std::move(shape), conv1d});
+  };
+  add("wte.weight", "embed.weight", {s.vocab, s.d});
+  add("wpe.weight", "positional_encoding.weight", {s.n_ctx, s.d});
+  for (int64_t i = 0; i < s.layers; ++i) {
+    const std::string h = "h." + std::to_string(i) + ".", g = "decoder.layers." + std::to_string(i) + ".";
+    add(h + "ln_1.weight", g + "norm1.weight", {s.d}), add(h + "ln_1.bias", g + "norm1.bias", {s.d});
+    // c_attn's 3d outputs are q | k | v: transposed, the rows W^Q; W^K; W^V of in_proj_weight [3d, d]
+    add(h + "attn.c_attn.weight", g + "self_attn.in_proj_weight", {s.d, 3 * s.d}, true);
+    add(h + "attn.c_attn.bias", g + "self_attn.in_proj_bias", {3 * s.d});
+    add(h + "attn.c_proj.weight", g + "self_attn.out_proj.weight", {s.d, s.d}, true);
+    add(h + "attn.c_proj.bias", g + "self_attn.out_proj.bias", {s.d});
+    add(h + "ln_2.weight", g + "norm2.weight", {s.d}), add(h + "ln_2.bias", g + "norm2.bias", {s.d});
+    add(h + "mlp.c_fc.weight", g + "linear1.weight", {s.d, s.d_ff}, true);  // -> [d_ff, d]
+    add(h + "mlp.c_fc.bias", g + "linear1.bias", {s.d_ff});
+    add(h + "mlp.c_proj.weight", g + "linear2.weight", {s.d_ff, s.d}, true);  // -> [d, d_ff]
+    add(h + "mlp.c_proj.bias", g + "linear2.bias", {s.d});
+  }
+  add("ln_f.weight", "decoder.norm.weight", {s.d}), add("ln_f.bias", "decoder.norm.bias", {s.d});
+  return names;
+}
 
 Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Tokenizer& tokenizer,
                        const Gpt2Options& options) {

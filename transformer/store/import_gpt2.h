@@ -28,6 +28,25 @@
 
 namespace gradformer {
 
+/// GPT-2's sizes, as its tensors' shapes tell them.
+struct Gpt2Sizes {
+  int64_t vocab = 0, d = 0, n_ctx = 0, layers = 0, d_ff = 0;
+};
+
+/// One of GPT-2's tensors and the gradformer parameter it is.
+struct Gpt2Name {
+  std::string gpt2;        // "h.0.attn.c_attn.weight"
+  std::string gradformer;  // "decoder.layers.0.self_attn.in_proj_weight"
+  Shape shape;             // in GPT-2's layout: [d, 3d]
+  bool conv1d = false;     // a Conv1D weight [in, out]: transposed into a Linear's [out, in]
+};
+
+/// GPT-2's name table: every tensor of a GPT-2 of these sizes, with its gradformer name, in the
+/// order of the table at the top of this file (wte, wpe, h.0.ln_1.weight, ..., ln_f.bias). Without
+/// lm_head.weight, which GPT-2 ties to wte. The importer, chapter 18's writer of GPT-2 files and
+/// the tests all read the names here.
+std::vector<Gpt2Name> gpt2_names(const Gpt2Sizes& sizes);
+
 /// What a GPT-2 config.json (the hub's) or hparams.json (the original release's) says: each field
 /// only when the file gives it (n_inner null is not given: GPT-2 then uses 4 d).
 struct Gpt2Config {

@@ -1,15 +1,16 @@
 // Checks exercises::gpt2_block (tutorials/exercises/18_gpt2_block.cpp, or the reference solution):
 // a small GPT-2-shaped model of the library, every parameter drawn at random (so a gain taken for a
-// bias, or a weight left untransposed, shows), is written out in GPT-2's names and layout by this
-// file; each block read back by gpt2_block must be the model's own tensors, name for name and value
-// for value; and a second model loaded from them computes the same logits. Prints what it found;
-// exits 1 if a check fails or the file is still the stub.
+// bias, or a weight left untransposed, shows), is written out in GPT-2's names and layout (the
+// importer's name table, gpt2_names); each block read back by gpt2_block must be the model's own
+// tensors, name for name and value for value; and a second model loaded from them computes the
+// same logits. Prints what it found; exits 1 if a check fails or the file is still the stub.
 #include <cstdio>
 #include <string>
 
 #include "exercises.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/model/masks.h"
+#include "transformer/store/import_gpt2.h"
 
 using namespace gradformer;
 
@@ -22,26 +23,14 @@ TransformerConfig small_gpt2() {
   return c;
 }
 
-// GPT-2's file of the model: Conv1D weights are the Linear weights transposed.
+// GPT-2's file of the model, by the importer's name table: Conv1D weights are the Linear weights
+// transposed.
 StateDict as_gpt2_file(const DecoderOnly& model) {
+  const TransformerConfig& c = model.config();
   const StateDict mine = model.state_dict();
   StateDict file;
-  const auto conv1d = [](const Tensor& w) { return w.transpose(0, 1).contiguous(); };
-  for (int64_t i = 0; i < model.config().layers; ++i) {
-    const std::string h = "h." + std::to_string(i) + ".", l = "decoder.layers." + std::to_string(i) + ".";
-    file[h + "ln_1.weight"] = mine.at(l + "norm1.weight");
-    file[h + "ln_1.bias"] = mine.at(l + "norm1.bias");
-    file[h + "attn.c_attn.weight"] = conv1d(mine.at(l + "self_attn.in_proj_weight"));
-    file[h + "attn.c_attn.bias"] = mine.at(l + "self_attn.in_proj_bias");
-    file[h + "attn.c_proj.weight"] = conv1d(mine.at(l + "self_attn.out_proj.weight"));
-    file[h + "attn.c_proj.bias"] = mine.at(l + "self_attn.out_proj.bias");
-    file[h + "ln_2.weight"] = mine.at(l + "norm2.weight");
-    file[h + "ln_2.bias"] = mine.at(l + "norm2.bias");
-    file[h + "mlp.c_fc.weight"] = conv1d(mine.at(l + "linear1.weight"));
-    file[h + "mlp.c_fc.bias"] = mine.at(l + "linear1.bias");
-    file[h + "mlp.c_proj.weight"] = conv1d(mine.at(l + "linear2.weight"));
-    file[h + "mlp.c_proj.bias"] = mine.at(l + "linear2.bias");
-  }
+  for (const Gpt2Name& name : gpt2_names({c.tgt_vocab, c.d_model, c.max_len, c.layers, c.d_ff}))
+    file[name.gpt2] = name.conv1d ? mine.at(name.gradformer).transpose(0, 1).contiguous() : mine.at(name.gradformer);
   return file;
 }
 

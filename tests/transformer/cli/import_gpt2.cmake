@@ -6,7 +6,7 @@
 #   token embedding 657 x 16 = 10512; positions 32 x 16 = 512; a layer 4 d^2 + 4 d + 2 d d_ff + d_ff + d
 #   + 4 d = 1024 + 64 + 2048 + 64 + 16 + 64 = 3280; the final LayerNorm 32: 10512 + 512 + 6560 + 32 = 17616.
 add_executable(write_gpt2 cli/write_gpt2.cpp)
-target_link_libraries(write_gpt2 PRIVATE gradformer_model gradformer_warnings)
+target_link_libraries(write_gpt2 PRIVATE gradformer_store gradformer_warnings)
 set(GRADFORMER_GPT2_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli-import-gpt2)
 set(gpt2_tokenizer ${CMAKE_CURRENT_SOURCE_DIR}/data/gpt2_reference)
 foreach(variant "hub|657|4" "bare|657" "v300|300|4")  # directory, vocabulary, heads in config.json (none: no config)

@@ -10,6 +10,22 @@
 #include "tensor/elementwise.h"
 #include "tensor/random.h"
 #include "transformer/model/masks.h"
+#include "transformer/store/import_gpt2.h"
+
+namespace {
+
+// Each tensor's random values, mean and scale: LayerNorm gains about 1, biases small, matrices larger.
+std::pair<double, double> mean_and_scale(const std::string& name) {
+  const auto ends = [&](const char* tail) { return name.ends_with(tail); };
+  if (name == "wte.weight") return {0, 0.5};
+  if (ends("ln_1.weight") || ends("ln_2.weight") || name == "ln_f.weight") return {1, 0.2};
+  if (ends(".bias")) return {0, 0.1};
+  if (ends("attn.c_attn.weight")) return {0, 0.4};
+  if (ends("mlp.c_proj.weight")) return {0, 0.15};
+  return {0, 0.3};  // wpe, attn.c_proj, mlp.c_fc
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace gradformer;
@@ -26,19 +42,15 @@ int main(int argc, char** argv) {
     const auto add = [&](const std::string& name, const Shape& shape, double mean, double scale) {
       t["transformer." + name] = randn(shape, gen) * scale + mean;
     };
-    add("wte.weight", {V, d}, 0, 0.5), add("wpe.weight", {n_ctx, d}, 0, 0.3);
+    for (const Gpt2Name& name : gpt2_names({V, d, n_ctx, layers, d_ff})) {  // drawn in the table's order
+      const auto [mean, scale] = mean_and_scale(name.gpt2);
+      add(name.gpt2, name.shape, mean, scale);
+    }
     for (int64_t i = 0; i < layers; ++i) {
       const std::string h = "h." + std::to_string(i) + ".";
-      add(h + "ln_1.weight", {d}, 1, 0.2), add(h + "ln_1.bias", {d}, 0, 0.1);
-      add(h + "attn.c_attn.weight", {d, 3 * d}, 0, 0.4), add(h + "attn.c_attn.bias", {3 * d}, 0, 0.1);
-      add(h + "attn.c_proj.weight", {d, d}, 0, 0.3), add(h + "attn.c_proj.bias", {d}, 0, 0.1);
-      add(h + "ln_2.weight", {d}, 1, 0.2), add(h + "ln_2.bias", {d}, 0, 0.1);
-      add(h + "mlp.c_fc.weight", {d, d_ff}, 0, 0.3), add(h + "mlp.c_fc.bias", {d_ff}, 0, 0.1);
-      add(h + "mlp.c_proj.weight", {d_ff, d}, 0, 0.15), add(h + "mlp.c_proj.bias", {d}, 0, 0.1);
       t["transformer." + h + "attn.bias"] = causal_mask(n_ctx).to(DType::Float32).reshape({1, 1, n_ctx, n_ctx});
       t["transformer." + h + "attn.masked_bias"] = full({}, -1e4);
     }
-    add("ln_f.weight", {d}, 1, 0.2), add("ln_f.bias", {d}, 0, 0.1);
     t["lm_head.weight"] = t.at("transformer.wte.weight");
     save_safetensors(dir / "model.safetensors", t, {{"format", "pt"}});
     if (argc == 4) {

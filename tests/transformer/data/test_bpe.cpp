@@ -322,52 +322,15 @@ TEST_CASE("bpe gives GPT-2's pieces for random merges in any order, overlapping,
   }
 }
 
-TEST_CASE("encode with a cache gives the same ids as without, and the cache fills with pre-tokens") {
-  const BytePairEncoding bpe = small_bpe();
-  const std::vector<std::string> pre_tokens = {"hello", " the", "re", " the", "hello", "x", "lll"};
-  const Ids expected = {257, 260, 258, 'r', 'e', 258, 257, 260, 'x', 259, 'l'};
-  BpeCache cache;
-  CHECK(bpe.encode(pre_tokens, cache) == expected);
-  // The distinct pre-tokens of two bytes or more; one byte is its own token, not worth keeping.
-  CHECK(cache.size() == 4);
-  CHECK(bpe.encode(pre_tokens, cache) == expected);  // now every one is looked up
-  CHECK(cache.size() == 4);
-  CHECK(bpe.encode(pre_tokens) == expected);
-  // A full cache keeps its entries and adds no more; one of size 0 never remembers anything.
-  BpeCache small(2);
-  CHECK(bpe.encode(pre_tokens, small) == expected);
-  CHECK(small.size() == 2);
-  BpeCache none(0);
-  CHECK(bpe.encode(pre_tokens, none) == expected);
-  CHECK(none.size() == 0);
-}
-
-TEST_CASE("a cache holding another encoding's ids is a ValueError until cleared") {
-  const BytePairEncoding bpe = small_bpe();
-  const BytePairEncoding other = small_bpe("#version: 0.2\ne r\n");
-  BpeCache cache;
-  CHECK(bpe.encode({" the"}, cache) == Ids{258});
-  CHECK_THROWS_MSG(other.encode({" the"}, cache), ValueError,
-                   "BytePairEncoding encode: the BpeCache holds the ids of another BytePairEncoding");
-  cache.clear();
-  CHECK(cache.size() == 0);
-  CHECK(other.encode({" the"}, cache) == Ids{' ', 't', 'h', 'e'});
-  // A copy of an encoding is the same encoding: it may share the cache.
-  const BytePairEncoding copy = other;
-  CHECK(copy.encode({"there"}, cache) == Ids{'t', 'h', 261, 'e'});
-}
-
-TEST_CASE("a merge that makes no token is an error through a cache too, and is not remembered") {
+TEST_CASE("a merge of two merged tokens that makes no token is an error too") {
   const BytePairEncoding bpe =
       BytePairEncoding::parse_gpt2(encoder_json({}), "encoder.json", "#version: 0.2\na b\nab c\n", "vocab.bpe");
-  BpeCache cache;
-  CHECK_THROWS_MSG(bpe.encode({"cab"}, cache), DataError, "the merges make \"ab\" from \"cab\"");
-  CHECK_THROWS_MSG(bpe.encode({"abc"}, cache), DataError, "the merges make \"abc\" from \"abc\"");
-  CHECK(cache.size() == 0);
+  CHECK_THROWS_MSG(bpe.encode({"cab"}), DataError, "the merges make \"ab\" from \"cab\"");
+  CHECK_THROWS_MSG(bpe.encode({"abc"}), DataError, "the merges make \"abc\" from \"abc\"");
   CHECK(bpe.bpe("xabc") == Pieces{"x", "abc"});  // bpe() gives the pieces all the same
 }
 
-TEST_CASE("many threads encode with one BytePairEncoding at once, each with its own cache") {
+TEST_CASE("many threads encode with one BytePairEncoding at once") {
   const BytePairEncoding bpe = small_bpe();
   std::vector<std::string> pre_tokens;
   std::mt19937 rng(3);
@@ -377,8 +340,7 @@ TEST_CASE("many threads encode with one BytePairEncoding at once, each with its 
   std::vector<std::thread> threads;
   for (size_t t = 0; t < results.size(); ++t) {
     threads.emplace_back([&, t] {
-      BpeCache cache;
-      for (int round = 0; round < 3; ++round) results[t] = bpe.encode(pre_tokens, cache);
+      for (int round = 0; round < 3; ++round) results[t] = bpe.encode(pre_tokens);
     });
   }
   for (std::thread& thread : threads) thread.join();

@@ -15,21 +15,19 @@ using test::values;
 
 TEST_CASE("gradcheck: the feed-forward network with GELU, against x Phi(x) by hand") {
   Generator gen(4);
-  FeedForward ffn(8, 16, 0.0, gen, std::make_shared<Generator>(0), DType::Float64, Activation::GELU);
+  const Linear linear1(8, 16, gen, true, DType::Float64), linear2(16, 8, gen, true, DType::Float64);
+  const Dropout dropout(0.0, std::make_shared<Generator>(0));
+  const auto ffn = [&](const Variable& x) { return feed_forward(x, linear1, linear2, dropout, Activation::GELU); };
   Variable x(rnd({2, 3, 8}, 8), true);
-  CHECK_GRADCHECK([&] { return ffn.forward(x); },
-                  [&] {
-                    auto p = ffn.parameters();
-                    p.push_back(x);
-                    return p;
-                  }());
+  CHECK_GRADCHECK([&] { return ffn(x); },
+                  std::vector<Variable>{linear1.weight, linear1.bias, linear2.weight, linear2.bias, x});
   // GELU(u) = u (1 + erf(u / sqrt 2)) / 2, elementwise, by hand
-  const Tensor u = matmul(x.value(), ffn.linear1->weight.value().transpose(0, 1)) + ffn.linear1->bias.value();
+  const Tensor u = matmul(x.value(), linear1.weight.value().transpose(0, 1)) + linear1.bias.value();
   std::vector<double> g = values(u);
   for (double& v : g) v = v * 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
   const Tensor expected =
-      matmul(from_vector(g, u.shape()), ffn.linear2->weight.value().transpose(0, 1)) + ffn.linear2->bias.value();
-  const std::vector<double> got = values(ffn.forward(x).value()), want = values(expected);
+      matmul(from_vector(g, u.shape()), linear2.weight.value().transpose(0, 1)) + linear2.bias.value();
+  const std::vector<double> got = values(ffn(x).value()), want = values(expected);
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(std::abs(got[i] - want[i]) <= 1e-12);
   // and it is not ReLU: some hidden unit is negative, where GELU is not 0

@@ -54,7 +54,7 @@ TEST_CASE("MultiheadAttention has PyTorch's parameter names and shapes") {
                    ShapeError, "MultiheadAttention: query must be [B, T, 8], got [2, 3, 6]");
 }
 
-TEST_CASE("MultiheadAttention, FeedForward and the layers: built with a generator is skip_init then reset_parameters") {
+TEST_CASE("MultiheadAttention and the layers: built with a generator is skip_init then reset_parameters") {
   // PyTorch's nn.MultiheadAttention scheme, drawn in this order from the generator:
   // in_proj_weight Xavier-uniform over [3d, d], out_proj.weight U(-1/sqrt(d), 1/sqrt(d)), biases 0.
   Generator gen(11), expected(11);
@@ -140,17 +140,17 @@ TEST_CASE("MultiheadAttention with dropout: active in training, the identity in 
   CHECK(values(a) != values(c));
 }
 
-TEST_CASE("gradcheck: the position-wise feed-forward network, and its names") {
+TEST_CASE("gradcheck: the position-wise feed-forward network") {
   Generator gen(4);
-  FeedForward ffn(8, 16, 0.0, gen, no_dropout(), DType::Float64);
-  CHECK(names(ffn) == std::vector<std::string>{"linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias"});
+  const Linear linear1(8, 16, gen, true, DType::Float64), linear2(16, 8, gen, true, DType::Float64);
+  const Dropout dropout(0.0, no_dropout());
   Variable x(rnd({2, 3, 8}, 8), true);
-  CHECK_GRADCHECK([&] { return ffn.forward(x); }, with(ffn.parameters(), {x}));
+  CHECK_GRADCHECK([&] { return feed_forward(x, linear1, linear2, dropout); },
+                  with(with(linear1.parameters(), {x}), {linear2.weight, linear2.bias}));
   // max(0, x W1 + b1) W2 + b2, computed by hand
-  const Tensor hidden =
-      relu(matmul(x.value(), ffn.linear1->weight.value().transpose(0, 1)) + ffn.linear1->bias.value());
-  const Tensor expected = matmul(hidden, ffn.linear2->weight.value().transpose(0, 1)) + ffn.linear2->bias.value();
-  check_close(ffn.forward(x).value(), expected, 1e-12);
+  const Tensor hidden = relu(matmul(x.value(), linear1.weight.value().transpose(0, 1)) + linear1.bias.value());
+  const Tensor expected = matmul(hidden, linear2.weight.value().transpose(0, 1)) + linear2.bias.value();
+  check_close(feed_forward(x, linear1, linear2, dropout).value(), expected, 1e-12);
 }
 
 TEST_CASE("gradcheck: LayerNorm in context, the residual connection LayerNorm(x + Sublayer(x))") {

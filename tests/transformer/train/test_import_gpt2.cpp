@@ -69,6 +69,17 @@ constexpr int64_t kVocab = 256 + 5;
 
 // ---- a random GPT-2 in its own layout ---------------------------------------------------------------
 
+// Each tensor's random values, mean and scale: LayerNorm gains about 1, biases small, matrices larger.
+std::pair<double, double> mean_and_scale(const std::string& name) {
+  const auto ends = [&](const char* tail) { return name.ends_with(tail); };
+  if (name == "wte.weight") return {0, 0.5};
+  if (ends("ln_1.weight") || ends("ln_2.weight") || name == "ln_f.weight") return {1, 0.2};
+  if (ends(".bias")) return {0, 0.1};
+  if (ends("attn.c_attn.weight")) return {0, 0.4};
+  if (ends("mlp.c_proj.weight")) return {0, 0.15};
+  return {0, 0.3};  // wpe, attn.c_proj, mlp.c_fc
+}
+
 struct Gpt2 {
   int64_t V = kVocab, d = 16, n_ctx = 12, layers = 3, heads = 4, d_ff = 64;
   double eps = 1e-5;
@@ -86,17 +97,12 @@ struct Gpt2 {
       for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>(mean + scale * normal(gen)));
       shapes[name] = std::move(shape);
     };
-    add("wte.weight", {V, d}, 0, 0.5), add("wpe.weight", {n_ctx, d}, 0, 0.3);
-    for (int64_t i = 0; i < layers; ++i) {
-      const std::string h = "h." + std::to_string(i) + ".";
-      add(h + "ln_1.weight", {d}, 1, 0.2), add(h + "ln_1.bias", {d}, 0, 0.1);
-      add(h + "attn.c_attn.weight", {d, 3 * d}, 0, 0.4), add(h + "attn.c_attn.bias", {3 * d}, 0, 0.1);
-      add(h + "attn.c_proj.weight", {d, d}, 0, 0.3), add(h + "attn.c_proj.bias", {d}, 0, 0.1);
-      add(h + "ln_2.weight", {d}, 1, 0.2), add(h + "ln_2.bias", {d}, 0, 0.1);
-      add(h + "mlp.c_fc.weight", {d, d_ff}, 0, 0.3), add(h + "mlp.c_fc.bias", {d_ff}, 0, 0.1);
-      add(h + "mlp.c_proj.weight", {d_ff, d}, 0, 0.15), add(h + "mlp.c_proj.bias", {d}, 0, 0.1);
+    // GPT-2's names from the importer's table: were one misspelt, the forward pass below, which
+    // spells each out, would not find it; were one mapped to the wrong parameter, the logits would differ.
+    for (const Gpt2Name& name : gpt2_names({V, d, n_ctx, layers, d_ff})) {
+      const auto [mean, scale] = mean_and_scale(name.gpt2);
+      add(name.gpt2, name.shape, mean, scale);
     }
-    add("ln_f.weight", {d}, 1, 0.2), add("ln_f.bias", {d}, 0, 0.1);
     if (untied_head) add("lm_head.weight", {V, d}, 0, 0.5);
   }
 

@@ -12,8 +12,8 @@ void check_option(const std::string& op, const char* what, double value, bool va
   if (!valid || std::isnan(value)) throw ValueError(message(op, ": ", what, " must be ", expected, ", got ", value));
 }
 
-Optimizer::Optimizer(std::vector<Variable> params, double lr, std::string name, std::string step_event)
-    : params_(std::move(params)), lr_(0), name_(std::move(name)), step_event_(std::move(step_event)) {
+Optimizer::Optimizer(std::vector<Variable> params, double lr, std::string name, const char* step_event)
+    : params_(std::move(params)), lr_(0), name_(std::move(name)), step_event_(step_event) {
   if (params_.empty()) throw ValueError(message(name_, ": the parameter list is empty"));
   std::set<const VariableImpl*> seen;
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -35,7 +35,7 @@ void Optimizer::set_lr(double lr) {
 
 // The profiler enters every optimizer's step here, and only here.
 void Optimizer::step() {
-  profiler::Scope event(step_event_.c_str(), profiler::Phase::Optimizer);
+  profiler::Scope event(step_event_, profiler::Phase::Optimizer);
   if (event.active() && passes_over_parameters() > 0)
     for (const Variable& p : params_)
       if (p.grad().defined())

@@ -48,7 +48,9 @@ class Optimizer {
  protected:
   /// `name` ("sgd", "adam") prefixes the state's names and the error messages. ValueError for an
   /// empty list, an undefined, non-floating or repeated parameter, or a bad learning rate.
-  Optimizer(std::vector<Variable> params, double lr, std::string name, std::string step_event);
+  /// `step_event` ("Adam.step") names step() in the profiler's trace: a literal, since a trace keeps
+  /// the pointer and may outlive the optimizer.
+  Optimizer(std::vector<Variable> params, double lr, std::string name, const char* step_event);
   /// One step's arithmetic, each parameter with a gradient updated by the optimizer's rule.
   virtual void update() = 0;
   /// How many times update() reads or writes each parameter's bytes, for the profiler's bytes moved
@@ -68,7 +70,7 @@ class Optimizer {
   double lr_;
   int64_t steps_ = 0;
   std::string name_;
-  std::string step_event_;  // the profiler's name for step(): "Adam.step"
+  const char* step_event_;  // the profiler's name for step(): "Adam.step", a literal
 };
 
 /// Zeros of each parameter's shape and dtype: the initial moments and momentum buffers.

@@ -8,7 +8,8 @@ namespace gradformer {
 
 /// Passed where a constructor takes its initialisation generator, to allocate the parameters
 /// without drawing them (zeros; LayerNorm gains 1): for a module that a larger model initialises
-/// as a whole, or that a checkpoint is about to overwrite. Each parameter is then drawn once.
+/// as a whole, or that a checkpoint is about to overwrite. Each parameter is then drawn once, and
+/// zeros cost nothing until written (fresh pages from the kernel; a loader replaces them unwritten).
 ///   Linear lin(512, 2048, skip_init);   // all zeros until lin.reset_parameters(gen) or a load
 struct SkipInit {};
 inline constexpr SkipInit skip_init{};

@@ -65,6 +65,12 @@ class SafetensorsReader {
   /// destination of another shape or dtype or not contiguous, a file that changed since its header
   /// was read, a BOOL byte other than 0 or 1.
   void read_into(const std::string& name, const Tensor& destination) const;
+  /// The tensor `name` as a view of the file's bytes, mapped into memory: no copy, and the file
+  /// stays as it is when the tensor is written to (copy-on-write; see MappedFile). An undefined
+  /// tensor when the bytes are not the elements as they are (a widened dtype, BOOL, a big-endian
+  /// machine), are misaligned for the dtype, or the file cannot be mapped: read() it instead. The
+  /// tensor keeps the mapping alive. CheckpointError for a name the file lacks.
+  Tensor view(const std::string& name) const;
 
  private:
   struct State;

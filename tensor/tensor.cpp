@@ -31,7 +31,7 @@ namespace gradformer {
 // address to the constructor through `data`, which the constructor takes by reference. One malloc
 // instead of two (the counts, then the bytes) for every tensor the library makes.
 //
-// The block comes from malloc, not aligned_alloc: glibc reuses a freed block of the same size
+// The block comes from malloc (calloc for zeros), not aligned_alloc: glibc reuses a freed block of the same size
 // reliably, which it does not for aligned_alloc's (measured: a cycle of five tensors faulted fresh
 // pages on three of six rounds with aligned_alloc, on none after the first with this). Under
 // AddressSanitizer the unused bytes on either side of the data are poisoned, so an overrun of the
@@ -44,10 +44,11 @@ struct StorageAllocator {
   size_t bytes;      // the tensor's bytes, after the counts and the Storage
   std::byte** data;  // where allocate() writes the data's address (Storage::allocate's local; only
                      // allocate() uses it, though the copy kept for deallocate() holds it too)
+  bool zeroed;       // calloc rather than malloc
 
-  StorageAllocator(size_t bytes, std::byte** data) : bytes(bytes), data(data) {}
+  StorageAllocator(size_t bytes, std::byte** data, bool zeroed) : bytes(bytes), data(data), zeroed(zeroed) {}
   template <class U>
-  StorageAllocator(const StorageAllocator<U>& other) : bytes(other.bytes), data(other.data) {}
+  StorageAllocator(const StorageAllocator<U>& other) : bytes(other.bytes), data(other.data), zeroed(other.zeroed) {}
 
   // the head (counts and Storage), up to kAlignment - 1 bytes to the boundary, the data, and at
   // least one byte after it, rounded up to whole cache lines
@@ -55,7 +56,7 @@ struct StorageAllocator {
   T* allocate(size_t n) {
     const size_t head = n * sizeof(T);
     if (bytes > SIZE_MAX / 2) throw std::bad_alloc();
-    auto* block = static_cast<std::byte*>(std::malloc(block_bytes(head)));
+    auto* block = static_cast<std::byte*>(zeroed ? std::calloc(1, block_bytes(head)) : std::malloc(block_bytes(head)));
     if (block == nullptr) throw std::bad_alloc();
     const auto start = reinterpret_cast<uintptr_t>(block + head);
     std::byte* begin = block + head + ((kAlignment - start % kAlignment) % kAlignment);
@@ -71,9 +72,13 @@ struct StorageAllocator {
   friend bool operator==(const StorageAllocator&, const StorageAllocator&) { return true; }
 };
 
-std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+std::shared_ptr<Storage> Storage::allocate(size_t bytes, bool zeroed) {
   std::byte* data = nullptr;
-  return std::allocate_shared<Storage>(StorageAllocator<Storage>(bytes, &data), Key{}, data, bytes);
+  return std::allocate_shared<Storage>(StorageAllocator<Storage>(bytes, &data, zeroed), Key{}, data, bytes);
+}
+
+std::shared_ptr<Storage> Storage::borrow(std::byte* data, size_t bytes, std::shared_ptr<const void> owner) {
+  return std::make_shared<Storage>(Key{}, data, bytes, std::move(owner));
 }
 
 // ---- construction ---------------------------------------------------------------------------
@@ -86,19 +91,36 @@ static void check_sizes(const Shape& shape, const char* op) {
     if (d < 0) throw ValueError(message(op, ": negative size ", d, " in shape ", shape));
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  check_sizes(shape, "empty");
+Tensor Tensor::allocated(const Shape& shape, DType dtype, bool zeroed, const char* op) {
+  check_sizes(shape, op);
   int64_t bytes = 0;
   if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(itemsize(dtype)), &bytes))
     throw ShapeError(
-        message("empty: shape ", shape, " of ", name(dtype), " needs more bytes than a 64-bit count holds"));
+        message(op, ": shape ", shape, " of ", name(dtype), " needs more bytes than a 64-bit count holds"));
   std::shared_ptr<Storage> storage;
   try {
-    storage = Storage::allocate(static_cast<size_t>(bytes));
+    storage = Storage::allocate(static_cast<size_t>(bytes), zeroed);
   } catch (const std::bad_alloc&) {
     throw MemoryError(
-        message("empty: cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
+        message(op, ": cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
   }
+  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) { return allocated(shape, dtype, /*zeroed=*/false, "empty"); }
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
+  if (!storage) throw ValueError("from_storage: the storage is null");
+  check_sizes(shape, "from_storage");
+  const auto size = static_cast<size_t>(itemsize(dtype));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(size), &bytes) ||
+      static_cast<uint64_t>(bytes) > storage->bytes())
+    throw ValueError(message("from_storage: a ", name(dtype), " tensor of shape ", shape, " needs more than the ",
+                             storage->bytes(), " bytes of the storage"));
+  if (reinterpret_cast<uintptr_t>(storage->data()) % size != 0)
+    throw ValueError(
+        message("from_storage: the storage's data is not aligned to ", name(dtype), "'s ", size, " bytes"));
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 
@@ -392,7 +414,7 @@ Tensor full(const Shape& shape, double value, DType dtype) {
   t.fill_(value);
   return t;
 }
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor zeros(const Shape& shape, DType dtype) { return Tensor::allocated(shape, dtype, /*zeroed=*/true, "zeros"); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
 Tensor scalar(double value, DType dtype) { return full(Shape{}, value, dtype); }
 Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }

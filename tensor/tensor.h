@@ -15,17 +15,23 @@
 
 namespace gradformer {
 
-/// A 64-byte-aligned block of bytes that one or more tensors view.
+/// A block of bytes that one or more tensors view: 64-byte-aligned memory of its own, or a window
+/// into memory another object owns (a mapped file's bytes).
 class Storage {
-  struct Key {  // only allocate() can make one
+  struct Key {  // only allocate() and borrow() can make one
     explicit Key() = default;
   };
 
  public:
-  /// `bytes` bytes, uninitialised, in one allocation with the Storage and the shared_ptr's counts.
-  /// std::bad_alloc when there is not enough memory.
-  static std::shared_ptr<Storage> allocate(size_t bytes);
-  Storage(Key, std::byte* const& data, size_t bytes) : data_(data), bytes_(bytes) {}
+  /// `bytes` bytes in one allocation with the Storage and the shared_ptr's counts: uninitialised,
+  /// or zeros when `zeroed` (calloc's: pages fresh from the kernel are zero already, and cost nothing
+  /// until written). std::bad_alloc when there is not enough memory.
+  static std::shared_ptr<Storage> allocate(size_t bytes, bool zeroed = false);
+  /// The `bytes` bytes at `data`, which `owner` keeps alive: no allocation and no copy. The storage
+  /// holds `owner` for as long as a tensor views it.
+  static std::shared_ptr<Storage> borrow(std::byte* data, size_t bytes, std::shared_ptr<const void> owner);
+  Storage(Key, std::byte* const& data, size_t bytes, std::shared_ptr<const void> owner = nullptr)
+      : data_(data), bytes_(bytes), owner_(std::move(owner)) {}
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   std::byte* data() const { return data_; }
@@ -34,6 +40,7 @@ class Storage {
  private:
   std::byte* data_;
   size_t bytes_;
+  std::shared_ptr<const void> owner_;  // a borrowed window's owner; null for memory of its own
 };
 
 class Tensor {
@@ -42,6 +49,10 @@ class Tensor {
   Tensor() = default;
   /// A new contiguous tensor whose elements are not initialised.
   static Tensor empty(const Shape& shape, DType dtype = DType::Float32);
+  /// A contiguous tensor of `shape` over the bytes `storage` already holds, from its first byte.
+  /// ValueError when the storage is too small for the shape, or its data is not aligned to the
+  /// dtype's size.
+  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype);
 
   // ---- what it is -------------------------------------------------------------------------
   bool defined() const { return storage_ != nullptr; }
@@ -100,6 +111,8 @@ class Tensor {
   void check_defined(const char* op) const {
     if (!defined()) undefined(op);
   }
+  static Tensor allocated(const Shape& shape, DType dtype, bool zeroed, const char* op);  // empty's and zeros'
+  friend Tensor zeros(const Shape& shape, DType dtype);
   [[noreturn]] static void undefined(const char* op);
   [[noreturn]] void wrong_data_request(DType asked) const;  // data<T>()'s errors, out of the inlined path
 
@@ -111,6 +124,7 @@ class Tensor {
 };
 
 // ---- creation ------------------------------------------------------------------------------
+/// Zeros that cost nothing until written when the memory is fresh from the kernel (calloc).
 Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
 Tensor ones(const Shape& shape, DType dtype = DType::Float32);
 Tensor full(const Shape& shape, double value, DType dtype = DType::Float32);

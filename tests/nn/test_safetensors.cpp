@@ -197,6 +197,56 @@ TEST_CASE("safetensors widens other libraries' half, bfloat16 and small integer 
   CHECK(f.tensors.at("w").to_vector<int64_t>() == std::vector<int64_t>{-32768});
 }
 
+TEST_CASE(
+    "SafetensorsReader::view: the file's own bytes, copy-on-write, and undefined where they are not the elements") {
+  // The file lays tensors out in name order from an 8-byte-aligned start: a.f64 at 0, b.i64 at 56,
+  // c.f32 at 80 (60 bytes), d.f64 at 140, which is not a multiple of 8, so it cannot be viewed.
+  Generator gen(1);
+  StateDict tensors;
+  tensors["a.f64"] = randn({7}, gen).to(DType::Float64);
+  tensors["b.i64"] = from_vector(std::vector<int64_t>{-3, 0, 9}, {3});
+  tensors["c.f32"] = randn({3, 5}, gen);
+  tensors["d.f64"] = randn({2}, gen).to(DType::Float64);
+  tensors["e.mask"] = from_vector(std::vector<bool>{true, false}, {2});
+  tensors["f.empty"] = zeros({0, 4});
+  const fs::path path = temp_path("view.safetensors");
+  save_safetensors(path, tensors);
+  const std::string before = read_all(path);
+
+  Tensor f32;
+  {
+    const SafetensorsReader reader(path);
+    for (const char* name : {"a.f64", "b.i64", "c.f32"}) {
+      INFO(name);
+      const Tensor viewed = reader.view(name);
+      REQUIRE(viewed.defined());
+      CHECK(viewed.is_contiguous());
+      CHECK(viewed.shape() == tensors.at(name).shape());
+      CHECK(bytes_of(viewed) == bytes_of(tensors.at(name)));
+      CHECK(bytes_of(viewed) == bytes_of(reader.read(name)));
+    }
+    CHECK_FALSE(reader.view("d.f64").defined());  // misaligned: read it
+    CHECK(bytes_of(reader.read("d.f64")) == bytes_of(tensors.at("d.f64")));
+    CHECK_FALSE(reader.view("e.mask").defined());  // BOOL bytes are checked as they are read
+    CHECK_THROWS_MSG(reader.view("no.such"), CheckpointError, "no such tensor in the file");
+    f32 = reader.view("c.f32");
+  }
+  // The view outlives its reader, and writing to it changes the program's copy only.
+  CHECK(bytes_of(f32) == bytes_of(tensors.at("c.f32")));
+  f32.fill_(0.5);
+  CHECK(sum(f32).item() == 0.5 * 15);
+  CHECK(read_all(path) == before);
+  CHECK(bytes_of(SafetensorsReader(path).view("c.f32")) == bytes_of(tensors.at("c.f32")));
+
+  // A dtype widened as it is read (F16 here) is no view of the file's bytes.
+  const std::string header = R"({"h":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})";
+  const fs::path half = temp_path("view-half.safetensors");
+  write_all(half, length_field(header.size()) + header + std::string("\x00\x3c", 2));
+  const SafetensorsReader reader(half);
+  CHECK_FALSE(reader.view("h").defined());
+  CHECK(reader.read("h").to_vector<float>() == std::vector<float>{1.0f});
+}
+
 TEST_CASE("safetensors rejects bad tensor entries: dtype, shape, offsets, size, keys") {
   CHECK_LOAD_FAILS(file_with(R"({"w":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 2),
                    "tensor \"w\": unsupported dtype \"F8_E4M3\" (gradformer reads F32, F64, I64 and BOOL; F16 and "

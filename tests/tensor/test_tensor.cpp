@@ -1,4 +1,6 @@
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "catch.h"
 #include "tensor/all.h"
@@ -34,6 +36,46 @@ TEST_CASE("a new tensor is contiguous with row-major strides and 64-byte aligned
   CHECK(reinterpret_cast<uintptr_t>(t.storage()->data()) % 64 == 0);
   CHECK(t.storage()->bytes() == 24 * 4);
   CHECK(Tensor::empty({3}, DType::Float64).storage()->bytes() == 24);
+}
+
+TEST_CASE("zeros are zeros at every size, also in memory that held other values before") {
+  // calloc hands back a reused block cleared and a fresh one as the kernel's zero pages: both zeros.
+  for (const int64_t n : {int64_t{1}, int64_t{1000}, int64_t{1} << 22}) {
+    INFO(n);
+    { full({n}, 7.0); }  // a block of this size, freed dirty, for zeros to reuse
+    const Tensor z = zeros({n});
+    CHECK(sum(mul(z, z)).item() == 0.0);
+    CHECK(z.to_vector<float>() == std::vector<float>(static_cast<size_t>(n), 0.0f));
+    CHECK(reinterpret_cast<uintptr_t>(z.storage()->data()) % 64 == 0);
+  }
+  CHECK(zeros({3}, DType::Int64).to_vector<int64_t>() == std::vector<int64_t>{0, 0, 0});
+  CHECK_THROWS_MSG(zeros({-2}), ValueError, "zeros: negative size -2 in shape [-2]");
+}
+
+TEST_CASE("Tensor::from_storage views borrowed bytes in place and keeps their owner alive") {
+  auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5, 6});
+  const std::weak_ptr<std::vector<float>> watch = owner;
+  auto* bytes = reinterpret_cast<std::byte*>(owner->data());
+  Tensor t = Tensor::from_storage(Storage::borrow(bytes, 6 * sizeof(float), owner), {2, 3}, DType::Float32);
+  owner.reset();
+  REQUIRE_FALSE(watch.expired());  // the tensor's storage holds the vector
+  CHECK(t.data<float>() == reinterpret_cast<float*>(bytes));
+  CHECK(t.at({1, 2}) == 6.0);
+  t.mul_(2.0);  // writes land in the borrowed bytes
+  CHECK(watch.lock()->at(5) == 12.0f);
+  t = Tensor();
+  CHECK(watch.expired());
+
+  auto block = std::make_shared<std::vector<double>>(4, 0.0);
+  auto* b = reinterpret_cast<std::byte*>(block->data());
+  const auto storage = Storage::borrow(b, 4 * sizeof(double), block);
+  CHECK(Tensor::from_storage(storage, {2}, DType::Float64).to_vector<double>() == std::vector<double>{0, 0});
+  CHECK_THROWS_MSG(Tensor::from_storage(storage, {5}, DType::Float64), ValueError,
+                   "from_storage: a float64 tensor of shape [5] needs more than the 32 bytes of the storage");
+  CHECK_THROWS_MSG(Tensor::from_storage(Storage::borrow(b + 1, 8, block), {2}, DType::Float32), ValueError,
+                   "from_storage: the storage's data is not aligned to float32's 4 bytes");
+  CHECK_THROWS_MSG(Tensor::from_storage(nullptr, {1}, DType::Float32), ValueError, "from_storage: the storage is null");
+  CHECK_THROWS_MSG(Tensor::from_storage(storage, {-1}, DType::Float32), ValueError, "from_storage: negative size -1");
 }
 
 TEST_CASE("copying a tensor handle shares the storage, clone does not") {

@@ -17,7 +17,7 @@
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
-#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/config.h"
 
 namespace gradformer {
 namespace {

@@ -189,7 +189,7 @@ namespace {
 // (`tensors`, as the header describes them) against the configuration, before anything is built.
 CheckpointFile checked_header(const std::string& path, std::map<std::string, std::string> metadata,
                               const std::vector<ParameterSpec>& tensors) {
-  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(metadata), {}, {}, {}, {}};
+  CheckpointFile out{path, Architecture::EncoderDecoder, std::move(metadata), {}, {}, {}, {}, {}, std::nullopt};
   const auto& m = out.metadata;
   if (!m.count("format"))
     throw CheckpointError(message(path, ": not a gradformer checkpoint: no metadata 'format'", import_hint(path)));
@@ -284,13 +284,20 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 
 namespace {
 
-// The model's parameters from the file: read straight into the model's own storage when the file
-// still holds them (read_checkpoint_header: each tensor read once, no second copy), else copied
-// from the tensors read_checkpoint_file read (the caller keeps them).
+// The model's parameters from the file, when the file still holds them (read_checkpoint_header):
+// each parameter becomes a view of the file's bytes, mapped into memory (no copy, no memory of its
+// own until training writes to it; the model was built with skip_init, whose zeros were never
+// touched), or, where a view cannot be made, is read straight into the model's own storage. Else
+// copied from the tensors read_checkpoint_file read (the caller keeps them).
 void fill_parameters(Module& model, const CheckpointFile& file) {
   if (!file.unread_parameters) return load_parameters(model, file.parameters, file.path);
-  for (const auto& [name, parameter] : model.named_parameters())
-    file.unread_parameters->read_into(name, parameter.value());
+  for (auto& [name, parameter] : model.named_parameters()) {
+    const Tensor stored = file.unread_parameters->view(name);
+    if (stored.defined() && stored.shape() == parameter.shape() && stored.dtype() == parameter.dtype())
+      parameter.set_value(stored);
+    else
+      file.unread_parameters->read_into(name, parameter.value());
+  }
   require_finite_parameters(file.path, model.state_dict());
 }
 

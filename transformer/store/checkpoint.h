@@ -76,7 +76,8 @@ struct CheckpointFile {
   CheckpointInfo info;
   EncoderOnlyCheckpointInfo encoder_only;
   /// read_checkpoint_header's: the file, its parameters not yet read (`parameters` is empty); a
-  /// loader reads them straight into its model's own parameters.
+  /// loader makes them views of the mapped file (SafetensorsReader::view) or reads them straight
+  /// into its model's own parameters.
   std::optional<SafetensorsReader> unread_parameters;
 };
 CheckpointFile read_checkpoint_file(const std::string& path);

@@ -11,7 +11,7 @@
 
 #include "tensor/support/error.h"
 #include "transformer/data/batch_plan.h"
-#include "transformer/model/encoder_decoder.h"
+#include "transformer/model/config.h"
 
 namespace gradformer {
 

@@ -1,5 +1,6 @@
-// How a checkpoint's tensors reach the model (transformer/store/checkpoint.cpp): read from the file
-// straight into the model's own parameters (read_checkpoint_header, the loaders given a path), or
+// How a checkpoint's tensors reach the model (transformer/store/checkpoint.cpp): views of the file
+// mapped into memory, or read straight into the model's own parameters where a view cannot be made
+// (read_checkpoint_header, the loaders given a path), or
 // copied from the tensors read_checkpoint_file read (a caller that keeps them). Either way the
 // model holds exactly the saved values, and a file that is refused is refused alike.
 #include <filesystem>
@@ -73,6 +74,26 @@ TEST_CASE("checkpoint load: a header read leaves the parameters in the file for 
   require_exactly(*copied.model, saved.values);
   for (const auto& [name, parameter] : copied.model->named_parameters())
     CHECK_FALSE(parameter.value().shares_storage_with(read.parameters.at(name)));
+}
+
+TEST_CASE("checkpoint load: a loaded model's parameters can be trained while the file stays as saved") {
+  // The parameters are views of the mapped file (copy-on-write): writing one copies its pages.
+  const Saved saved = saved_decoder_only("written");
+  std::ifstream in(saved.path, std::ios::binary);
+  const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  {
+    const LoadedDecoderOnly loaded = load_decoder_only_checkpoint(saved.path);
+    require_exactly(*loaded.model, saved.values);
+    for (auto& [name, parameter] : loaded.model->named_parameters()) {
+      Tensor value = parameter.value();  // a handle to the parameter's own storage
+      value.fill_(0.25);
+    }
+    for (const auto& [name, parameter] : loaded.model->named_parameters())
+      CHECK(sum(parameter.value()).item() == 0.25 * static_cast<double>(parameter.value().numel()));
+  }
+  std::ifstream again(saved.path, std::ios::binary);
+  CHECK(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()) == before);
+  require_exactly(*load_decoder_only_checkpoint(saved.path).model, saved.values);
 }
 
 TEST_CASE("checkpoint load: SafetensorsReader refuses a destination of another shape and a name the file lacks") {

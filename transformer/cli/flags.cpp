@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "tensor/support/files.h"
+
 namespace gradformer {
 
 Flags::Flags(std::string command, std::string summary) : command_(std::move(command)), summary_(std::move(summary)) {}
@@ -181,6 +183,19 @@ std::string Flags::choice(const std::string& name, const std::vector<std::string
     all += (all.empty() ? "" : ", ") + c;
   }
   throw UsageError(message(command_, ": ", name, " must be one of ", all, "; got '", v, "'"));
+}
+
+void refuse_output_over_input(const char* command, const char* flag, const std::string& out,
+                              const std::vector<std::string>& inputs, const std::string& what,
+                              const std::string& written) {
+  if (out.empty()) return;
+  std::vector<std::string> given;
+  for (const std::string& path : inputs)
+    if (!path.empty()) given.push_back(path);
+  const std::string input = input_written_over(given, out);
+  if (input.empty()) return;
+  throw UsageError(message(command, ": ", flag, " ", out, " is ", input, ", ", what, ": writing ", written,
+                           " would replace it; write it elsewhere"));
 }
 
 }  // namespace gradformer

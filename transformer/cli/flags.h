@@ -90,4 +90,13 @@ class Flags {
 std::string defaults_table(const std::vector<std::pair<std::string, Flags>>& columns,
                            const std::vector<std::string>& except = {});
 
+/// A UsageError when the file `flag` names (`out`) is one of the command's inputs (`inputs`, by
+/// identity: ./a and a, a link and its target), which writing it would replace:
+///   "trace: --html m.safetensors is m.safetensors, the checkpoint to trace: writing the page would
+///    replace it; write it elsewhere"
+/// `what` names the inputs ("the checkpoint to trace"), `written` what would be written ("the page").
+void refuse_output_over_input(const char* command, const char* flag, const std::string& out,
+                              const std::vector<std::string>& inputs, const std::string& what,
+                              const std::string& written);
+
 }  // namespace gradformer

@@ -1,6 +1,7 @@
 // gradformer import --gpt2: GPT-2's released weights into a decoder-only gradformer checkpoint
 // (transformer/store/import_gpt2.h) that generate and trace take.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <string_view>
 
@@ -57,6 +58,18 @@ void print_import(const Gpt2Import& g, const std::string& path, const std::strin
 
 }  // namespace
 
+// Every file import_gpt2_files may read: the model, a config.json, and the tokenizer's files.
+std::vector<std::string> gpt2_inputs(const Gpt2Files& files) {
+  namespace fs = std::filesystem;
+  const fs::path model =
+      fs::is_directory(files.model) ? fs::path(files.model) / "model.safetensors" : fs::path(files.model);
+  const fs::path tokenizer = files.tokenizer_dir.empty() ? model.parent_path() : fs::path(files.tokenizer_dir);
+  std::vector<std::string> inputs = {model.string(), files.config, (model.parent_path() / "config.json").string()};
+  for (const char* name : {"vocab.json", "merges.txt", "encoder.json", "vocab.bpe"})
+    inputs.push_back((tokenizer / name).string());
+  return inputs;
+}
+
 int import_gpt2_command(int argc, char** argv) {
   Flags f("import --gpt2", kSummary);
   f.add("--gpt2", "", "GPT-2's model.safetensors, or the directory holding it (required)");
@@ -78,6 +91,8 @@ int import_gpt2_command(int argc, char** argv) {
   Gpt2Files files;
   files.model = f.text("--gpt2"), files.tokenizer_dir = f.text("--tokenizer"), files.config = f.text("--config");
   if (f.has("--heads")) files.heads = f.integer_in("--heads", 1, TransformerConfig::max_heads);
+  refuse_output_over_input("import --gpt2", "--out", f.text("--out"), gpt2_inputs(files), "one of the files to import",
+                           "the checkpoint");
   const Gpt2Import imported = import_gpt2_files(files);
   save_checkpoint(f.text("--out"), *imported.model, imported.info.config, /*optimizer_state=*/{}, imported.info);
   print_import(imported, files.model, files.heads ? "--heads" : "n_head in " + imported.config_source, f.text("--out"));

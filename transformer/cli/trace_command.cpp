@@ -142,7 +142,9 @@ int trace_command(int argc, char** argv) {
   const double lr = f.number("--lr");
   if (!(lr >= 0 && lr <= 1000)) throw UsageError(message("trace: --lr must be from 0 to 1000, got ", f.text("--lr")));
   apply_threads(f);
-  const CheckpointFile file = read_checkpoint_file(checkpoint_to_trace(f));
+  const std::string checkpoint = checkpoint_to_trace(f);
+  refuse_output_over_input("trace", "--html", f.text("--html"), {checkpoint}, "the checkpoint to trace", "the page");
+  const CheckpointFile file = read_checkpoint_file(checkpoint);
   if (file.arch == Architecture::DecoderOnly) return trace_decoder_only(f, file);
   for (const char* flag : {"--layer", "--head"})
     if (f.has(flag)) throw UsageError(message("trace: ", flag, " is for a decoder-only model's trace"));

@@ -337,6 +337,9 @@ int train_command(int argc, char** argv) {
   const std::string resume = f.text("--resume");
   if (!resume.empty()) check_resume_flags(f);
   TrainOptions o = options_of(f, d, resume);
+  const std::vector<std::string> inputs = {o.data_path, o.valid_path, o.test_path, o.text_path, o.init_path, resume};
+  refuse_output_over_input("train", "--metrics", o.metrics_path, inputs, "one of the run's inputs", "the metrics");
+  refuse_output_over_input("train", "--profile", o.profile_path, inputs, "one of the run's inputs", "the profile");
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
   apply_threads(f);
   TrainReport report;

@@ -243,6 +243,11 @@ Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Token
 Gpt2Import import_gpt2_files(Gpt2Files files) {
   namespace fs = std::filesystem;
   if (fs::is_directory(files.model)) files.model = (fs::path(files.model) / "model.safetensors").string();
+  std::error_code error;
+  if (!fs::is_regular_file(files.model, error))  // named first, before what is missing because it is
+    throw CheckpointError(message(files.model,
+                                  fs::exists(files.model, error) ? ": not a regular file" : ": no such file",
+                                  " (--gpt2 takes GPT-2's model.safetensors or the directory holding it)"));
   const fs::path beside = fs::path(files.model).parent_path();
   Gpt2Options options;
   options.heads = files.heads;

@@ -87,3 +87,8 @@ gradformer_cli_test("trace of a decoder-only model of words reads <s> first"
   "-DARGS=trace|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--head|0|le chat" "-DSTDERR_ABSENT=."
   "-DSTDOUT=^Prompt: \"le chat\": 3 tokens of words tokenizer .*\n +0 +1 +<s> +\"<s>\"\n +1 +[0-9]+ +le +\"le\"\n.*Next token: the 10 most likely of "
   REQUIRES gradformer_cli_lm)
+gradformer_cli_test("gpt2: trace --html that is the checkpoint is status 2, before reading it"
+  "-DARGS=trace|--checkpoint|guarded.safetensors|--html|./guarded.safetensors|the cat"
+  -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR} -DWRITE=${CMAKE_CURRENT_BINARY_DIR}/guarded.safetensors "-DWRITE_TEXT=not read"
+  -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer trace: --html ./guarded.safetensors is guarded.safetensors, the checkpoint to trace: writing the page would replace it. write it elsewhere\n$")

@@ -72,3 +72,11 @@ gradformer_cli_test("params --checkpoint of an encoder-only model counts it part
   "-DARGS=params|--checkpoint|${GRADFORMER_CLI_ENC}/mlm/model.safetensors"
   "-DSTDOUT=\\(encoder-only\\): d_model [0-9]+.*\n  embeddings [0-9]+, encoder [0-9]+, pooler [0-9]+, mlm head [0-9]+, classifier [0-9]+ \\(2 classes\\)\nparameters: [0-9]+ .*the checkpoint's [0-9]+ tensors hold [0-9]+ numbers: the same\n$"
   REQUIRES gradformer_cli_encoder)
+gradformer_cli_test("import --gpt2 --out that is one of the files it reads is status 2, before reading them"
+  "-DARGS=import|--gpt2|${GRADFORMER_GPT2_DIR}-guarded|--heads|2|--out|${GRADFORMER_GPT2_DIR}-guarded/./vocab.json"
+  -DWRITE=${GRADFORMER_GPT2_DIR}-guarded/model.safetensors "-DWRITE_TEXT=not read" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer import --gpt2: --out [^\n]*guarded/./vocab.json is [^\n]*guarded/vocab.json, one of the files to import: writing the checkpoint would replace it. write it elsewhere\n$")
+gradformer_cli_test("import --gpt2 of a missing model names it first, status 1"
+  "-DARGS=import|--gpt2|${GRADFORMER_GPT2_DIR}-missing/model.safetensors|--out|${GRADFORMER_GPT2_DIR}/never.safetensors"
+  -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_GPT2_DIR}/never.safetensors"
+  "-DSTDERR=^gradformer import: error: [^\n]*missing/model.safetensors: no such file \\(--gpt2 takes GPT-2's model.safetensors or the directory holding it\\)\n$")

@@ -71,3 +71,15 @@ gradformer_cli_test("train --text --tokenizer bpe of a file that is not UTF-8 na
 gradformer_cli_test("train --text of a missing file is status 1"
   "-DARGS=train|--arch|decoder-only|--text|${GRADFORMER_CLI_TEXT}-missing.txt|--out|${GRADFORMER_CLI_TEXT}/missing"
   -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer train: error: [^\n]*cli-run-text-missing.txt: cannot open for reading")
+
+# No command writes over one of its own inputs, however the path is spelled: refused before any work.
+set(guarded_text ${GRADFORMER_CLI_TEXT}-guarded.txt)
+gradformer_cli_test("train --metrics that is the --text file is status 2 naming both"
+  "-DARGS=train|--arch|decoder-only|--text|${guarded_text}|--metrics|${CMAKE_CURRENT_BINARY_DIR}/./cli-run-text-guarded.txt|--steps|1"
+  -DWRITE=${guarded_text} "-DWRITE_TEXT=${book}" -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer train: --metrics [^\n]*guarded.txt is [^\n]*cli-run-text-guarded.txt, one of the run's inputs: writing the metrics would replace it. write it elsewhere\n$")
+gradformer_cli_test("train --profile that is the --text file is status 2 naming both"
+  "-DARGS=train|--arch|decoder-only|--text|guarded.txt|--profile|./guarded.txt|--steps|1"
+  -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR} -DWRITE=${CMAKE_CURRENT_BINARY_DIR}/guarded.txt "-DWRITE_TEXT=${book}" -DEXIT=2
+  ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer train: --profile ./guarded.txt is guarded.txt, one of the run's inputs: writing the profile would replace it. write it elsewhere\n$")

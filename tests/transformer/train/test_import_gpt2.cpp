@@ -451,6 +451,10 @@ TEST_CASE(
   const Gpt2 m(8);
   save_safetensors(dir / "model.safetensors", m.state_dict(false), {{"format", "pt"}});
   Gpt2Files files;
+  files.model = dir / "missing.safetensors";  // named first, before the heads it would lack
+  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError,
+                   "missing.safetensors: no such file (--gpt2 takes GPT-2's model.safetensors or the directory "
+                   "holding it)");
   files.model = dir / "model.safetensors";
   CHECK_THROWS_MSG(
       import_gpt2_files(files), CheckpointError,

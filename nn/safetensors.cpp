@@ -219,6 +219,12 @@ struct SafetensorsReader::State {
   std::map<std::string, Entry> entries;
   std::once_flag mapping_tried;
   std::shared_ptr<MappedFile> mapping;  // the file mapped on the first view(); null if it cannot be
+
+  const Entry& entry(const std::string& name) const {  // CheckpointError for a name the file lacks
+    const auto found = entries.find(name);
+    if (found == entries.end()) reader.fail(name, "no such tensor in the file");
+    return found->second;
+  }
 };
 
 SafetensorsReader::SafetensorsReader(const fs::path& path) : state_(std::make_shared<State>(path)) {
@@ -291,17 +297,14 @@ std::vector<ParameterSpec> SafetensorsReader::tensor_specs() const {
 }
 
 Tensor SafetensorsReader::read(const std::string& name) const {
-  const auto entry = state_->entries.find(name);
-  if (entry == state_->entries.end()) state_->reader.fail(name, "no such tensor in the file");
-  Tensor t = Tensor::empty(entry->second.shape, entry->second.dtype);
+  const Entry& e = state_->entry(name);
+  Tensor t = Tensor::empty(e.shape, e.dtype);
   read_into(name, t);
   return t;
 }
 
 Tensor SafetensorsReader::view(const std::string& name) const {
-  const auto entry = state_->entries.find(name);
-  if (entry == state_->entries.end()) state_->reader.fail(name, "no such tensor in the file");
-  const Entry& e = entry->second;
+  const Entry& e = state_->entry(name);
   // Only bytes that are the tensor's elements as they are: not a widened dtype, not BOOL (whose
   // bytes are checked as they are read), not on a big-endian machine (the file is little-endian).
   if (!e.widened_from.empty() || e.dtype == DType::Bool || std::endian::native != std::endian::little) return {};
@@ -318,9 +321,7 @@ Tensor SafetensorsReader::view(const std::string& name) const {
 
 void SafetensorsReader::read_into(const std::string& name, const Tensor& destination) const {
   const Reader& reader = state_->reader;
-  const auto entry = state_->entries.find(name);
-  if (entry == state_->entries.end()) reader.fail(name, "no such tensor in the file");
-  const Entry& e = entry->second;
+  const Entry& e = state_->entry(name);
   if (destination.shape() != e.shape || destination.dtype() != e.dtype || !destination.is_contiguous())
     reader.fail(name, message("is ", e.shape, " ", e.dtype, " in the file; it cannot be read into a ",
                               destination.is_contiguous() ? "" : "non-contiguous ", destination.shape(), " ",

@@ -1,6 +1,10 @@
 #include "autograd/anomaly.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+
+#include "tensor/kernels/parallel.h"
 
 namespace gradformer {
 
@@ -12,17 +16,25 @@ bool anomaly_enabled() { return anomaly_mode; }
 DetectAnomalyGuard::DetectAnomalyGuard() : previous_(anomaly_mode) { anomaly_mode = true; }
 DetectAnomalyGuard::~DetectAnomalyGuard() { anomaly_mode = previous_; }
 
+// The threads take a piece each and find its first non-finite element; the first of those is the
+// tensor's. A loaded model's check is the first read of its whole file (0.5 GB for GPT-2 small),
+// so sharing it matters there.
 bool first_non_finite(const Tensor& t, double* value) {
   if (!t.defined() || !is_floating(t.dtype())) return false;
   return dispatch_floating(t.dtype(), "first_non_finite", [&]<class T>() {
     const Tensor c = t.contiguous();
     const T* p = c.data<T>();
-    for (int64_t i = 0; i < c.numel(); ++i)
-      if (!std::isfinite(p[i])) {
-        if (value) *value = static_cast<double>(p[i]);
-        return true;
+    const int64_t n = c.numel();
+    std::atomic<int64_t> first{n};
+    parallel_for(0, n, grain_for(1), [&](int64_t lo, int64_t hi) {
+      const int64_t i = std::find_if(p + lo, p + hi, [](T x) { return !std::isfinite(x); }) - p;
+      if (i == hi) return;
+      for (int64_t seen = first.load(); i < seen && !first.compare_exchange_weak(seen, i);) {
       }
-    return false;
+    });
+    if (first.load() == n) return false;
+    if (value) *value = static_cast<double>(p[first.load()]);
+    return true;
   });
 }
 

@@ -287,10 +287,14 @@ bool use_small_path(int64_t M, int64_t N, int64_t K) { return M * N * K <= kSmal
 // One token at a time through a Linear is A [1, d] times B = Wᵀ: each element of B is used once
 // per row of A, so the product is bound by reading B from memory, and packing B (as gemm_packed
 // does) would read it, write a copy and read that again: two to three times the traffic. Here B is
-// read once, in place, with the rows of A (at most kGemvMaxRows) kept in L1:
+// read once, in place, with the rows of A (at most kGemvMaxRows) kept in the cache:
 //   - B's columns contiguous (B = Wᵀ, W [N, K] the Linear's weight): C(r, j) = A row r · W row j,
-//     four rows of W at a time (the kernel's dot);
-//   - B's rows contiguous (B = W [K, N]): the unpacked micro-kernel over NR columns at a time.
+//     four rows of W at a time (the kernel's dot), taking A's rows kDotMaxRows at a time while those
+//     four rows of W stay in the cache;
+//   - B's rows contiguous (B = W [K, N]): the unpacked micro-kernel over NR columns at a time, A's
+//     rows MR at a time.
+// Either way each element of C is one row of A times one column of B, summed the same way whatever
+// the other rows are: a row's result does not depend on how many rows come with it.
 // Threads take groups of columns of C; a product worth less than kGemvMinBytesPerThread of B per
 // thread stays on fewer threads.
 template <class T>
@@ -303,7 +307,10 @@ void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
     share(threads, panels, [&](int64_t lo, int64_t hi) {
       for (int64_t p = lo; p < hi; ++p) {
         const int n = static_cast<int>(std::min(NR, N - p * NR));
-        uk.unpacked(K, A.data, A.rs, A.cs, B.data + p * NR, B.rs, c + p * NR, ldc, static_cast<int>(M), n, false);
+        for (int64_t r = 0; r < M; r += uk.mr) {
+          const int m = static_cast<int>(std::min<int64_t>(uk.mr, M - r));
+          uk.unpacked(K, A.data + r * A.rs, A.rs, A.cs, B.data + p * NR, B.rs, c + r * ldc + p * NR, ldc, m, n, false);
+        }
       }
     });
     return;
@@ -321,7 +328,10 @@ void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
   share(threads, groups, [&](int64_t lo, int64_t hi) {
     for (int64_t g = lo; g < hi; ++g) {
       const int n = static_cast<int>(std::min<int64_t>(4, N - g * 4));
-      uk.dot(K, a, lda, static_cast<int>(M), B.data + g * 4 * B.cs, B.cs, n, c + g * 4, ldc);
+      for (int64_t r = 0; r < M; r += kDotMaxRows) {
+        const int m = static_cast<int>(std::min<int64_t>(kDotMaxRows, M - r));
+        uk.dot(K, a + r * lda, lda, m, B.data + g * 4 * B.cs, B.cs, n, c + r * ldc + g * 4, ldc);
+      }
     }
   });
 }

@@ -234,7 +234,7 @@ void dot_rows(int64_t kc, const typename X::T* a, int64_t lda, const typename X:
 template <class X>
 void dot_dispatch(int64_t kc, const typename X::T* a, int64_t lda, int m, const typename X::T* b, int64_t ldb, int n,
                   typename X::T* c, int64_t ldc) {
-  static_assert(kGemvMaxRows == 4);
+  static_assert(kDotMaxRows == 4);
   switch (m) {
     case 1:
       return dot_rows<X, 1>(kc, a, lda, b, ldb, n, c, ldc);

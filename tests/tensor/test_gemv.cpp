@@ -135,7 +135,8 @@ TEST_CASE("the matrix-vector path matches the float64 reference: every kernel, l
     for (DType dtype : {DType::Float32, DType::Float64})
       for (LayoutA la : {LayoutA::Contiguous, LayoutA::Transposed, LayoutA::Strided})
         for (LayoutB lb : {LayoutB::ColumnsContiguous, LayoutB::RowsContiguous})
-          for (int64_t M = 1; M <= detail::kGemvMaxRows; ++M)
+          for (int64_t M : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{8}, int64_t{9},
+                            int64_t{13}, detail::kGemvMaxRows})
             for (int64_t K : kInner)
               for (int64_t N : kOuter) {
                 INFO(matmul_kernel_name(kernel)
@@ -150,7 +151,7 @@ TEST_CASE("the matrix-vector path matches the float64 reference: every kernel, l
 TEST_CASE("the matrix-vector path gives the same bits on 1 and 2 threads, and on the AVX2 and AVX-512 kernels") {
   // 1000 x 300 floats of B: more than one thread's share (kGemvMinBytesPerThread), so 2 threads split it
   for (LayoutB lb : {LayoutB::ColumnsContiguous, LayoutB::RowsContiguous})
-    for (int64_t M : {int64_t{1}, int64_t{3}}) {
+    for (int64_t M : {int64_t{1}, int64_t{3}, int64_t{7}}) {
       INFO("B layout " << static_cast<int>(lb) << ", M " << M);
       const Tensor a = operand_a(M, 300, LayoutA::Contiguous, DType::Float32, 5),
                    b = operand_b(300, 1001, lb, DType::Float32, 6);
@@ -173,13 +174,31 @@ TEST_CASE("the matrix-vector path gives the same bits on 1 and 2 threads, and on
     }
 }
 
+TEST_CASE("a row's result on the matrix-vector path does not depend on the rows that come with it") {
+  // A prompt's eight rows give each row the bits that row gives alone (the dot kernel takes four rows
+  // at a time, the unpacked kernel MR: the blocks must not change a sum)
+  for (MatmulKernel kernel : kernels()) {
+    Setting setting(kernel, 2);
+    for (LayoutB lb : {LayoutB::ColumnsContiguous, LayoutB::RowsContiguous}) {
+      INFO(matmul_kernel_name(kernel) << ", B layout " << static_cast<int>(lb));
+      const Tensor a = operand_a(detail::kGemvMaxRows, 301, LayoutA::Contiguous, DType::Float32, 11),
+                   b = operand_b(301, 1003, lb, DType::Float32, 12);
+      const Tensor all = gemv<float>(a, b);
+      for (int64_t r = 0; r < detail::kGemvMaxRows; ++r) {
+        const Tensor row = a.slice(0, r, r + 1).contiguous();
+        CHECK(same_bits<float>(gemv<float>(row, b), all.slice(0, r, r + 1).contiguous()));
+      }
+    }
+  }
+}
+
 TEST_CASE("the matrix-vector path agrees with the packed algorithm within rounding") {
-  // A [2, 700] x Wᵀ, W [900, 700]: what gemm_packed computes for the same product
-  const Tensor a = operand_a(2, 700, LayoutA::Contiguous, DType::Float32, 7);
+  // A [7, 700] x Wᵀ, W [900, 700]: what gemm_packed computes for the same product
+  const Tensor a = operand_a(7, 700, LayoutA::Contiguous, DType::Float32, 7);
   const Tensor b = operand_b(700, 900, LayoutB::ColumnsContiguous, DType::Float32, 8);
   const auto& uk = detail::active_kernels<float>();
-  Tensor packed = Tensor::empty({2, 900});
-  detail::gemm_packed<float>(uk, 2, 900, 700, {a.data<float>(), a.strides()[0], a.strides()[1]},
+  Tensor packed = Tensor::empty({7, 900});
+  detail::gemm_packed<float>(uk, 7, 900, 700, {a.data<float>(), a.strides()[0], a.strides()[1]},
                              {b.data<float>(), b.strides()[0], b.strides()[1]}, packed.data<float>(), 900, 1);
   const std::vector<float> x = matmul(a, b).to_vector<float>(), y = packed.to_vector<float>();
   const std::vector<double> magnitude = matmul_reference(absolute(a), absolute(b)).to_vector<double>();

@@ -109,12 +109,12 @@ int generate_command(int argc, char** argv) {
   apply_threads(f);
   const std::string path = f.text("--checkpoint");
   // The header read once, whatever its architecture; the parameters then read into the model.
-  const CheckpointFile file = read_checkpoint_header(path);
+  CheckpointFile file = read_checkpoint_header(path);
   if (file.arch != Architecture::DecoderOnly)
     throw UsageError(message("generate: ", path, " is ", a_architecture(file.arch),
                              " checkpoint; generate needs a decoder-only one (translate and score take "
                              "encoder-decoder ones, classify encoder-only ones)"));
-  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
+  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(std::move(file));
   Generator gen(static_cast<uint64_t>(f.integer("--seed")));
   if (ckpt.info.target_tokenizer.kind() != Tokenizer::Kind::Words) {
     continue_text(*ckpt.model, ckpt.info.target_tokenizer, f.text("--prompt"), o, gen);

@@ -46,12 +46,13 @@ void require_not_directory(const std::string& path, const char* flag) {
 /// `side` says source), a decoder-only model's one, an encoder-only model's vocabulary of words.
 Tokenizer checkpoint_tokenizer(const std::string& path, const std::string& side) {
   require_not_directory(path, "--checkpoint");
-  const CheckpointFile file = read_checkpoint_file(path);
+  // the header alone: a tokenizer needs none of the tensors
+  CheckpointFile file = read_checkpoint_header(path);
   if (file.arch != Architecture::EncoderDecoder && !side.empty())
     throw UsageError(message("tokenize: --side is for an encoder-decoder checkpoint; ", path, " is ",
                              a_architecture(file.arch), " one, with one tokenizer"));
-  if (file.arch == Architecture::EncoderOnly) return file.encoder_only.vocab;
-  return side == "source" ? file.info.source_tokenizer : file.info.target_tokenizer;
+  if (file.arch == Architecture::EncoderOnly) return std::move(file.encoder_only.vocab);
+  return std::move(side == "source" ? file.info.source_tokenizer : file.info.target_tokenizer);
 }
 
 /// The one tokenizer the flags choose; a UsageError for none or several.

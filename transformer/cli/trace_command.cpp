@@ -90,12 +90,12 @@ void refuse_subwords_for_train(const CheckpointInfo& info) {
 }
 
 // A decoder-only model: the prompt's tokens, each layer's and head's attention, the next tokens.
-int trace_decoder_only(const Flags& f, const CheckpointFile& file) {
+int trace_decoder_only(const Flags& f, CheckpointFile file) {
   if (f.on("--train"))
     throw UsageError("trace: --train walks an encoder-decoder's training step; this model is decoder-only");
   if (f.given("--beam"))
     throw UsageError("trace: --beam is for an encoder-decoder's translation; this model is decoder-only");
-  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
+  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(std::move(file));
   const Tokenizer& tokenizer = ckpt.info.target_tokenizer;
   const TransformerConfig& c = ckpt.model->config();
   const int64_t top = f.given("--top") ? f.integer_in("--top", 1, tokenizer.size(), " (the vocabulary's size)")
@@ -144,11 +144,11 @@ int trace_command(int argc, char** argv) {
   apply_threads(f);
   const std::string checkpoint = checkpoint_to_trace(f);
   refuse_output_over_input("trace", "--html", f.text("--html"), {checkpoint}, "the checkpoint to trace", "the page");
-  const CheckpointFile file = read_checkpoint_file(checkpoint);
-  if (file.arch == Architecture::DecoderOnly) return trace_decoder_only(f, file);
+  CheckpointFile file = read_checkpoint_file(checkpoint);
+  if (file.arch == Architecture::DecoderOnly) return trace_decoder_only(f, std::move(file));
   for (const char* flag : {"--layer", "--head"})
     if (f.has(flag)) throw UsageError(message("trace: ", flag, " is for a decoder-only model's trace"));
-  LoadedCheckpoint ckpt = load_checkpoint(file);
+  LoadedCheckpoint ckpt = load_checkpoint(std::move(file));
   const int64_t vocab = ckpt.info.target_tokenizer.size();
   (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");

@@ -125,11 +125,11 @@ void print_scores(const LoadedCheckpoint& ckpt, const std::string& path,
 int score_text_file(const Flags& f) {
   if (f.has("--data")) throw UsageError("score: give --data (pairs) or --text (a text file), not both");
   const std::string path = f.text("--checkpoint"), text_path = f.text("--text");
-  const CheckpointFile file = read_checkpoint_header(path);
+  CheckpointFile file = read_checkpoint_header(path);
   if (file.arch != Architecture::DecoderOnly)
     throw UsageError(message("score: --text needs a decoder-only model of text (train --arch decoder-only --text); ",
                              path, " is ", a_architecture(file.arch), " checkpoint"));
-  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(file);
+  LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(std::move(file));
   const Tokenizer& tokenizer = ckpt.info.target_tokenizer;
   if (tokenizer.kind() == Tokenizer::Kind::Words)
     throw UsageError(message("score: --text needs a model of bytes or bpe tokens; ", path,

@@ -74,7 +74,7 @@ std::vector<std::string> parse_encoder_json(std::string_view text, const std::st
           message(name, ": id ", id, " is given to both ", quoted(tokens[slot]), " and \"", text_token, "\""));
     }
     seen[slot] = true;
-    tokens[slot] = gpt2_text_to_bytes(text_token, message(name, ": token \"", text_token, "\""));
+    tokens[slot] = gpt2_text_to_bytes(text_token, [&] { return message(name, ": token \"", text_token, "\""); });
   }
   return tokens;
 }
@@ -153,8 +153,12 @@ std::string gpt2_bytes_to_text(std::string_view bytes) {
 }
 
 std::string gpt2_text_to_bytes(std::string_view text, const std::string& where) {
+  return gpt2_text_to_bytes(text, [&] { return where; });
+}
+
+std::string gpt2_text_to_bytes(std::string_view text, const std::function<std::string()>& where) {
   if (const auto bad = invalid_utf8_at(text)) {
-    throw DataError(message(where, ": not UTF-8 at byte ", *bad));
+    throw DataError(message(where(), ": not UTF-8 at byte ", *bad));
   }
   std::string bytes;
   for (size_t pos = 0; pos < text.size();) {
@@ -165,7 +169,7 @@ std::string gpt2_text_to_bytes(std::string_view text, const std::string& where) 
     if (byte < 0) {
       char hex[16];
       std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(cp));
-      throw DataError(message(where, ": character ", hex, " stands for no byte in GPT-2's byte-to-unicode table"));
+      throw DataError(message(where(), ": character ", hex, " stands for no byte in GPT-2's byte-to-unicode table"));
     }
     bytes += static_cast<char>(byte);
   }

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,6 +36,8 @@ std::string gpt2_bytes_to_text(std::string_view bytes);
 /// The inverse: UTF-8 text of GPT-2 byte characters back to the bytes. DataError
 /// "<where>: ..." for text that is not UTF-8 or holds a character that stands for no byte.
 std::string gpt2_text_to_bytes(std::string_view text, const std::string& where);
+/// The same with `where` made only for an error: a loop over 50,000 tokens builds no message.
+std::string gpt2_text_to_bytes(std::string_view text, const std::function<std::string()>& where);
 
 /// A byte-level BPE tokenizer: the tokens by id (each a string of bytes) and the merges by rank.
 /// It never changes once built, so many threads may encode with one at the same time.

@@ -71,9 +71,9 @@ std::vector<BytePairEncoding::Merge> parse_merges(std::string_view text, const s
     if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string::npos)
       throw DataError(message(source, ": merge ", line_number, " is \"", line, "\", not two tokens and one space"));
-    const std::string where = message(source, ": merge ", line_number);
-    merges.emplace_back(gpt2_text_to_bytes(line.substr(0, space), where),
-                        gpt2_text_to_bytes(line.substr(space + 1), where));
+    const auto where = [&] { return message(source, ": merge ", line_number); };
+    merges.emplace_back(gpt2_text_to_bytes(std::string_view(line).substr(0, space), where),
+                        gpt2_text_to_bytes(std::string_view(line).substr(space + 1), where));
   }
   return merges;
 }
@@ -240,8 +240,8 @@ Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata,
   const std::string& text = tokens_entry->second;
   for (size_t start = 0; start < text.size();) {
     const size_t end = std::min(text.find('\n', start), text.size());
-    tokens.push_back(gpt2_text_to_bytes(text.substr(start, end - start),
-                                        message(source, ": ", prefix, ".tokens line ", tokens.size() + 1)));
+    tokens.push_back(gpt2_text_to_bytes(std::string_view(text).substr(start, end - start),
+                                        [&] { return message(source, ": ", prefix, ".tokens line ", tokens.size() + 1); }));
     start = end + 1;
   }
   const auto merges = metadata.find(prefix + ".merges");
@@ -276,7 +276,7 @@ Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::strin
   std::vector<std::string> extra, tokens;
   for (int64_t id = static_cast<int64_t>(Vocab::specials.size()); id < specials; ++id) extra.push_back(vocab.token(id));
   for (int64_t id = specials; id < vocab.size(); ++id)
-    tokens.push_back(gpt2_text_to_bytes(vocab.token(id), message(source, ": vocabulary token ", id)));
+    tokens.push_back(gpt2_text_to_bytes(vocab.token(id), [&] { return message(source, ": vocabulary token ", id); }));
   const auto merges = metadata.find(prefix + ".merges");
   auto parsed = parse_merges(merges == metadata.end() ? "" : merges->second, message(source, ": ", prefix, ".merges"));
   // A bytes tokenizer's id is the byte's value after the specials: its tokens must be the 256

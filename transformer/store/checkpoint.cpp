@@ -259,12 +259,20 @@ CheckpointFile read_checkpoint_header(const std::string& path) {
 
 CheckpointContents read_checkpoint(const std::string& path) { return read_checkpoint(read_checkpoint_file(path)); }
 
-CheckpointContents read_checkpoint(const CheckpointFile& file) {
-  // An encoder-only checkpoint's configuration is its own: refused here by name.
+namespace {
+
+// An encoder-only checkpoint's configuration is its own: refused by name where `info` is read.
+void refuse_encoder_only(const CheckpointFile& file) {
   if (file.arch == Architecture::EncoderOnly)
     throw CheckpointError(
         message(file.path,
                 ": an encoder-only checkpoint (config.arch), but this needs an encoder-decoder or decoder-only one"));
+}
+
+}  // namespace
+
+CheckpointContents read_checkpoint(const CheckpointFile& file) {
+  refuse_encoder_only(file);
   return {file.info, file.parameters, file.optimizer_state};
 }
 
@@ -303,10 +311,11 @@ void fill_parameters(Module& model, const CheckpointFile& file) {
 
 }  // namespace
 
-LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
-  CheckpointContents contents = read_checkpoint(file);
-  require_architecture(contents.info, Architecture::EncoderDecoder, file.path);
-  LoadedCheckpoint out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+LoadedCheckpoint load_checkpoint(CheckpointFile file) {
+  refuse_encoder_only(file);
+  require_architecture(file.info, Architecture::EncoderDecoder, file.path);
+  // moved, not copied: GPT-2's tokenizer alone is 50,000 merges
+  LoadedCheckpoint out{std::move(file.info), nullptr, std::move(file.optimizer_state)};
   // Built without initialising: every parameter is about to be overwritten by the stored tensors.
   out.model = std::make_unique<EncoderDecoder>(out.info.config, 0, skip_init);
   fill_parameters(*out.model, file);
@@ -315,10 +324,10 @@ LoadedCheckpoint load_checkpoint(const CheckpointFile& file) {
 
 LoadedCheckpoint load_checkpoint(const std::string& path) { return load_checkpoint(read_checkpoint_header(path)); }
 
-LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file) {
-  CheckpointContents contents = read_checkpoint(file);
-  require_architecture(contents.info, Architecture::DecoderOnly, file.path);
-  LoadedDecoderOnly out{std::move(contents.info), nullptr, std::move(contents.optimizer_state)};
+LoadedDecoderOnly load_decoder_only_checkpoint(CheckpointFile file) {
+  refuse_encoder_only(file);
+  require_architecture(file.info, Architecture::DecoderOnly, file.path);
+  LoadedDecoderOnly out{std::move(file.info), nullptr, std::move(file.optimizer_state)};
   out.model = std::make_unique<DecoderOnly>(out.info.config, 0, skip_init);
   fill_parameters(*out.model, file);
   return out;
@@ -328,11 +337,11 @@ LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path) {
   return load_decoder_only_checkpoint(read_checkpoint_header(path));
 }
 
-LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what) {
+LoadedEncoderOnly load_encoder_only_checkpoint(CheckpointFile file, const std::string& what) {
   if (file.arch != Architecture::EncoderOnly)
     throw CheckpointError(message(file.path, ": ", a_architecture(file.arch), " checkpoint (config.arch), but ", what,
                                   " needs an encoder-only one"));
-  LoadedEncoderOnly out{file.encoder_only, nullptr, file.optimizer_state};
+  LoadedEncoderOnly out{std::move(file.encoder_only), nullptr, std::move(file.optimizer_state)};
   out.model = std::make_unique<EncoderOnly>(out.info.config, 0, skip_init);
   fill_parameters(*out.model, file);
   return out;

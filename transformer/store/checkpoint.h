@@ -142,8 +142,9 @@ void load_parameters(Module& model, const StateDict& parameters, const std::stri
 /// require_architecture(EncoderDecoder), then the model built and its tensors loaded (CheckpointError
 /// for tensors that do not fit the configuration): its parameters read from the file into the
 /// model when the file is read_checkpoint_header's (the path overload's), copied from the file's
-/// tensors when it is read_checkpoint_file's.
-LoadedCheckpoint load_checkpoint(const CheckpointFile& file);
+/// tensors when it is read_checkpoint_file's. `file` is taken by value: move it in (its tokenizers
+/// are moved into the result, not copied).
+LoadedCheckpoint load_checkpoint(CheckpointFile file);
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
 struct LoadedDecoderOnly {
@@ -152,7 +153,7 @@ struct LoadedDecoderOnly {
   StateDict optimizer_state;
 };
 /// A decoder-only checkpoint: CheckpointError (naming the path and both kinds) for another kind.
-LoadedDecoderOnly load_decoder_only_checkpoint(const CheckpointFile& file);
+LoadedDecoderOnly load_decoder_only_checkpoint(CheckpointFile file);
 LoadedDecoderOnly load_decoder_only_checkpoint(const std::string& path);
 
 /// Writes an encoder-only model's parameters, optimizer state (may be empty) and info, atomically.
@@ -165,7 +166,7 @@ struct LoadedEncoderOnly {
 };
 /// CheckpointError naming the path: another architecture ("<path>: an encoder-decoder checkpoint
 /// (config.arch), but <what> needs an encoder-only one"), bad metadata, tensors that do not fit.
-LoadedEncoderOnly load_encoder_only_checkpoint(const CheckpointFile& file, const std::string& what = "this command");
+LoadedEncoderOnly load_encoder_only_checkpoint(CheckpointFile file, const std::string& what = "this command");
 LoadedEncoderOnly load_encoder_only_checkpoint(const std::string& path, const std::string& what = "this command");
 
 /// The architecture a checkpoint's metadata declares: config.arch, or encoder-decoder for the

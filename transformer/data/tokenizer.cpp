@@ -240,8 +240,9 @@ Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata,
   const std::string& text = tokens_entry->second;
   for (size_t start = 0; start < text.size();) {
     const size_t end = std::min(text.find('\n', start), text.size());
-    tokens.push_back(gpt2_text_to_bytes(std::string_view(text).substr(start, end - start),
-                                        [&] { return message(source, ": ", prefix, ".tokens line ", tokens.size() + 1); }));
+    tokens.push_back(gpt2_text_to_bytes(std::string_view(text).substr(start, end - start), [&] {
+      return message(source, ": ", prefix, ".tokens line ", tokens.size() + 1);
+    }));
     start = end + 1;
   }
   const auto merges = metadata.find(prefix + ".merges");

@@ -2,6 +2,7 @@
 // text of 10 MB, and a training step next to it for scale:
 //   BM_PreTokenizeAndCount   GPT-2's pre-tokens of the 10 MB, and their counts        (MB/s)
 //   BM_LearnBpe              8,000 merges learned from those counts (vocabulary 8,256)
+//   BM_LearnBpeLongPreToken  1,000 merges from 1 MB of it as words, and as one pre-token of letters
 //   BM_PreTokenize           1 MB of held-out text, cut into pieces of 16 KB, pre-tokenized
 //   BM_Encode                those pieces' pre-tokens encoded: every pre-token merged (a cache of
 //                            pre-tokens met before, GPT-2's, was measured here and removed: filled
@@ -189,6 +190,31 @@ void BM_LearnBpe(benchmark::State& state) {
   state.counters["merges"] = static_cast<double>(merges);
 }
 BENCHMARK(BM_LearnBpe)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+// One megabyte of the text learned two ways, 1,000 merges each: as words (its GPT-2 pre-tokens),
+// and with every byte but the letters removed, one pre-token of about 800,000 letters, as a text
+// without spaces makes. A merge visits the places of its pair alone, so the long pre-token costs
+// time in proportion to its bytes, not to bytes x merges (before that, 1 MB took minutes).
+PreTokenCounts first_megabyte(bool as_words) {
+  const std::string text = train_text().substr(0, 1 << 20);
+  PreTokenCounts counts;
+  if (as_words) {
+    add_pre_token_counts(counts, gpt2_pre_tokens(text));
+  } else {
+    std::string letters;
+    for (const char c : text)
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) letters += c;
+    counts[letters] = 1;
+  }
+  return counts;
+}
+
+void BM_LearnBpeLongPreToken(benchmark::State& state) {
+  const PreTokenCounts counts = first_megabyte(state.range(0) == 0);
+  for (auto _ : state) benchmark::DoNotOptimize(learn_bpe_from_counts(counts, 256 + 1000).merges().size());
+  state.SetLabel(state.range(0) == 0 ? "1 MB as words" : "1 MB as one pre-token");
+}
+BENCHMARK(BM_LearnBpeLongPreToken)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_PreTokenize(benchmark::State& state) {
   for (auto _ : state) {

@@ -44,7 +44,6 @@ set(allowed_functions
   "autograd/fused_cross_entropy.cpp: cross_entropy|one fused op: checks, the forward pass and the backward function that captures its softmax"
   "autograd/fused_layer_norm.cpp: layer_norm|one fused op: checks, the forward pass and the backward function that captures its statistics"
   "autograd/gradcheck.cpp: check_leaves|the analytic gradients and the central differences that judge them, element by element, in one place"
-  "nn/safetensors_write.cpp: save_safetensors|the header, then the data, then the temporary file renamed into place: one write in order"
   "transformer/cli/import_command.cpp: import_command|its flags, each checked against what the tensors' shapes say, in the order --help lists them"
   "transformer/data/toy_lexicon.cpp: build|a table of words, one entry a line"
   "transformer/inspect/gradcheck_suite.cpp: gradient_checks|the table of every op's and layer's check, one entry after the next"

@@ -20,6 +20,7 @@ int average_command(int argc, char** argv) {
   f.add("--run", "", "a run's output directory: average its kept checkpoints (train --keep-last K)");
   f.add("--last", "0", "with --run: how many of the newest kept checkpoints (0: all)");
   f.add("--out", "", "where to write the average (required)");
+  f.add_switch("--force", "replace --out if it exists");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
@@ -44,6 +45,7 @@ int average_command(int argc, char** argv) {
     throw UsageError(message("average: --out ", f.text("--out"), " is ", input,
                              ", one of the checkpoints to average: the average (no optimizer or training state) "
                              "would replace it; write it elsewhere"));
+  check_output_flag("average", "--out", f.text("--out"), f.on("--force"));
   average_checkpoints(paths, f.text("--out"));
   std::cout << "averaged " << counted(static_cast<long long>(paths.size()), "checkpoint") << " into " << f.text("--out")
             << "\n";

@@ -198,4 +198,12 @@ void refuse_output_over_input(const char* command, const char* flag, const std::
                            " would replace it; write it elsewhere"));
 }
 
+void check_output_flag(const char* command, const char* flag, const std::string& out, bool force) {
+  try {
+    check_output_path(out, force);
+  } catch (const OutputError& e) {
+    throw UsageError(message(command, ": ", flag, " ", e.what()));
+  }
+}
+
 }  // namespace gradformer

@@ -99,4 +99,10 @@ void refuse_output_over_input(const char* command, const char* flag, const std::
                               const std::vector<std::string>& inputs, const std::string& what,
                               const std::string& written);
 
+/// A UsageError, before any work, when the file `flag` names may not be written: it exists and is
+/// not a regular file (a link, a directory, a device, a FIFO), or it exists and --force was not
+/// given (check_output_path, tensor/support/files.h):
+///   "learn-bpe: --out t.json exists; give --force to replace it"
+void check_output_flag(const char* command, const char* flag, const std::string& out, bool force);
+
 }  // namespace gradformer

@@ -62,6 +62,7 @@ int import_command(int argc, char** argv) {
         "words only. Required: no shape tells it, and the wrong one quietly gives worse translations. Stored as "
         "data.source_eos; translate, score and trace follow it");
   f.add("--out", "", "the gradformer checkpoint to write (required)");
+  f.add_switch("--force", "replace --out if it exists");
   f.add("--max-len", "512",
         "the longest sequence the model takes (sinusoidal positions; learned ones: positional_encoding.weight's rows)");
   f.add("--activation", "relu", "the feed-forward activation: relu or gelu (no shape tells it)");
@@ -84,6 +85,9 @@ int import_command(int argc, char** argv) {
   const bool source_eos = f.choice("--source-eos", {"yes", "no"}) == "yes";
   const std::string activation = f.choice("--activation", {"relu", "gelu"});
   const std::string path = f.text("--weights");
+  refuse_output_over_input("import", "--out", f.text("--out"), {path, f.text("--src-vocab"), f.text("--tgt-vocab")},
+                           "one of the files to import", "the checkpoint");
+  check_output_flag("import", "--out", f.text("--out"), f.on("--force"));
 
   const SafetensorsFile file = read_weights(path);
   const WeightShapes s = infer_shapes(file.tensors, path);

@@ -58,18 +58,6 @@ void print_import(const Gpt2Import& g, const std::string& path, const std::strin
 
 }  // namespace
 
-// Every file import_gpt2_files may read: the model, a config.json, and the tokenizer's files.
-std::vector<std::string> gpt2_inputs(const Gpt2Files& files) {
-  namespace fs = std::filesystem;
-  const fs::path model =
-      fs::is_directory(files.model) ? fs::path(files.model) / "model.safetensors" : fs::path(files.model);
-  const fs::path tokenizer = files.tokenizer_dir.empty() ? model.parent_path() : fs::path(files.tokenizer_dir);
-  std::vector<std::string> inputs = {model.string(), files.config, (model.parent_path() / "config.json").string()};
-  for (const char* name : {"vocab.json", "merges.txt", "encoder.json", "vocab.bpe"})
-    inputs.push_back((tokenizer / name).string());
-  return inputs;
-}
-
 int import_gpt2_command(int argc, char** argv) {
   Flags f("import --gpt2", kSummary);
   f.add("--gpt2", "", "GPT-2's model.safetensors, or the directory holding it (required)");
@@ -78,6 +66,7 @@ int import_gpt2_command(int argc, char** argv) {
   f.add("--config", "", "GPT-2's config.json (default: config.json beside the model, if there is one)");
   f.add("--heads", "", "attention heads; required without a config (its n_head must then agree)");
   f.add("--out", "", "the gradformer checkpoint to write (required)");
+  f.add_switch("--force", "replace --out if it exists");
   // --help anywhere, "import --gpt2 --help" too (there --gpt2 would take "--help" for its file).
   const bool help = std::any_of(argv + 2, argv + argc, [](const char* a) {
     return std::string_view(a) == "--help" || std::string_view(a) == "-h";
@@ -91,8 +80,9 @@ int import_gpt2_command(int argc, char** argv) {
   Gpt2Files files;
   files.model = f.text("--gpt2"), files.tokenizer_dir = f.text("--tokenizer"), files.config = f.text("--config");
   if (f.has("--heads")) files.heads = f.integer_in("--heads", 1, TransformerConfig::max_heads);
-  refuse_output_over_input("import --gpt2", "--out", f.text("--out"), gpt2_inputs(files), "one of the files to import",
-                           "the checkpoint");
+  refuse_output_over_input("import --gpt2", "--out", f.text("--out"), gpt2_input_paths(files),
+                           "one of the files to import", "the checkpoint");
+  check_output_flag("import --gpt2", "--out", f.text("--out"), f.on("--force"));
   const Gpt2Import imported = import_gpt2_files(files);
   save_checkpoint(f.text("--out"), *imported.model, imported.info.config, /*optimizer_state=*/{}, imported.info);
   print_import(imported, files.model, files.heads ? "--heads" : "n_head in " + imported.config_source, f.text("--out"));

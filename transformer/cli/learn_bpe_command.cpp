@@ -1,13 +1,8 @@
 // gradformer learn-bpe: a byte-level byte-pair tokenizer learned from text files
 // (Tokenizer::learn_bpe, transformer/data/tokenizer.h), written as the JSON file that
 // `gradformer tokenize --tokenizer` reads.
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
@@ -22,8 +17,6 @@
 namespace gradformer {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr const char* kSummary =
     "Learn a byte-level byte-pair tokenizer from text files, as GPT-2's was learned: start from the 256\n"
     "bytes, cut the text into GPT-2's pre-tokens (a word with the space before it, a number, a run of\n"
@@ -32,7 +25,7 @@ constexpr const char* kSummary =
     "--vocab-size tokens: <pad> <s> </s> <unk> and any --specials first, then the bytes, then the merged\n"
     "tokens. It stops short when no two tokens are neighbours any more. Each file is read whole, as\n"
     "UTF-8 text. The JSON file written is what gradformer tokenize --tokenizer reads; an existing --out is\n"
-    "replaced, whole (written under a temporary name, then renamed).";
+    "replaced only with --force, and whole (written under a temporary name, then renamed).";
 
 /// The extra specials of a comma-separated list ("<sep>,<mask>"), each checked as the tokenizer
 /// checks it: a UsageError naming the flag.
@@ -59,37 +52,6 @@ std::string read_text(const std::string& path) {
                             static_cast<int>(static_cast<unsigned char>(text[*offset])), std::dec,
                             "); learn-bpe learns from UTF-8 text"));
   return text;
-}
-
-bool write_all(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-/// `text` into `path` as checkpoints are written (nn/safetensors.cpp): beside it under a temporary
-/// name, synced, then renamed over it, so `path` is always the old file or the whole new one.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = message(path, ".tmp-", ::getpid());
-  auto fail = [&](const std::string& what) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw DataError(message(path, ": ", what));
-  };
-  errno = 0;
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw DataError(message(path, ": cannot create ", temporary, ": ", std::strerror(errno)));
-  bool written = write_all(fd, text) && ::fsync(fd) == 0;
-  const std::string reason = errno != 0 ? std::strerror(errno) : "the write failed";
-  written = ::close(fd) == 0 && written;
-  if (!written) fail(message("cannot write ", temporary, ": ", reason));
-  std::error_code error;
-  fs::rename(temporary, path, error);
-  if (error) fail(message("cannot rename ", temporary, " into place: ", error.message()));
 }
 
 /// "learned N merges from B bytes in F files (S s): T tokens (...), R tokens per byte of the text; wrote OUT"
@@ -120,6 +82,7 @@ int learn_bpe_command(int argc, char** argv) {
         "the tokens the tokenizer is to have, its specials and the 256 bytes included (required; at least 260)");
   f.add("--specials", "", "more special tokens after <pad> <s> </s> <unk>, comma-separated: '<sep>,<mask>'");
   f.add("--out", "", "the tokenizer file to write, JSON (required)");
+  f.add_switch("--force", "replace --out if it exists");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
@@ -137,9 +100,7 @@ int learn_bpe_command(int argc, char** argv) {
   if (const std::string input = input_written_over(paths, out); !input.empty())
     throw UsageError(message("learn-bpe: --out ", out, " is ", input,
                              ", one of the texts to learn from: the tokenizer would replace it; write it elsewhere"));
-  std::error_code error;
-  if (fs::is_directory(out, error))
-    throw UsageError(message("learn-bpe: --out ", out, " is a directory; give the file to write"));
+  check_output_flag("learn-bpe", "--out", out, f.on("--force"));
 
   std::vector<std::string> texts;
   int64_t bytes = 0;
@@ -156,7 +117,8 @@ int learn_bpe_command(int argc, char** argv) {
   // Each text is UTF-8 (read_text checked), so the pre-tokenizer accepts it.
   const Tokenizer learned = Tokenizer::learn_bpe(views, vocab_size, specials);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_file_atomically(out, learned.to_json() + "\n");
+  const std::string json = learned.to_json() + "\n";
+  write_file_whole(out, [&](int fd) { return write_all(fd, json.data(), json.size()); });
 
   print_summary(learned, views, bytes, seconds, vocab_size, out);
   return 0;

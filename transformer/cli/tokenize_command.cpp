@@ -12,6 +12,7 @@
 #include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/store/checkpoint.h"
+#include "transformer/store/import_gpt2.h"
 
 namespace gradformer {
 namespace {
@@ -29,7 +30,8 @@ constexpr const char* kSummary =
     "                     model's vocabulary. A model of words cuts the text at any whitespace (newlines\n"
     "                     too), a word it does not know is <unk>, and --decode joins words by one space.\n"
     "  --tokenizer FILE   a byte-pair tokenizer gradformer learn-bpe wrote (<pad> <s> </s> <unk> first)\n"
-    "  --gpt2 DIR         GPT-2's released tokenizer, DIR/encoder.json and DIR/vocab.bpe: GPT-2's ids\n"
+    "  --gpt2 DIR         GPT-2's tokenizer, DIR/vocab.json and DIR/merges.txt (the hub's names) or\n"
+    "                     DIR/encoder.json and DIR/vocab.bpe (the original release's): GPT-2's ids\n"
     "  --bytes            every byte one token, id 4 + its value: any bytes, nothing unknown\n"
     "A byte-pair tokenizer reads UTF-8 text only; the bytes tokenizer takes anything.";
 
@@ -79,8 +81,8 @@ Tokenizer chosen_tokenizer(const Flags& f) {
     std::error_code error;
     if (!std::filesystem::is_directory(dir, error))
       throw DataError(message(f.text("--gpt2"), ": not a directory (--gpt2 takes the folder holding GPT-2's ",
-                              "encoder.json and vocab.bpe)"));
-    return Tokenizer::gpt2(BytePairEncoding::read_gpt2((dir / "encoder.json").string(), (dir / "vocab.bpe").string()));
+                              "vocab.json and merges.txt, or encoder.json and vocab.bpe)"));
+    return read_gpt2_tokenizer(dir.string(), "--gpt2").tokenizer;  // the hub's names or the release's, as import
   }
   return Tokenizer::bytes();
 }
@@ -135,7 +137,7 @@ int tokenize_command(int argc, char** argv) {
   f.add("--checkpoint", "", "a model checkpoint whose tokenizer to use");
   f.add("--side", "", "with an encoder-decoder --checkpoint: source or target (default target)");
   f.add("--tokenizer", "", "a tokenizer file gradformer learn-bpe wrote");
-  f.add("--gpt2", "", "a folder holding GPT-2's encoder.json and vocab.bpe");
+  f.add("--gpt2", "", "a folder holding GPT-2's vocab.json and merges.txt (or encoder.json and vocab.bpe)");
   f.add_switch("--bytes", "the bytes tokenizer: each byte a token");
   f.add_switch("--decode", "read ids, write the text they stand for");
   f.add_switch("--pieces", "print the tokens instead of their ids");

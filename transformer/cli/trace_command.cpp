@@ -3,9 +3,9 @@
 // traces runs/toy-translation's model, or else the first-use model: a small toy-translation model trained once, by the
 // same train() as `gradformer train`, into runs/trace-model, and reused after.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "tensor/support/files.h"
 #include "tensor/support/saved_state.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
@@ -54,10 +54,7 @@ std::string checkpoint_to_trace(const Flags& f) {
 }
 
 void write_page(const std::string& path, const std::string& page) {
-  std::ofstream out(path, std::ios::binary);
-  out << page;
-  out.close();
-  if (!out) throw DataError(message("trace: cannot write ", path));
+  write_file_whole(path, [&](int fd) { return write_all(fd, page.data(), page.size()); });
   std::cout << "\nwrote " << path << " (open it in a browser)\n";
 }
 
@@ -130,6 +127,7 @@ int trace_command(int argc, char** argv) {
   f.add("--layer", "", "decoder-only: show this layer's heads only (from 0; default: every layer)");
   f.add("--head", "", "decoder-only: show this head of each layer only (from 0; default: every head)");
   f.add("--html", "", "also write the walk as one self-contained HTML page (heatmaps, tables) to this file");
+  f.add_switch("--force", "replace the --html file if it exists");
   f.add("--first-use-steps", "0", "training steps of the first-use model, when it is trained (0: its recipe's)");
   f.add("--threads", "0", "threads (0: all cores)");
   if (!f.parse(argc, argv)) {
@@ -144,6 +142,7 @@ int trace_command(int argc, char** argv) {
   apply_threads(f);
   const std::string checkpoint = checkpoint_to_trace(f);
   refuse_output_over_input("trace", "--html", f.text("--html"), {checkpoint}, "the checkpoint to trace", "the page");
+  if (f.has("--html")) check_output_flag("trace", "--html", f.text("--html"), f.on("--force"));
   CheckpointFile file = read_checkpoint_file(checkpoint);
   if (file.arch == Architecture::DecoderOnly) return trace_decoder_only(f, std::move(file));
   for (const char* flag : {"--layer", "--head"})

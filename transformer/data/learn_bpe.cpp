@@ -1,8 +1,10 @@
 #include "transformer/data/learn_bpe.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <queue>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
@@ -19,13 +21,6 @@ PairKey pair_key(Id left, Id right) {
 Id left_of(PairKey pair) { return static_cast<Id>(pair >> 32); }
 Id right_of(PairKey pair) { return static_cast<Id>(pair & 0xFFFFFFFFu); }
 
-/// A distinct pre-token as token ids, how often it occurs, and the last merge that looked at it.
-struct Word {
-  std::vector<Id> ids;
-  int64_t count = 0;
-  int64_t last_seen = -1;
-};
-
 /// A pair's count when it was pushed; stale once the pair's count has changed since.
 struct HeapEntry {
   int64_t count;
@@ -38,37 +33,36 @@ struct ComesLater {
   }
 };
 
-/// Replaces every occurrence of `pair` in ids by `joined`, left to right, without overlap.
-void join_pair(std::vector<Id>& ids, PairKey pair, Id joined) {
-  const Id left = left_of(pair), right = right_of(pair);
-  size_t out = 0;
-  for (size_t i = 0; i < ids.size(); ++out) {
-    if (i + 1 < ids.size() && ids[i] == left && ids[i + 1] == right) {
-      ids[out] = joined;
-      i += 2;
-    } else {
-      ids[out] = ids[i];
-      i += 1;
-    }
-  }
-  ids.resize(out);
-}
-
-bool holds_pair(const std::vector<Id>& ids, PairKey pair) {
-  for (size_t i = 0; i + 1 < ids.size(); ++i) {
-    if (pair_key(ids[i], ids[i + 1]) == pair) return true;
-  }
-  return false;
-}
-
-/// The pair counts of a set of words, kept up to date merge by merge.
+/// The tokens of every distinct pre-token, one after the other, as linked lists (a merge removes a
+/// token from the middle in constant time), with the pair counts kept up to date merge by merge.
+/// Each pair knows the places where it starts, so a merge visits those places alone: its cost is
+/// in proportion to how often the pair occurs, whether that is in many short pre-tokens or in one
+/// long one (a text without spaces is one pre-token of all its letters).
 class PairCounts {
  public:
-  explicit PairCounts(std::vector<Word> words) : words_(std::move(words)) {
-    for (size_t w = 0; w < words_.size(); ++w) {
-      add_counts(words_[w].ids, 0, words_[w].ids.size(), words_[w].count);
-      note_pairs(w, [](PairKey) { return true; });
+  using Place = int32_t;  // a token's place among all the pre-tokens' tokens, in the text's order
+
+  /// pre_tokens: each distinct pre-token's bytes and how often it occurs.
+  explicit PairCounts(const std::vector<std::pair<std::string_view, int64_t>>& pre_tokens) {
+    size_t places = 0;
+    for (const auto& pre_token : pre_tokens) places += pre_token.first.size();
+    if (places > static_cast<size_t>(std::numeric_limits<Place>::max()))
+      throw ValueError(message("learn_bpe: ", places, " bytes of distinct pre-tokens, more than the ",
+                               std::numeric_limits<Place>::max(), " it can hold"));
+    id_.reserve(places), pre_token_.reserve(places), previous_.reserve(places), next_.reserve(places);
+    for (const auto& [bytes, count] : pre_tokens) {
+      const auto first = static_cast<Place>(id_.size()), which = static_cast<Place>(count_.size());
+      count_.push_back(count);
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        const auto place = first + static_cast<Place>(i);
+        id_.push_back(static_cast<unsigned char>(bytes[i]));
+        pre_token_.push_back(which);
+        previous_.push_back(i == 0 ? kNone : place - 1);
+        next_.push_back(i + 1 == bytes.size() ? kNone : place + 1);
+      }
     }
+    for (Place p = 0; p < static_cast<Place>(id_.size()); ++p)
+      if (next_[p] != kNone) add(p, +1);
     apply_changes();
   }
 
@@ -86,55 +80,42 @@ class PairCounts {
     return std::nullopt;
   }
 
-  /// Joins `pair` into `joined` in every word holding it; recounts those words only.
+  /// Joins `pair` into `joined` at every place it occurs, left to right without overlap within a
+  /// pre-token ("a a a" joins its first two), and recounts the pairs on either side of each place.
   void merge(PairKey pair, Id joined) {
-    ++merges_done_;
-    const auto found = words_of_pair_.find(pair);
-    if (found == words_of_pair_.end()) return;
-    const std::vector<size_t> candidates = std::move(found->second);
-    words_of_pair_.erase(found);
-    for (const size_t w : candidates) {
-      Word& word = words_[w];
-      // A word may be listed twice, or may have lost the pair to an earlier merge.
-      if (word.last_seen == merges_done_ || !holds_pair(word.ids, pair)) continue;
-      word.last_seen = merges_done_;
-      before_ = word.ids;
-      join_pair(word.ids, pair, joined);
-      // Only the pairs between the unchanged start and the unchanged end of the word change.
-      const size_t shorter = word.ids.size();
-      size_t same_start = 0, same_end = 0;
-      while (same_start < shorter && before_[same_start] == word.ids[same_start]) ++same_start;
-      while (same_start + same_end < shorter &&
-             before_[before_.size() - 1 - same_end] == word.ids[shorter - 1 - same_end]) {
-        ++same_end;
-      }
-      add_counts(before_, same_start, before_.size() - same_end, -word.count);
-      add_counts(word.ids, same_start, shorter - same_end, word.count);
-      // Only the pairs touching the new token are new to this word.
-      note_pairs(w, [&](PairKey p) { return left_of(p) == joined || right_of(p) == joined; });
+    const auto found = starts_.find(pair);
+    if (found == starts_.end()) return;
+    std::vector<Place> places = std::move(found->second);
+    starts_.erase(found);
+    std::sort(places.begin(), places.end());  // positions follow the text: left to right
+    places.erase(std::unique(places.begin(), places.end()), places.end());
+    const Id left = left_of(pair), right = right_of(pair);
+    for (const Place p : places) {
+      const Place q = next_[p];  // the place may have lost the pair since it was noted
+      if (id_[p] != left || q == kNone || id_[q] != right) continue;
+      const Place before = previous_[p], after = next_[q];
+      if (before != kNone) add(before, -1);
+      add(p, -1);
+      if (after != kNone) add(q, -1);
+      id_[p] = joined, id_[q] = kGone;
+      next_[p] = after;
+      if (after != kNone) previous_[after] = p;
+      if (before != kNone) add(before, +1);
+      if (after != kNone) add(p, +1);
     }
     apply_changes();
   }
 
  private:
-  /// Notes `change` for each neighbouring pair that holds one of ids[begin, end): every position,
-  /// so overlapping pairs too.
-  void add_counts(const std::vector<Id>& ids, size_t begin, size_t end, int64_t change) {
-    for (size_t i = begin > 0 ? begin - 1 : 0; i < end && i + 1 < ids.size(); ++i) {
-      changes_.emplace_back(pair_key(ids[i], ids[i + 1]), change);
-    }
-  }
+  static constexpr Place kNone = -1;  // no token before the first or after the last of a pre-token
+  static constexpr Id kGone = -1;     // a token joined into the one before it
 
-  /// Lists word w under each of its pairs for which is_new(pair) holds.
-  template <class IsNew>
-  void note_pairs(size_t w, const IsNew& is_new) {
-    const std::vector<Id>& ids = words_[w].ids;
-    for (size_t i = 0; i + 1 < ids.size(); ++i) {
-      const PairKey p = pair_key(ids[i], ids[i + 1]);
-      if (!is_new(p)) continue;
-      std::vector<size_t>& listed = words_of_pair_[p];
-      if (listed.empty() || listed.back() != w) listed.push_back(w);
-    }
+  /// Notes a change of `sign` times its pre-token's count for the pair starting at p; a new pair
+  /// (sign +1) also notes p as one of its places.
+  void add(Place p, int sign) {
+    const PairKey pair = pair_key(id_[p], id_[next_[p]]);
+    changes_.emplace_back(pair, sign * count_[pre_token_[p]]);
+    if (sign > 0) starts_[pair].push_back(p);
   }
 
   /// Adds up the noted changes pair by pair, and pushes each changed pair's new count.
@@ -156,13 +137,14 @@ class PairCounts {
     changes_.clear();
   }
 
-  std::vector<Word> words_;
-  std::unordered_map<PairKey, int64_t> counts_;                     // pairs of count 0 are absent
-  std::unordered_map<PairKey, std::vector<size_t>> words_of_pair_;  // may list words that lost it
+  std::vector<Id> id_;                                      // the token at each place, or kGone
+  std::vector<Place> pre_token_;                            // the pre-token each place is in
+  std::vector<int64_t> count_;                              // how often each pre-token occurs
+  std::vector<Place> previous_, next_;                      // the neighbouring places, or kNone
+  std::unordered_map<PairKey, int64_t> counts_;             // pairs of count 0 are absent
+  std::unordered_map<PairKey, std::vector<Place>> starts_;  // where each pair starts (some stale)
   std::priority_queue<HeapEntry, std::vector<HeapEntry>, ComesLater> heap_;
   std::vector<std::pair<PairKey, int64_t>> changes_;  // (pair, change of its count), not yet added
-  std::vector<Id> before_;                            // a word before a merge
-  int64_t merges_done_ = 0;
 };
 
 }  // namespace
@@ -183,16 +165,13 @@ BytePairEncoding learn_bpe_from_counts(const PreTokenCounts& counts, int64_t voc
     }
   }
   const std::unordered_set<std::string> reserved_set(reserved.begin(), reserved.end());
-  std::vector<Word> words;
+  std::vector<std::pair<std::string_view, int64_t>> pre_tokens;
   for (const auto& [pre_token, count] : counts) {
     if (count < 0) {
       throw ValueError(
           message("learn_bpe: pre-token \"", gpt2_bytes_to_text(pre_token), "\" has a negative count, ", count));
     }
-    if (count == 0 || pre_token.size() < 2) continue;  // holds no pair
-    Word word{{}, count};
-    for (const char c : pre_token) word.ids.push_back(static_cast<unsigned char>(c));
-    words.push_back(std::move(word));
+    if (count > 0 && pre_token.size() >= 2) pre_tokens.emplace_back(pre_token, count);  // else it holds no pair
   }
   std::vector<std::string> tokens;
   std::unordered_map<std::string, Id> ids;
@@ -206,7 +185,7 @@ BytePairEncoding learn_bpe_from_counts(const PreTokenCounts& counts, int64_t voc
   const auto is_reserved = [&](PairKey pair) {
     return !reserved_set.empty() && reserved_set.count(joined_bytes(pair)) > 0;
   };
-  PairCounts pair_counts(std::move(words));
+  PairCounts pair_counts(pre_tokens);
   std::vector<BytePairEncoding::Merge> merges;
   while (static_cast<int64_t>(tokens.size()) < vocab_size) {
     const std::optional<PairKey> pair = pair_counts.pop_most_frequent(is_reserved);

@@ -60,6 +60,14 @@ std::string merges_text(const BytePairEncoding& bpe) {
   return text;
 }
 
+// ValueError naming the first merge of `bpe` whose joined token is not one of its tokens.
+void check_merges_make_tokens(const BytePairEncoding& bpe) {
+  for (const auto& [left, right] : bpe.merges())
+    if (bpe.id(left + right) < 0)
+      throw ValueError(message("the merge ", gpt2_bytes_to_text(left), " ", gpt2_bytes_to_text(right),
+                               " makes a token the vocabulary lacks"));
+}
+
 std::vector<BytePairEncoding::Merge> parse_merges(std::string_view text, const std::string& source) {
   std::vector<BytePairEncoding::Merge> merges;
   int64_t line_number = 0;
@@ -84,6 +92,9 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {}
 
 Tokenizer::Tokenizer(Kind kind, BytePairEncoding bpe, const std::vector<std::string>& extra_specials, bool has_vocab)
     : kind_(kind), has_vocab_(has_vocab), bpe_(std::move(bpe)) {
+  // Every tokenizer, however it was made (learned, read from a checkpoint, imported from GPT-2's
+  // files), holds this: what an import accepts, every reader accepts.
+  check_merges_make_tokens(*bpe_);
   if (!has_vocab_) return;
   const std::vector<std::string> specials = all_specials(extra_specials);
   specials_ = static_cast<int64_t>(specials.size());
@@ -222,14 +233,6 @@ std::map<std::string, std::string> Tokenizer::metadata(const std::string& prefix
 
 namespace {
 
-// ValueError naming the first merge of `bpe` whose joined token is not one of its tokens.
-void check_merges_make_tokens(const BytePairEncoding& bpe) {
-  for (const auto& [left, right] : bpe.merges())
-    if (bpe.id(left + right) < 0)
-      throw ValueError(message("the merge ", gpt2_bytes_to_text(left), " ", gpt2_bytes_to_text(right),
-                               " makes a token the vocabulary lacks"));
-}
-
 // GPT-2's tokenizer from prefix.tokens (one token a line in byte characters, by id) and prefix.merges.
 Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& prefix,
                              const std::string& source) {
@@ -248,9 +251,7 @@ Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata,
   const auto merges = metadata.find(prefix + ".merges");
   auto parsed = parse_merges(merges == metadata.end() ? "" : merges->second, message(source, ": ", prefix, ".merges"));
   try {
-    BytePairEncoding bpe(std::move(tokens), std::move(parsed));
-    check_merges_make_tokens(bpe);
-    return Tokenizer::gpt2(std::move(bpe));
+    return Tokenizer::gpt2(BytePairEncoding(std::move(tokens), std::move(parsed)));
   } catch (const ValueError& e) {
     throw DataError(message(source, ": ", prefix, ": ", e.what()));
   }
@@ -289,10 +290,8 @@ Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::strin
                             shuffled ? " not in byte order" : "", " and ", parsed.size(), " merges"));
   }
   try {
-    Tokenizer t(kind->second == "bytes" ? Kind::Bytes : Kind::Bpe,
-                BytePairEncoding(std::move(tokens), std::move(parsed)), extra, true);
-    check_merges_make_tokens(*t.bpe_);
-    return t;
+    return Tokenizer(kind->second == "bytes" ? Kind::Bytes : Kind::Bpe,
+                     BytePairEncoding(std::move(tokens), std::move(parsed)), extra, true);
   } catch (const ValueError& e) {
     throw DataError(message(source, ": ", prefix, ": ", e.what()));
   }

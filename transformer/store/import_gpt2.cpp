@@ -240,27 +240,66 @@ Gpt2Import import_gpt2(StateDict tensors, const std::string& source, const Token
   return out;
 }
 
+namespace {
+
+// The model --gpt2 names: the file, or model.safetensors in the directory given.
+std::string model_file(const Gpt2Files& files) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  return fs::is_directory(files.model, error) ? (fs::path(files.model) / "model.safetensors").string() : files.model;
+}
+
+// --config, or config.json beside the model (which may not exist).
+std::string config_file(const Gpt2Files& files, const std::string& model) {
+  namespace fs = std::filesystem;
+  return files.config.empty() ? (fs::path(model).parent_path() / "config.json").string() : files.config;
+}
+
+// --tokenizer, or the model's directory.
+std::string tokenizer_directory(const Gpt2Files& files, const std::string& model) {
+  return files.tokenizer_dir.empty() ? std::filesystem::path(model).parent_path().string() : files.tokenizer_dir;
+}
+
+}  // namespace
+
+void require_regular_input(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::exists(path, error) && !fs::is_regular_file(path, error))
+    throw CheckpointError(
+        message(path, ": not a regular file (a FIFO, a device or a directory); ", what, " is read whole"));
+}
+
+std::vector<std::string> gpt2_input_paths(const Gpt2Files& files) {
+  const std::string model = model_file(files), tokenizers = tokenizer_directory(files, model);
+  std::vector<std::string> paths = {model, config_file(files, model)};
+  for (const auto& [tokens, merges] : kGpt2TokenizerFiles)
+    for (const char* name : {tokens, merges}) paths.push_back((std::filesystem::path(tokenizers) / name).string());
+  return paths;
+}
+
 Gpt2Import import_gpt2_files(Gpt2Files files) {
   namespace fs = std::filesystem;
-  if (fs::is_directory(files.model)) files.model = (fs::path(files.model) / "model.safetensors").string();
+  files.model = model_file(files);
   std::error_code error;
   if (!fs::is_regular_file(files.model, error))  // named first, before what is missing because it is
     throw CheckpointError(message(files.model,
                                   fs::exists(files.model, error) ? ": not a regular file" : ": no such file",
                                   " (--gpt2 takes GPT-2's model.safetensors or the directory holding it)"));
-  const fs::path beside = fs::path(files.model).parent_path();
   Gpt2Options options;
   options.heads = files.heads;
-  const std::string config = !files.config.empty()                ? files.config
-                             : fs::exists(beside / "config.json") ? (beside / "config.json").string()
-                                                                  : "";
-  if (!config.empty()) options.config = read_gpt2_config(config);
+  const std::string config = !files.config.empty() || fs::exists(config_file(files, files.model), error)
+                                 ? config_file(files, files.model)
+                                 : "";
+  if (!config.empty()) {
+    require_regular_input(config, "GPT-2's config.json");
+    options.config = read_gpt2_config(config);
+  }
   if (!options.heads && !(options.config && options.config->n_head))
     throw CheckpointError(message(files.model, ": no tensor's shape tells the number of heads: --heads H is needed",
                                   config.empty() ? " (or a config.json with n_head beside the model, or --config FILE)"
                                                  : message(" (", config, " has no n_head)")));
-  const Gpt2Tokenizer tokenizer =
-      read_gpt2_tokenizer(files.tokenizer_dir.empty() ? beside.string() : files.tokenizer_dir);
+  const Gpt2Tokenizer tokenizer = read_gpt2_tokenizer(tokenizer_directory(files, files.model));
   options.tokenizer_source = "the tokenizer (" + tokenizer.source + ")";
   SafetensorsFile file = read_weights(files.model);
   Gpt2Import out = import_gpt2(std::move(file.tensors), files.model, tokenizer.tokenizer, options);

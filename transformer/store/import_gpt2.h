@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "nn/safetensors.h"
@@ -67,15 +68,20 @@ Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source);
 /// parse_gpt2_config of a file; CheckpointError naming it when it cannot be read.
 Gpt2Config read_gpt2_config(const std::string& path);
 
+/// The two names GPT-2's tokenizer files go by: the hub's, then the original release's.
+inline constexpr std::pair<const char*, const char*> kGpt2TokenizerFiles[] = {{"vocab.json", "merges.txt"},
+                                                                              {"encoder.json", "vocab.bpe"}};
 /// GPT-2's tokenizer from the files in `dir`: vocab.json + merges.txt (the hub's names) or
 /// encoder.json + vocab.bpe (the original release's); the same content under two names. Its ids are
 /// GPT-2's exactly (Tokenizer::gpt2). CheckpointError naming `dir` and the files it lacks when
-/// neither pair is there; DataError naming the file for a malformed one.
+/// neither pair is there (the message tells to give their directory with `dir_flag`), a file that
+/// is not a regular file (a FIFO is not waited on), or a merge making a token the vocabulary lacks;
+/// DataError naming the file for a malformed one.
 struct Gpt2Tokenizer {
   Tokenizer tokenizer;
   std::string source;  // "DIR/vocab.json and DIR/merges.txt"
 };
-Gpt2Tokenizer read_gpt2_tokenizer(const std::string& dir);
+Gpt2Tokenizer read_gpt2_tokenizer(const std::string& dir, const std::string& dir_flag = "--tokenizer");
 
 /// What import_gpt2 is told besides the tensors.
 struct Gpt2Options {
@@ -114,5 +120,11 @@ struct Gpt2Files {
 /// CheckpointError as import_gpt2, and saying that --heads is needed when neither it nor a config
 /// gives the heads.
 Gpt2Import import_gpt2_files(Gpt2Files files);
+/// Every file import_gpt2_files may read for `files` (the model, the config given or beside it,
+/// both pairs of tokenizer files), resolved as it resolves them: what its output must not be.
+std::vector<std::string> gpt2_input_paths(const Gpt2Files& files);
+/// CheckpointError "PATH: not a regular file (a FIFO, a device or a directory); WHAT is read whole"
+/// for a path that exists and is not a file: opening a FIFO would wait for a writer forever.
+void require_regular_input(const std::string& path, const std::string& what);
 
 }  // namespace gradformer

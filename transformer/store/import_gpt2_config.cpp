@@ -99,23 +99,29 @@ Gpt2Config parse_gpt2_config(std::string_view text, const std::string& source) {
 
 Gpt2Config read_gpt2_config(const std::string& path) { return parse_gpt2_config(read_text(path), path); }
 
-Gpt2Tokenizer read_gpt2_tokenizer(const std::string& dir) {
+Gpt2Tokenizer read_gpt2_tokenizer(const std::string& dir, const std::string& dir_flag) {
   namespace fs = std::filesystem;
   const fs::path d = dir.empty() ? fs::path(".") : fs::path(dir);
-  for (const auto& [tokens, merges] : {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}}) {
+  for (const auto& [tokens, merges] : kGpt2TokenizerFiles) {
     const fs::path tokens_path = d / tokens, merges_path = d / merges;
     const bool has_tokens = fs::exists(tokens_path), has_merges = fs::exists(merges_path);
-    if (has_tokens && has_merges)
-      return {Tokenizer::gpt2(BytePairEncoding::read_gpt2(tokens_path.string(), merges_path.string())),
-              message(tokens_path.string(), " and ", merges_path.string())};
+    if (has_tokens && has_merges) {
+      for (const fs::path& path : {tokens_path, merges_path}) require_regular_input(path.string(), "a tokenizer file");
+      const std::string names = message(tokens_path.string(), " and ", merges_path.string());
+      try {  // the checks every reader of the checkpoint makes, made here: no import a reader refuses
+        return {Tokenizer::gpt2(BytePairEncoding::read_gpt2(tokens_path.string(), merges_path.string())), names};
+      } catch (const ValueError& e) {
+        throw CheckpointError(message(names, ": ", e.what()));
+      }
+    }
     if (has_tokens || has_merges)
       throw CheckpointError(message(d.string(), ": ", has_tokens ? tokens : merges, " is there but not ",
                                     has_tokens ? merges : tokens, "; GPT-2's tokenizer is the two files together"));
   }
   throw CheckpointError(message(d.string(),
                                 ": no GPT-2 tokenizer: neither vocab.json + merges.txt (the hub's names) nor "
-                                "encoder.json + vocab.bpe (the original release's); give their directory with "
-                                "--tokenizer DIR"));
+                                "encoder.json + vocab.bpe (the original release's); give their directory with ",
+                                dir_flag, " DIR"));
 }
 
 }  // namespace gradformer

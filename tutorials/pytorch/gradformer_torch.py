@@ -212,7 +212,7 @@ def main():
         subprocess.run([a.gradformer, "import", "--weights", weights, "--src-vocab", os.path.join(a.out_dir, "src.vocab"),
                         "--tgt-vocab", os.path.join(a.out_dir, "tgt.vocab"), "--heads", str(c["heads"]),
                         "--max-len", str(c["max_len"]), "--activation", c["activation"],
-                        "--source-eos", "yes" if c["source_eos"] else "no", "--out", imported],
+                        "--source-eos", "yes" if c["source_eos"] else "no", "--out", imported, "--force"],
                        check=True, capture_output=True)
         same = gradformer_score(a.gradformer, imported, a.pairs) == gradformer_score(a.gradformer, a.checkpoint, a.pairs)
         print(f"gradformer import of the state dict: gradformer score prints "

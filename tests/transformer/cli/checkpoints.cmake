@@ -37,18 +37,18 @@ $")
 
 # average reads its inputs as the loaders do: what translate refuses, average refuses, and writes nothing.
 gradformer_cli_test("average refuses a checkpoint translate refuses, writing nothing, status 1"
-  "-DARGS=average|${crafted}/d_model-8192-builds-3GB.safetensors|${crafted}/d_model-8192-builds-3GB.safetensors|--out|${GRADFORMER_CLI_CKPT}/average.safetensors"
+  "-DARGS=average|${crafted}/d_model-8192-builds-3GB.safetensors|${crafted}/d_model-8192-builds-3GB.safetensors|--out|${GRADFORMER_CLI_CKPT}/average.safetensors|--force"
   -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_CLI_CKPT}/average.safetensors"
   "-DSTDERR=^gradformer average: error: average: [^\n]*d_model-8192-builds-3GB.safetensors: the tensors do not fit the stored configuration: mismatched: src_embed.weight is \\[5, 8192\\] float32 by the configuration, \\[5, 2\\] float32 in the file. ")
 # The average has no optimizer or training state: written over one of its inputs, it would leave a
 # run that cannot be resumed. ./model-step-3.safetensors and model-step-3.safetensors are one file.
 gradformer_cli_test("average --out one of its inputs is status 2 naming the file"
-  "-DARGS=average|model-step-2.safetensors|model-step-3.safetensors|--out|./model-step-3.safetensors"
+  "-DARGS=average|model-step-2.safetensors|model-step-3.safetensors|--out|./model-step-3.safetensors|--force"
   -DWORKDIR=${GRADFORMER_KEPT_DIR} -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
   "-DSTDERR=^gradformer average: --out ./model-step-3.safetensors is model-step-3.safetensors, one of the checkpoints to average: the average \\(no optimizer or training state\\) would replace it. write it elsewhere\n$"
   REQUIRES gradformer_cli_kept)
 gradformer_cli_test("average --run --out into the run's own kept checkpoint is status 2"
-  "-DARGS=average|--run|${GRADFORMER_KEPT_DIR}|--out|${GRADFORMER_KEPT_DIR}/../cli-run-kept/model-step-2.safetensors"
+  "-DARGS=average|--run|${GRADFORMER_KEPT_DIR}|--out|${GRADFORMER_KEPT_DIR}/../cli-run-kept/model-step-2.safetensors|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer average: --out [^\n]* is [^\n]*model-step-2.safetensors, one of the checkpoints to average"
   REQUIRES gradformer_cli_kept)
 
@@ -56,11 +56,11 @@ gradformer_cli_test("average --run --out into the run's own kept checkpoint is s
 # more than 2^63 - 1 overflowed), and a small state dict whose names ask for 21 layers of d_model
 # 1024, refused before those layers are built.
 gradformer_cli_test("import of a tensor with layer index 2^63 - 1 names the tensor, status 1"
-  "-DARGS=import|--weights|${crafted}/import-layer-index-2e63-overflows.safetensors|--src-vocab|s|--tgt-vocab|t|--heads|1|--source-eos|yes|--out|${GRADFORMER_CLI_CKPT}/imported.safetensors"
+  "-DARGS=import|--weights|${crafted}/import-layer-index-2e63-overflows.safetensors|--src-vocab|s|--tgt-vocab|t|--heads|1|--source-eos|yes|--out|${GRADFORMER_CLI_CKPT}/imported.safetensors|--force"
   -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_CLI_CKPT}/imported.safetensors"
   "-DSTDERR=^gradformer import: error: [^\n]*import-layer-index-2e63-overflows.safetensors: tensor encoder.layers.9223372036854775807.norm1.weight has layer index 9223372036854775807, but a model has at most 1024 layers\n$")
 gradformer_cli_test("import of a small state dict naming layer 20 of d_model 1024 lists the missing tensors, status 1"
-  "-DARGS=import|--weights|${crafted}/import-layer-20-of-d_model-1024-builds-1GB.safetensors|--src-vocab|${GRADFORMER_CLI_CKPT}-five.vocab|--tgt-vocab|${GRADFORMER_CLI_CKPT}-five.vocab|--heads|1|--source-eos|yes|--out|${GRADFORMER_CLI_CKPT}/imported.safetensors"
+  "-DARGS=import|--weights|${crafted}/import-layer-20-of-d_model-1024-builds-1GB.safetensors|--src-vocab|${GRADFORMER_CLI_CKPT}-five.vocab|--tgt-vocab|${GRADFORMER_CLI_CKPT}-five.vocab|--heads|1|--source-eos|yes|--out|${GRADFORMER_CLI_CKPT}/imported.safetensors|--force"
   -DWRITE=${GRADFORMER_CLI_CKPT}-five.vocab "-DWRITE_TEXT=<pad>|<s>|</s>|<unk>|a|"
   -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_CLI_CKPT}/imported.safetensors"
   "-DSTDERR=^gradformer import: error: [^\n]*: the tensors are not those of an encoder-decoder with d_model 1024, d_ff 1, 21 layers, post-LN, tied embeddings: missing: encoder.layers.0.self_attn.in_proj_weight \\[3072, 1024\\]. ")

@@ -67,7 +67,7 @@ gradformer_cli_test("gpt2: trace --layer 1 --head 2 shows that head only"
   "-DARGS=trace|--checkpoint|${gpt2}|--layer|1|--head|2|--top|3|the cat is" "-DSTDOUT=\nlayer 1 head 2\n.*Next token: the 3 most likely"
   "-DSTDOUT_ABSENT=layer 0 head|head [013]\n" REQUIRES gradformer_cli_gpt2)
 gradformer_cli_test("gpt2: trace --html writes one page"
-  "-DARGS=trace|--checkpoint|${gpt2}|--html|${GRADFORMER_GPT2_DIR}/trace.html|the cat is"
+  "-DARGS=trace|--checkpoint|${gpt2}|--html|${GRADFORMER_GPT2_DIR}/trace.html|--force|the cat is"
   "-DSTDOUT=\nwrote [^\n]*trace.html \\(open it in a browser\\)\n$" "-DFILES=${GRADFORMER_GPT2_DIR}/trace.html" REQUIRES gradformer_cli_gpt2)
 gradformer_cli_test("gpt2: trace --layer past the model's layers is status 2"
   "-DARGS=trace|--checkpoint|${gpt2}|--layer|2|the cat" -DEXIT=2 ${one_error_line}
@@ -88,7 +88,7 @@ gradformer_cli_test("trace of a decoder-only model of words reads <s> first"
   "-DSTDOUT=^Prompt: \"le chat\": 3 tokens of words tokenizer .*\n +0 +1 +<s> +\"<s>\"\n +1 +[0-9]+ +le +\"le\"\n.*Next token: the 10 most likely of "
   REQUIRES gradformer_cli_lm)
 gradformer_cli_test("gpt2: trace --html that is the checkpoint is status 2, before reading it"
-  "-DARGS=trace|--checkpoint|guarded.safetensors|--html|./guarded.safetensors|the cat"
+  "-DARGS=trace|--checkpoint|guarded.safetensors|--html|./guarded.safetensors|--force|the cat"
   -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR} -DWRITE=${CMAKE_CURRENT_BINARY_DIR}/guarded.safetensors "-DWRITE_TEXT=not read"
   -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
   "-DSTDERR=^gradformer trace: --html ./guarded.safetensors is guarded.safetensors, the checkpoint to trace: writing the page would replace it. write it elsewhere\n$")

@@ -53,7 +53,7 @@ gradformer_cli_test("train --arch decoder-only --data with an endless line names
   -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer train: error: [^\n]*cli-readers/long-line.txt:2: ${too_long}"
   "-DNO_FILES=${GRADFORMER_READERS_DIR}/run-lm/model.safetensors" REQUIRES gradformer_cli_reader_inputs)
 gradformer_cli_test("import --src-vocab with an endless line names the file and line, status 1"
-  "-DARGS=import|--weights|${GRADFORMER_PT_DIR}/weights.safetensors|--src-vocab|${GRADFORMER_READERS_DIR}/long-line.vocab|--tgt-vocab|${GRADFORMER_PT_DIR}/tgt.vocab|--heads|2|--source-eos|yes|--out|${GRADFORMER_READERS_DIR}/imported.safetensors"
+  "-DARGS=import|--weights|${GRADFORMER_PT_DIR}/weights.safetensors|--src-vocab|${GRADFORMER_READERS_DIR}/long-line.vocab|--tgt-vocab|${GRADFORMER_PT_DIR}/tgt.vocab|--heads|2|--source-eos|yes|--out|${GRADFORMER_READERS_DIR}/imported.safetensors|--force"
   -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer import: error: [^\n]*cli-readers/long-line.vocab:5: ${too_long}"
   "-DNO_FILES=${GRADFORMER_READERS_DIR}/imported.safetensors" REQUIRES "gradformer_cli_pt;gradformer_cli_reader_inputs")
 

@@ -12,7 +12,7 @@ set(aaab ${GRADFORMER_TOK_DIR}/aaab)
 # specials, 256 bytes, 3 merged; "aaab aaab" is then aaab (id 4 + 258), Ġ (the space, 4 + 32), aaab:
 # 3 tokens for 9 bytes. Asked for 270, a fourth merge " aaab" (space aaab 1) leaves no pair: 264.
 gradformer_cli_test("learn-bpe on 'aaab aaab' learns aa, ab, aaab: 263 tokens, 3 of 9 bytes"
-  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${aaab}.json" -DCLEAN=${GRADFORMER_TOK_DIR}
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${aaab}.json|--force" -DCLEAN=${GRADFORMER_TOK_DIR}
   -DWRITE=${aaab}.txt "-DWRITE_TEXT=aaab aaab" "-DSTDERR_ABSENT=." "-DFILES=${aaab}.json"
   "-DSTDOUT=^learned 3 merges from 9 bytes in 1 file \\([0-9]+.[0-9][0-9] s\\): 263 tokens \\(4 specials, 256 bytes, 3 merged\\), 0.333 tokens per byte of the text. wrote [^\n]*/aaab.json\n$"
   FIXTURE gradformer_tok_aaab)
@@ -25,29 +25,36 @@ gradformer_cli_test("tokenize --decode with the learned tokenizer gives the text
   "-DARGS=tokenize|--tokenizer|${aaab}.json|--decode" -DWRITE=${aaab}-ids.txt "-DWRITE_TEXT=262 36|262|"
   -DSTDIN=${aaab}-ids.txt "-DSTDOUT=^aaab aaab$" REQUIRES gradformer_tok_aaab)
 gradformer_cli_test("learn-bpe stops short when no pair is left, and says so: 264 of 270"
-  "-DARGS=learn-bpe|--vocab-size|270|${aaab}.txt|--out|${aaab}-270.json" "-DFILES=${aaab}-270.json"
+  "-DARGS=learn-bpe|--vocab-size|270|${aaab}.txt|--out|${aaab}-270.json|--force" "-DFILES=${aaab}-270.json"
   "-DSTDOUT=^learned 4 merges from 9 bytes in 1 file \\([0-9.]+ s\\): 264 tokens \\(4 specials, 256 bytes, 4 merged\\), short of the 270 asked: no pair of neighbouring tokens is left, 0.222 tokens per byte of the text. wrote "
   REQUIRES gradformer_tok_aaab FIXTURE gradformer_tok_aaab_270)
 gradformer_cli_test("tokenize --pieces after the fourth merge: aaab Ġaaab"
   "-DARGS=tokenize|--tokenizer|${aaab}-270.json|--pieces" -DSTDIN=${aaab}.txt "-DSTDOUT=^aaab Ġaaab\n$"
   REQUIRES gradformer_tok_aaab_270)
 gradformer_cli_test("learn-bpe --specials puts <sep> after the four specials: ids shift by one"
-  "-DARGS=learn-bpe|--vocab-size|264|--specials|<sep>|${aaab}.txt|--out|${aaab}-sep.json"
+  "-DARGS=learn-bpe|--vocab-size|264|--specials|<sep>|${aaab}.txt|--out|${aaab}-sep.json|--force"
   "-DSTDOUT=: 264 tokens \\(5 specials, 256 bytes, 3 merged\\)" REQUIRES gradformer_tok_aaab FIXTURE gradformer_tok_aaab_sep)
 gradformer_cli_test("tokenize with <sep> in front: ids 263 37 263, and 4 is <sep>"
   "-DARGS=tokenize|--tokenizer|${aaab}-sep.json" -DSTDIN=${aaab}.txt "-DSTDOUT=^263 37 263\n$" REQUIRES gradformer_tok_aaab_sep)
 gradformer_cli_test("tokenize --decode of a special writes its name"
   "-DARGS=tokenize|--tokenizer|${aaab}-sep.json|--decode" -DWRITE=${aaab}-sep-ids.txt "-DWRITE_TEXT=263 4 2"
   -DSTDIN=${aaab}-sep-ids.txt "-DSTDOUT=^aaab<sep></s>$" REQUIRES gradformer_tok_aaab_sep)
-# An existing --out is replaced, as average and import replace theirs.
-gradformer_cli_test("learn-bpe replaces an existing --out"
-  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${aaab}-replaced.json" -DWRITE=${aaab}-replaced.json
+# An existing --out is replaced with --force alone, as average, import and trace --html replace theirs.
+gradformer_cli_test("learn-bpe without --force refuses an existing --out, status 2, the file left as it was"
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${aaab}-kept.json" -DWRITE=${aaab}-kept.json
+  "-DWRITE_TEXT=an old file" -DEXIT=2 ${one_error_line} "-DFILES=${aaab}-kept.json"
+  "-DSTDERR=^gradformer learn-bpe: --out [^ ]*aaab-kept.json exists. give --force to replace it\n$" REQUIRES gradformer_tok_aaab)
+gradformer_cli_test("learn-bpe --out /dev/null is status 2: a device is never replaced, --force or not"
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|/dev/null|--force" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer learn-bpe: --out /dev/null: a device, not a regular file. not replacing it\n$" REQUIRES gradformer_tok_aaab)
+gradformer_cli_test("learn-bpe --force replaces an existing --out"
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${aaab}-replaced.json|--force" -DWRITE=${aaab}-replaced.json
   "-DWRITE_TEXT=an old file" "-DSTDOUT=^learned 3 merges" REQUIRES gradformer_tok_aaab FIXTURE gradformer_tok_aaab_replaced)
 gradformer_cli_test("tokenize with the replaced --out reads the new tokenizer"
   "-DARGS=tokenize|--tokenizer|${aaab}-replaced.json" -DSTDIN=${aaab}.txt "-DSTDOUT=^262 36 262\n$"
   REQUIRES gradformer_tok_aaab_replaced)
 gradformer_cli_test("learn-bpe on two files counts both"
-  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|${aaab}.txt|--out|${aaab}-twice.json"
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|${aaab}.txt|--out|${aaab}-twice.json|--force"
   "-DSTDOUT=^learned 3 merges from 18 bytes in 2 files .*: 263 tokens .*, 0.333 tokens per byte" REQUIRES gradformer_tok_aaab)
 
 # --- round trips: tokenize | tokenize --decode gives the input back byte for byte.
@@ -64,6 +71,12 @@ gradformer_round_trip("bytes, the README (not ASCII)" "--bytes" -DINPUT=${PROJEC
 gradformer_round_trip("gpt2, newlines tabs and runs of spaces" "--gpt2|${gpt2_dir}" "-DTEXT=${spaced_text}")
 gradformer_round_trip("gpt2, Hello world is GPT-2's ids" "--gpt2|${gpt2_dir}" "-DTEXT=Hello world"
   "-DIDS=39 68 266 78 259 291 297")
+# The same tokenizer under the hub's names (vocab.json, merges.txt), which the README tells to download.
+set(gpt2_hub_names ${CMAKE_CURRENT_BINARY_DIR}/gpt2-hub-names)
+configure_file(${gpt2_dir}/encoder.json ${gpt2_hub_names}/vocab.json COPYONLY)
+configure_file(${gpt2_dir}/vocab.bpe ${gpt2_hub_names}/merges.txt COPYONLY)
+gradformer_round_trip("gpt2 under the hub's file names, Hello world is GPT-2's ids" "--gpt2|${gpt2_hub_names}"
+  "-DTEXT=Hello world" "-DIDS=39 68 266 78 259 291 297")
 gradformer_round_trip("gpt2, two newlines are GPT-2's ids" "--gpt2|${gpt2_dir}" "-DTEXT=a||b" "-DIDS=64 198 198 65")
 gradformer_round_trip("gpt2, an empty text is no ids" "--gpt2|${gpt2_dir}" "-DTEXT=" "-DIDS=")
 gradformer_round_trip("learned, newlines tabs and runs of spaces" "--tokenizer|${aaab}.json" "-DTEXT=${spaced_text}")
@@ -76,7 +89,7 @@ add_test(NAME "gradformer program: tokenize --bytes: every byte value, NUL and 0
 # run_cli.cmake (ASCII), then its round trip.
 set(learned_cli ${GRADFORMER_TOK_DIR}-run-cli.json)
 gradformer_cli_test("learn-bpe --vocab-size 400 on run_cli.cmake"
-  "-DARGS=learn-bpe|--vocab-size|400|${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake|--out|${learned_cli}"
+  "-DARGS=learn-bpe|--vocab-size|400|${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake|--out|${learned_cli}|--force"
   "-DSTDOUT=^learned [0-9]+ merges from [0-9]+ bytes in 1 file .*: 400 tokens \\(4 specials, 256 bytes, 140 merged\\), 0.[0-9]+ tokens per byte"
   "-DFILES=${learned_cli}" FIXTURE gradformer_tok_run_cli)
 gradformer_round_trip("learned on run_cli.cmake, run_cli.cmake" "--tokenizer|${learned_cli}"
@@ -140,32 +153,32 @@ gradformer_cli_test("tokenize --side sideways is status 2, naming the choices" "
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer tokenize: --side must be one of source, target. got 'sideways'\n$")
 gradformer_cli_test("tokenize --decode --pieces is status 2" "-DARGS=tokenize|--bytes|--decode|--pieces"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer tokenize: --decode reads ids and --pieces prints tokens: give one of them\n$")
-gradformer_cli_test("learn-bpe without files is status 2" "-DARGS=learn-bpe|--vocab-size|300|--out|o.json"
+gradformer_cli_test("learn-bpe without files is status 2" "-DARGS=learn-bpe|--vocab-size|300|--out|o.json|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: give the text files to learn from")
-gradformer_cli_test("learn-bpe without --vocab-size is status 2" "-DARGS=learn-bpe|a.txt|--out|o.json"
+gradformer_cli_test("learn-bpe without --vocab-size is status 2" "-DARGS=learn-bpe|a.txt|--out|o.json|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --vocab-size is required\n$")
 gradformer_cli_test("learn-bpe without --out is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|300"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --out is required\n$")
-gradformer_cli_test("learn-bpe --vocab-size 259 is status 2, naming the minimum" "-DARGS=learn-bpe|a.txt|--vocab-size|259|--out|o.json"
+gradformer_cli_test("learn-bpe --vocab-size 259 is status 2, naming the minimum" "-DARGS=learn-bpe|a.txt|--vocab-size|259|--out|o.json|--force"
   -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer learn-bpe: --vocab-size must be from 260 to 16777216 \\(its 4 specials and the 256 bytes at least, a model.s largest vocabulary at most\\), got 259\n$")
-gradformer_cli_test("learn-bpe --vocab-size counts the extra specials" "-DARGS=learn-bpe|a.txt|--vocab-size|261|--specials|<sep>,<mask>|--out|o.json"
+gradformer_cli_test("learn-bpe --vocab-size counts the extra specials" "-DARGS=learn-bpe|a.txt|--vocab-size|261|--specials|<sep>,<mask>|--out|o.json|--force"
   -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer learn-bpe: --vocab-size must be from 262 to 16777216 .*, got 261\n$")
-gradformer_cli_test("learn-bpe --vocab-size past a model's largest vocabulary is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|16777217|--out|o.json"
+gradformer_cli_test("learn-bpe --vocab-size past a model's largest vocabulary is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|16777217|--out|o.json|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --vocab-size must be from 260 to 16777216 .*, got 16777217\n$")
-gradformer_cli_test("learn-bpe --vocab-size abc is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|abc|--out|o.json"
+gradformer_cli_test("learn-bpe --vocab-size abc is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|abc|--out|o.json|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --vocab-size expects an integer, got 'abc'\n$")
-gradformer_cli_test("learn-bpe --specials sep (not <sep>) is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|300|--specials|sep|--out|o.json"
+gradformer_cli_test("learn-bpe --specials sep (not <sep>) is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|300|--specials|sep|--out|o.json|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --specials sep: .*written <name> without spaces, got \"sep\"\n$")
-gradformer_cli_test("learn-bpe --specials <pad> (one of the four) is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|300|--specials|<pad>|--out|o.json"
+gradformer_cli_test("learn-bpe --specials <pad> (one of the four) is status 2" "-DARGS=learn-bpe|a.txt|--vocab-size|300|--specials|<pad>|--out|o.json|--force"
   -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --specials <pad>: .*special token <pad> given twice\n$")
 gradformer_cli_test("learn-bpe --out one of its files is status 2, the file left as it was"
-  "-DARGS=learn-bpe|--vocab-size|300|${aaab}.txt|--out|${aaab}.txt" -DEXIT=2 ${one_error_line}
+  "-DARGS=learn-bpe|--vocab-size|300|${aaab}.txt|--out|${aaab}.txt|--force" -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer learn-bpe: --out [^ ]*aaab.txt is [^ ]*aaab.txt, one of the texts to learn from: the tokenizer would replace it. write it elsewhere\n$"
   REQUIRES gradformer_tok_aaab)
-gradformer_cli_test("learn-bpe --out a directory is status 2" "-DARGS=learn-bpe|--vocab-size|300|${aaab}.txt|--out|${GRADFORMER_TOK_DIR}"
-  -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --out [^ ]*cli-tokenize is a directory. give the file to write\n$"
+gradformer_cli_test("learn-bpe --out a directory is status 2" "-DARGS=learn-bpe|--vocab-size|300|${aaab}.txt|--out|${GRADFORMER_TOK_DIR}|--force"
+  -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: --out [^ ]*cli-tokenize: a directory, not a regular file. not replacing it\n$"
   REQUIRES gradformer_tok_aaab)
 
 # --- data errors: status 1, one line naming the input.
@@ -191,23 +204,23 @@ gradformer_cli_test("tokenize with a byte-pair tokenizer refuses text that is no
 gradformer_cli_test("tokenize --bytes takes the same text" "-DARGS=tokenize|--bytes"
   -DSTDIN=${GRADFORMER_READERS_DIR}/latin1.txt "-DSTDOUT=^103 101 106 237 36 50 14 56 36 57 14\n$" REQUIRES gradformer_cli_reader_inputs)
 gradformer_cli_test("learn-bpe refuses a file that is not UTF-8, naming it and the byte offset"
-  "-DARGS=learn-bpe|--vocab-size|300|${GRADFORMER_READERS_DIR}/latin1.txt|--out|${GRADFORMER_TOK_DIR}-latin1.json"
+  "-DARGS=learn-bpe|--vocab-size|300|${GRADFORMER_READERS_DIR}/latin1.txt|--out|${GRADFORMER_TOK_DIR}-latin1.json|--force"
   -DEXIT=1 ${one_error_line} "-DNO_FILES=${GRADFORMER_TOK_DIR}-latin1.json"
   "-DSTDERR=^gradformer learn-bpe: error: [^ ]*latin1.txt: not UTF-8 at byte offset 3 \\(byte 0xE9\\). learn-bpe learns from UTF-8 text\n$"
   REQUIRES gradformer_cli_reader_inputs)
-gradformer_cli_test("learn-bpe on empty files is status 1" "-DARGS=learn-bpe|--vocab-size|300|${tok_inputs}/nothing.txt|--out|${tok_inputs}/nothing.json"
+gradformer_cli_test("learn-bpe on empty files is status 1" "-DARGS=learn-bpe|--vocab-size|300|${tok_inputs}/nothing.txt|--out|${tok_inputs}/nothing.json|--force"
   -DWRITE=${tok_inputs}/nothing.txt "-DWRITE_TEXT=" -DEXIT=1 ${one_error_line} "-DNO_FILES=${tok_inputs}/nothing.json"
   "-DSTDERR=^gradformer learn-bpe: error: no text to learn from: the file is empty\n$")
-gradformer_cli_test("learn-bpe on two empty files says both are" "-DARGS=learn-bpe|--vocab-size|300|${tok_inputs}/nothing2.txt|${tok_inputs}/nothing2.txt|--out|${tok_inputs}/nothing2.json"
+gradformer_cli_test("learn-bpe on two empty files says both are" "-DARGS=learn-bpe|--vocab-size|300|${tok_inputs}/nothing2.txt|${tok_inputs}/nothing2.txt|--out|${tok_inputs}/nothing2.json|--force"
   -DWRITE=${tok_inputs}/nothing2.txt "-DWRITE_TEXT=" -DEXIT=1 ${one_error_line} "-DNO_FILES=${tok_inputs}/nothing2.json"
   "-DSTDERR=^gradformer learn-bpe: error: no text to learn from: the 2 files are empty\n$")
-gradformer_cli_test("learn-bpe of a missing file names it, status 1" "-DARGS=learn-bpe|--vocab-size|300|${tok_inputs}/missing.txt|--out|${tok_inputs}/o.json"
+gradformer_cli_test("learn-bpe of a missing file names it, status 1" "-DARGS=learn-bpe|--vocab-size|300|${tok_inputs}/missing.txt|--out|${tok_inputs}/o.json|--force"
   -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: error: [^ ]*missing.txt: cannot open for reading: No such file or directory\n$")
-gradformer_cli_test("learn-bpe of a directory names it, status 1" "-DARGS=learn-bpe|--vocab-size|300|${CMAKE_CURRENT_SOURCE_DIR}|--out|${tok_inputs}/o.json"
+gradformer_cli_test("learn-bpe of a directory names it, status 1" "-DARGS=learn-bpe|--vocab-size|300|${CMAKE_CURRENT_SOURCE_DIR}|--out|${tok_inputs}/o.json|--force"
   -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: error: [^ ]*tests/transformer: a directory, not a text file\n$")
 gradformer_cli_test("learn-bpe --out in a missing folder names it, status 1"
-  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${tok_inputs}/no/such/folder/t.json"
-  -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: error: [^ ]*no/such/folder/t.json: cannot create [^ ]*t.json.tmp-[0-9]+: No such file or directory\n$"
+  "-DARGS=learn-bpe|--vocab-size|263|${aaab}.txt|--out|${tok_inputs}/no/such/folder/t.json|--force"
+  -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer learn-bpe: error: [^ ]*no/such/folder/t.json: cannot create the temporary file [^ ]*t.json.tmp-[0-9]+-[0-9]+: No such file or directory\n$"
   REQUIRES gradformer_tok_aaab)
 gradformer_cli_test("tokenize --tokenizer of a missing file names it, status 1" "-DARGS=tokenize|--tokenizer|${tok_inputs}/missing.json"
   -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line}
@@ -216,10 +229,10 @@ gradformer_cli_test("tokenize --tokenizer of a file that is not one names it, st
   -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line} "-DSTDERR=^gradformer tokenize: error: [^ ]*run_cli.cmake: ")
 gradformer_cli_test("tokenize --gpt2 of a missing folder names it, status 1" "-DARGS=tokenize|--gpt2|${tok_inputs}/no-gpt2"
   -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line}
-  "-DSTDERR=^gradformer tokenize: error: [^ ]*no-gpt2: not a directory \\(--gpt2 takes the folder holding GPT-2's encoder.json and vocab.bpe\\)\n$")
-gradformer_cli_test("tokenize --gpt2 of a folder without vocab.bpe names the file, status 1" "-DARGS=tokenize|--gpt2|${CMAKE_CURRENT_SOURCE_DIR}/cli"
+  "-DSTDERR=^gradformer tokenize: error: [^ ]*no-gpt2: not a directory \\(--gpt2 takes the folder holding GPT-2's vocab.json and merges.txt, or encoder.json and vocab.bpe\\)\n$")
+gradformer_cli_test("tokenize --gpt2 of a folder without GPT-2's files names both pairs, status 1" "-DARGS=tokenize|--gpt2|${CMAKE_CURRENT_SOURCE_DIR}/cli"
   -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line}
-  "-DSTDERR=^gradformer tokenize: error: [^ ]*cli/encoder.json: cannot open for reading: No such file or directory\n$")
+  "-DSTDERR=^gradformer tokenize: error: [^ ]*cli: no GPT-2 tokenizer: neither vocab.json \\+ merges.txt \\(the hub's names\\) nor encoder.json \\+ vocab.bpe \\(the original release's\\). give their directory with --gpt2 DIR\n$")
 gradformer_cli_test("tokenize --checkpoint of a missing file names it, status 1" "-DARGS=tokenize|--checkpoint|${tok_inputs}/missing.safetensors"
   -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line}
   "-DSTDERR=^gradformer tokenize: error: [^\n]*missing.safetensors")

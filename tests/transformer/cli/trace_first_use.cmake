@@ -33,7 +33,7 @@ gradformer_cli_test("trace without --checkpoint trains the first-use model, sayi
   "-DSTDOUT=^An encoder-decoder Transformer: d_model 64, 2 layers each side, 4 heads.*Translation \\(greedy\\):"
   "-DFILES=${GRADFORMER_CLI_FIRST_USE}/once/runs/trace-model/model.safetensors" FIXTURE gradformer_cli_first_use)
 gradformer_cli_test("trace without --checkpoint reuses the first-use model, and traces a training step on it"
-  "-DARGS=trace|--train|je suis heureux .|i am happy .|--html|train.html" -DWORKDIR=${GRADFORMER_CLI_FIRST_USE}/once
+  "-DARGS=trace|--train|je suis heureux .|i am happy .|--html|train.html|--force" -DWORKDIR=${GRADFORMER_CLI_FIRST_USE}/once
   "-DSTDERR=^gradformer trace: tracing the first-use model runs/trace-model/model.safetensors \\(--checkpoint to trace another\\)\n$"
   "-DSTDOUT=tgt_in:   <s> i am happy .\n   tgt_out:  i am happy . </s>\n.*label-smoothed cross-entropy, eps 0.1 .*3. Backward.*decoder layer 1.*encoder layer 0.*5. One gradient-descent step.*wrote train.html"
   "-DFILES=${GRADFORMER_CLI_FIRST_USE}/once/train.html" REQUIRES gradformer_cli_first_use)

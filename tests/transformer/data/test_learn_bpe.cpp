@@ -190,6 +190,22 @@ TEST_CASE("learn_bpe gives the reference's merges on a larger text of repeated w
   CHECK(tokens_of(bpe) == expected.tokens);
 }
 
+TEST_CASE("learn_bpe gives the reference's merges on long pre-tokens: a text without spaces is one") {
+  // Each merge visits the places of its pair alone, wherever they are: in one pre-token of 5,000
+  // bytes as in many short ones. Three long pre-tokens (one given twice) of words run together.
+  std::mt19937 rng(11);
+  const std::vector<std::string> lexicon = random_pre_tokens(rng, "abcdef", 60, 7);
+  std::vector<std::string> pre_tokens(3);
+  for (std::string& long_one : pre_tokens)
+    while (long_one.size() < 5000) long_one += lexicon[std::min(rng() % lexicon.size(), rng() % lexicon.size())];
+  pre_tokens.push_back(pre_tokens[0]);
+  const Learned expected = reference_learn(pre_tokens, 256 + 150);
+  const BytePairEncoding bpe = learn_bpe(pre_tokens, 256 + 150);
+  CHECK(expected.merges.size() == 150);
+  CHECK(bpe.merges() == expected.merges);
+  CHECK(tokens_of(bpe) == expected.tokens);
+}
+
 TEST_CASE("learn_bpe never merges a pair into a reserved string, and takes the next best instead") {
   // <s> three times: (<,s) and (s,>) count 3 each; the tie goes to (<,s) = (60,115). Then (<s,>)
   // would make "<s>".

@@ -4,6 +4,8 @@
 // LayerNorm epsilon, the activation or the unscaled embedding were wrong, the logits would differ.
 // The files are written here in GPT-2's formats: a small random model, and a tokenizer of the 256
 // bytes in GPT-2's bytes_to_unicode order plus a few merges.
+#include <sys/stat.h>
+
 #include <cmath>
 #include <map>
 #include <random>
@@ -478,6 +480,52 @@ TEST_CASE(
   files.model = dir / "model.safetensors", files.config = dir / "absent.json";
   CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError,
                    "absent.json: cannot open for reading: No such file or directory");
+}
+
+TEST_CASE("import_gpt2_files refuses what every reader of its checkpoint would: a merge whose token vocab.json lacks") {
+  // merges.txt's last merge joins "h a", a token vocab.json lacks (it has "Ġa" there): the import made
+  // a checkpoint that generate, params, score and resume all refused; now it refuses, naming both files.
+  TempDir dir("gpt2-merge-lacks-token");
+  const Gpt2 m(8);
+  save_safetensors(dir / "model.safetensors", m.state_dict(false), {{"format", "pt"}});
+  write_tokenizer(dir.path(), "vocab.json", "merges.txt");
+  test::write_text(dir / "merges.txt", "#version: 0.2\n\xC4\xA0 t\nh e\n\xC4\xA0t he\na n\nh a\n");
+  Gpt2Files files;
+  files.model = dir / "model.safetensors", files.heads = 4;
+  CHECK_THROWS_MSG(
+      import_gpt2_files(files), CheckpointError,
+      "vocab.json and " + (dir.path() / "merges.txt").string() + ": the merge h a makes a token the vocabulary lacks");
+  // and a tokenizer built any other way holds the same rule
+  std::vector<std::string> bytes;
+  for (int b = 0; b < 256; ++b) bytes.emplace_back(1, static_cast<char>(b));
+  CHECK_THROWS_MSG(Tokenizer::gpt2(BytePairEncoding(bytes, {{"a", "n"}})), ValueError,
+                   "the merge a n makes a token the vocabulary lacks");
+}
+
+TEST_CASE("import_gpt2_files names an input that is not a regular file instead of waiting on a FIFO") {
+  TempDir dir("gpt2-fifo");
+  const Gpt2 m(8);
+  save_safetensors(dir / "model.safetensors", m.state_dict(false), {{"format", "pt"}});
+  write_tokenizer(dir.path(), "vocab.json", "merges.txt");
+  std::filesystem::remove(dir / "merges.txt");
+  REQUIRE(::mkfifo((dir / "merges.txt").c_str(), 0600) == 0);  // no writer: opening it would block
+  Gpt2Files files;
+  files.model = dir.path().string(), files.heads = 4;
+  CHECK_THROWS_MSG(import_gpt2_files(files), CheckpointError,
+                   "merges.txt: not a regular file (a FIFO, a device or a directory); a tokenizer file is read whole");
+  std::filesystem::remove(dir / "merges.txt");
+  write_tokenizer(dir.path(), "vocab.json", "merges.txt");
+  REQUIRE(::mkfifo((dir / "config.json").c_str(), 0600) == 0);
+  CHECK_THROWS_MSG(
+      import_gpt2_files(files), CheckpointError,
+      "config.json: not a regular file (a FIFO, a device or a directory); GPT-2's config.json is read whole");
+  // what the output may not be: every file the import may read, resolved as the import resolves them
+  files.tokenizer_dir = dir / "tok";
+  const std::vector<std::string> inputs = gpt2_input_paths(files);
+  const std::vector<std::string> expected = {dir / "model.safetensors", dir / "config.json",
+                                             dir / "tok/vocab.json",    dir / "tok/merges.txt",
+                                             dir / "tok/encoder.json",  dir / "tok/vocab.bpe"};
+  CHECK(inputs == expected);
 }
 
 TEST_CASE("Json::parse_config keeps true, false, null and real numbers as written, parse still refuses them") {

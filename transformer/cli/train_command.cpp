@@ -162,7 +162,9 @@ void declare_train_flags(Flags& f, const TrainOptions& d) {
     f.add(flag_of(option), default_text(option, value), help);
   });
   f.add("--threads", "0", "threads (0: GRADFORMER_THREADS or all cores)");
-  f.add_switch("--force", "replace the run already in the output directory (only the files gradformer wrote there)");
+  f.add_switch("--force",
+               "replace the run already in the output directory (only the files gradformer wrote there), and an "
+               "existing --metrics or --profile file");
   declare_profile_flag(f);
   f.add("--resume", "",
         "continue the run saved in this checkpoint (then only --epochs or --steps, --out, --force, --metrics, "
@@ -341,6 +343,15 @@ int train_command(int argc, char** argv) {
   refuse_output_over_input("train", "--metrics", o.metrics_path, inputs, "one of the run's inputs", "the metrics");
   refuse_output_over_input("train", "--profile", o.profile_path, inputs, "one of the run's inputs", "the profile");
   refuse_to_replace_run(o.out_dir, resume, f.on("--force"));
+  // A file the user has is replaced only when told to; a resumed run appends to its metrics. (The
+  // metrics file is written as the run goes, so it may be a device or a pipe; the profile is written
+  // whole at the end, renamed into place, so it must be a regular file or nothing.)
+  std::error_code error;
+  if (resume.empty() && !o.metrics_path.empty() && std::filesystem::is_regular_file(o.metrics_path, error) &&
+      !f.on("--force"))
+    throw UsageError(message("train: --metrics ", o.metrics_path,
+                             " exists; give --force to replace it (a resumed run appends to its metrics)"));
+  if (!o.profile_path.empty()) check_output_flag("train", "--profile", o.profile_path, f.on("--force"));
   apply_threads(f);
   TrainReport report;
   try {

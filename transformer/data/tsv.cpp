@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tensor/support/files.h"
+
 namespace gradformer {
 
 std::vector<std::string> split_words(std::string_view sentence) {
@@ -113,11 +115,9 @@ void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs) 
   if (!pairs.empty() && pairs[0].source[0].rfind(kByteOrderMark, 0) == 0)
     throw DataError(
         "write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw DataError(message(path, ": cannot open for writing: ", std::strerror(errno)));
-  for (const SentencePair& pair : pairs) out << join_words(pair.source) << '\t' << join_words(pair.target) << '\n';
-  out.close();  // flushes; a full disk shows here
-  if (!out) throw DataError(message(path, ": write failed: ", std::strerror(errno)));
+  std::string text;
+  for (const SentencePair& pair : pairs) text += join_words(pair.source) + '\t' + join_words(pair.target) + '\n';
+  write_file_whole(path, [&](int fd) { return write_all(fd, text.data(), text.size()); });
 }
 
 }  // namespace gradformer

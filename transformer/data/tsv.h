@@ -44,9 +44,10 @@ std::vector<std::optional<SentencePair>> read_tsv_lines(const std::string& path,
 std::vector<std::optional<SentencePair>> parse_tsv_lines(std::istream& in, const std::string& name,
                                                          int64_t max_tokens = 0);
 
-/// Writes one "source<TAB>target\n" line per pair. DataError if the file cannot be written or a
-/// pair could not be read back (an empty side, a token holding a tab or newline, or a first token
-/// starting with the byte-order mark reading strips).
+/// Writes one "source<TAB>target\n" line per pair, the file whole (write_file_whole,
+/// tensor/support/files.h: OutputError if it cannot be written). DataError for a pair that could
+/// not be read back (an empty side, a token holding a tab or newline, or a first token starting
+/// with the byte-order mark reading strips).
 void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs);
 
 }  // namespace gradformer

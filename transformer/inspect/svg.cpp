@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
-#include "transformer/data/data_error.h"
+#include "tensor/support/files.h"
 
 namespace gradformer {
 
@@ -254,11 +252,7 @@ Heatmap heatmap_of(const Tensor& matrix, std::vector<std::string> row_labels, st
 }
 
 void write_svg(const std::string& path, const std::string& svg) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw DataError(message(path, ": cannot open for writing: ", std::strerror(errno)));
-  out << svg;
-  out.close();  // flushes; a full disk shows here
-  if (!out) throw DataError(message(path, ": write failed: ", std::strerror(errno)));
+  write_file_whole(path, [&](int fd) { return write_all(fd, svg.data(), svg.size()); });
 }
 
 }  // namespace gradformer

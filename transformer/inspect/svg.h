@@ -56,7 +56,7 @@ Heatmap heatmap_of(const Tensor& matrix, std::vector<std::string> row_labels, st
 /// & < > " ' as XML entities, so any token can be a label.
 std::string escape_xml(std::string_view text);
 
-/// Writes the text to `path`. DataError if the file cannot be written.
+/// Writes the text to `path`, whole (write_file_whole, tensor/support/files.h): OutputError if it cannot.
 void write_svg(const std::string& path, const std::string& svg);
 
 }  // namespace gradformer

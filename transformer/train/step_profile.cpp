@@ -1,11 +1,10 @@
 #include "transformer/train/step_profile.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 
-#include "transformer/data/data_error.h"
+#include "tensor/support/files.h"
 
 namespace gradformer {
 
@@ -30,11 +29,10 @@ std::optional<std::string> StepProfile::after(int64_t step) {
   if (step != last_) return std::nullopt;
   const profiler::Trace trace = profiler::stop();
   running_ = false;
-  std::ofstream out(trace_path_, std::ios::binary | std::ios::trunc);
-  if (!out) throw DataError(message(trace_path_, ": cannot open for writing: ", std::strerror(errno)));
-  profiler::write_chrome_trace(trace, out);
-  out.close();  // flushes; a full disk shows here
-  if (!out) throw DataError(message(trace_path_, ": write failed: ", std::strerror(errno)));
+  std::ostringstream json;
+  profiler::write_chrome_trace(trace, json);
+  const std::string text = json.str();
+  write_file_whole(trace_path_, [&](int fd) { return write_all(fd, text.data(), text.size()); });
   return message("profile of steps ", first_, "-", last_, " (", counted(last_ - first_ + 1, "step"),
                  ", after warm-up); trace written to ", trace_path_, "\n", profiler::key_averages_table(trace));
 }

@@ -107,6 +107,17 @@ gradformer_cli_test("--force with the replaced run's metrics file is status 2, a
   -DEXIT=2 ${one_error_line} "-DFILES=${kept}/m.jsonl|${kept}/model-step-8.safetensors"
   "-DSTDERR=^gradformer train: --metrics is [^\n]*kept/m.jsonl, the metrics file of the run this one replaces, which must stay until this run has a checkpoint. give another file\n$"
   REQUIRES gradformer_cli_runs_kept_resumed)
+# A new run replaces a metrics file only with --force (a resumed run appends to it); the profile is
+# written whole and renamed into place, so never over a device or through a link.
+gradformer_cli_test("a new run's --metrics that exists is status 2 without --force, and the file stays"
+  "-DARGS=train|--task|copy|${tiny_own}|--quiet|--steps|2|--metrics|${kept}/m.jsonl|--out|${GRADFORMER_CLI_RUNS}/fresh-metrics"
+  -DEXIT=2 ${one_error_line} "-DFILES=${kept}/m.jsonl"
+  "-DSTDERR=^gradformer train: --metrics [^\n]*kept/m.jsonl exists. give --force to replace it \\(a resumed run appends to its metrics\\)\n$"
+  REQUIRES gradformer_cli_runs_kept_resumed)
+gradformer_cli_test("train --profile /dev/null is status 2 before any step: a device is never replaced"
+  "-DARGS=train|--task|copy|${tiny_own}|--quiet|--steps|2|--profile|/dev/null|--out|${GRADFORMER_CLI_RUNS}/profile-null"
+  -DEXIT=2 ${one_error_line} "-DNO_FILES=${GRADFORMER_CLI_RUNS}/profile-null/model.safetensors"
+  "-DSTDERR=^gradformer train: --profile /dev/null: a device, not a regular file. not replacing it\n$")
 # Answers nobody can read stop the command at once, not after the whole input.
 gradformer_cli_test("translate to a full disk stops at the first line, status 1"
   "-DARGS=translate|--checkpoint|${GRADFORMER_CLI_DIR}/model.safetensors" -DSTDIN=${CMAKE_CURRENT_LIST_FILE}

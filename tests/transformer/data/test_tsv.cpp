@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "catch.h"
+#include "tensor/support/files.h"
 #include "transformer/data/tsv.h"
 
 using namespace gradformer;
@@ -138,5 +139,6 @@ TEST_CASE("tsv written pairs read back unchanged") {
   write_tsv(path, marked);
   CHECK(read_tsv(path) == marked);
   std::filesystem::remove(path);
-  CHECK_THROWS_MSG(write_tsv(temp_path("no_such_dir/x.tsv"), pairs), DataError, "cannot open for writing");
+  CHECK_THROWS_MSG(write_tsv(temp_path("no_such_dir/x.tsv"), pairs), OutputError,
+                   "x.tsv: cannot create the temporary file");
 }

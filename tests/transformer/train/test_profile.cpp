@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "tensor/support/files.h"
 #include "tensor/support/json.h"
 #include "tensor/support/profiler.h"
 #include "training_helpers.h"
@@ -167,14 +168,14 @@ TEST_CASE("profiler: train --profile profiles steps 6-8 and writes the trace") {
   CHECK(steps == StepProfile::kProfiledSteps);
   CHECK_FALSE(profiler::enabled());
 
-  // A run shorter than the warm-up profiles its last steps; a trace that cannot be written is a
-  // DataError, and leaves the profiler off.
+  // A run shorter than the warm-up profiles its last steps; a trace that cannot be written is an
+  // OutputError, and leaves the profiler off.
   CHECK(StepProfile::kWarmupSteps == 5);
   o.batches_per_epoch = 2, o.out_dir = dir / "short", o.profile_path = dir / "short.json";
   train(o);
   CHECK(std::filesystem::exists(o.profile_path));
   o.profile_path = dir / "no-such-directory/trace.json";
-  CHECK_THROWS_AS(train(o), DataError);
+  CHECK_THROWS_AS(train(o), OutputError);
   CHECK_FALSE(profiler::enabled());
 }
 

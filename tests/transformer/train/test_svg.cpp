@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "catch.h"
+#include "tensor/support/files.h"
 #include "transformer/data/data_error.h"
 #include "transformer/inspect/svg.h"
 
@@ -185,5 +186,6 @@ TEST_CASE("write_svg saves the text and names an unwritable path") {
   text << in.rdbuf();
   CHECK(text.str() == "<svg/>\n");
   std::filesystem::remove(path);
-  CHECK_THROWS_MSG(write_svg("/nonexistent-dir/x.svg", "<svg/>"), DataError, "/nonexistent-dir/x.svg: cannot open");
+  CHECK_THROWS_MSG(write_svg("/nonexistent-dir/x.svg", "<svg/>"), OutputError,
+                   "/nonexistent-dir/x.svg: cannot create the temporary file");
 }

@@ -7,12 +7,13 @@
 // every occurrence of every pre-token: "aaaa" counts (a, a) three times, although only two of them
 // can be joined.
 //
-// Fast, by counting incrementally: the pre-tokens are kept once each with their counts; the pair
-// counts live in a hash map, and each pair knows the pre-tokens where it occurs. A merge visits
-// only the pre-tokens that held the merged pair and recounts only the pairs around the places it
-// joined; a max-heap of (count, pair) finds the next most frequent pair, an entry whose count is
-// no longer the pair's being stale and skipped when it comes to the top. So a merge costs time in
-// proportion to what it changes, not to the text.
+// Fast, by counting incrementally: the pre-tokens are kept once each with their counts, their
+// tokens as linked lists; the pair counts live in a hash map, and each pair knows the places where
+// it starts. A merge visits only those places and recounts only the pairs on either side of each;
+// a max-heap of (count, pair) finds the next most frequent pair, an entry whose count is no longer
+// the pair's being stale and skipped when it comes to the top. So a merge costs time in proportion
+// to what it changes, not to the text, and one long pre-token (a text without spaces) costs what
+// many short ones do.
 #pragma once
 
 #include <cstdint>

@@ -124,6 +124,8 @@ void print_scores(const LoadedCheckpoint& ckpt, const std::string& path,
 // consecutive blocks of the context it was trained with (its max_len when the checkpoint does not say).
 int score_text_file(const Flags& f) {
   if (f.has("--data")) throw UsageError("score: give --data (pairs) or --text (a text file), not both");
+  if (f.given("--batch-size"))  // not silently ignored, whatever its value
+    throw UsageError("score: --batch-size is for --data; --text is scored one block of the model's context at a time");
   const std::string path = f.text("--checkpoint"), text_path = f.text("--text");
   CheckpointFile file = read_checkpoint_header(path);
   if (file.arch != Architecture::DecoderOnly)

@@ -39,6 +39,11 @@ gradformer_cli_test("score --text: loss, perplexity and bits per byte of a whole
 gradformer_cli_test("score --text with a bpe model counts the bytes of its tokens"
   "-DARGS=score|--checkpoint|${GRADFORMER_CLI_TEXT}/bpe/model.safetensors|--text|${text_file}" "-DSTDERR_ABSENT=."
   "-DSTDOUT=^bpe tokenizer: [0-9]+ tokens predicted \\(4[0-9][0-9] bytes\\), blocks of 8\n" REQUIRES "gradformer_cli_text_bpe;gradformer_cli_text_book")
+gradformer_cli_test("score --text --batch-size is status 2 whatever its value: it would be ignored"
+  "-DARGS=score|--checkpoint|${GRADFORMER_CLI_TEXT}/bytes/model.safetensors|--text|${text_file}|--batch-size|abc"
+  -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer score: --batch-size is for --data. --text is scored one block of the model's context at a time\n$"
+  REQUIRES "gradformer_cli_text_bytes;gradformer_cli_text_book")
 gradformer_cli_test("score --text refuses a model of words, status 2"
   "-DARGS=score|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--text|${text_file}" -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer score: --text needs a model of bytes or bpe tokens. " REQUIRES "gradformer_cli_lm;gradformer_cli_text_book")

@@ -1,5 +1,7 @@
 #include "transformer/evaluate/evaluate.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "autograd/all.h"
@@ -142,6 +144,16 @@ double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches) {
 TextScore score_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::vector<int64_t>& tokens,
                      int64_t context) {
   const double loss = lm_eval_loss(model, text_eval_batches(tokens, context));
+  if (!std::isfinite(loss)) {  // finite weights whose arithmetic overflows: find where, a block at a time
+    const std::vector<LmBatch> blocks = text_eval_batches(tokens, context, 1);
+    const auto n = static_cast<int64_t>(tokens.size());
+    for (size_t b = 0; b < blocks.size(); ++b)
+      if (const double block_loss = lm_eval_loss(model, {blocks[b]}); !std::isfinite(block_loss)) {
+        const int64_t first = static_cast<int64_t>(b) * context;
+        throw ValueError(message("score: the loss on tokens ", first, " to ", std::min(n - 1, first + context), " is ",
+                                 block_loss, ": the model's scores overflow there (weights finite but too large?)"));
+      }
+  }
   return {loss, static_cast<int64_t>(tokens.size()) - 1, predicted_bytes(tokens, tokenizer)};
 }
 

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "autograd/anomaly.h"
 #include "nn/module.h"
 #include "transformer/model/masks.h"
 
@@ -182,7 +183,11 @@ LmTrace trace_prompt(DecoderOnly& model, const Tokenizer& tokenizer, const std::
   const Variable logits = model.forward(from_vector(t.ids, {1, T}), causal_mask(T).unsqueeze(0));
   for (size_t l = 0; l < model.decoder->layers->size(); ++l)  // [1, H, T, T] -> [H, T, T]
     t.attention.push_back((*model.decoder->layers)[l].attention.select(0, 0).to(DType::Float64).contiguous());
-  t.next = next_tokens(logits.value().select(0, 0).select(0, T - 1), tokenizer, options.top);
+  const Tensor last = logits.value().select(0, 0).select(0, T - 1);  // [V]
+  if (double bad = 0; first_non_finite(last, &bad))                  // finite weights whose arithmetic overflows
+    throw ValueError(message("trace: the model's scores for the token at position ", T, " hold ", bad,
+                             ": its arithmetic overflows there (weights finite but too large?)"));
+  t.next = next_tokens(last, tokenizer, options.top);
   return t;
 }
 

@@ -163,6 +163,11 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
       logits = model.forward(all, causal_mask(all.size(1)).unsqueeze(0));
     }
     const Tensor last = logits.value().select(0, 0).select(0, logits.size(1) - 1);  // [V]: scores for the next token
+    // Finite weights can still overflow (a LayerNorm gain of 3e38): greedy would take token 0 forever
+    // and sampling would stop at once. Say so, and where.
+    if (double bad = 0; first_non_finite(last, &bad))
+      throw ValueError(message("generate: the model's scores for the token at position ", sequence.size(), " hold ",
+                               bad, ": its arithmetic overflows there (weights finite but too large?)"));
     const int64_t token = sample_next_token(last, o, gen);
     generated.push_back(token), sequence.push_back(token);
     if (on_token) on_token(token);

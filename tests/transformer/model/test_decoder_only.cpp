@@ -217,6 +217,22 @@ TEST_CASE("generate: the same seed gives the same tokens, the cache does not cha
   CHECK(run({}, 3) != run({}, 4));  // but it does when sampling (ten tokens of seven: a coincidence is unlikely)
 }
 
+TEST_CASE("generate stops on scores that are not finite, naming the position, with or without sampling") {
+  // Every weight finite, the final LayerNorm's gain 3e38: the logits overflow to infinities and NaN.
+  TransformerConfig c = tiny_lm(NormPlacement::Pre);
+  c.dtype = DType::Float32;
+  DecoderOnly model(c, 11);
+  bool found = false;
+  for (auto& [name, p] : model.named_parameters())
+    if (name == "decoder.norm.weight") Tensor(p.value()).fill_(3e38), found = true;  // a view: the same storage
+  REQUIRE(found);
+  for (const double temperature : {0.0, 1.0}) {
+    Generator gen(1);
+    CHECK_THROWS_MSG(generate(model, {1, 4}, {.max_tokens = 5, .temperature = temperature}, gen), ValueError,
+                     "generate: the model's scores for the token at position 2 hold ");
+  }
+}
+
 TEST_CASE("decoder-only: without a gradient the cache grows in place, with the same logits, truncated and copied") {
   TransformerConfig c = tiny_lm(NormPlacement::Pre, Positions::Learned);
   c.max_len = 40;

@@ -116,6 +116,16 @@ TEST_CASE("lm trace: the next tokens are the softmax of model.forward's last row
   CHECK(trace.next[0].id == best);
 }
 
+TEST_CASE("lm trace: scores that are not finite stop the trace, naming the position") {
+  TinyGpt2 t;  // every weight finite, the final LayerNorm's gain 3e38: the scores overflow
+  bool found = false;
+  for (auto& [name, p] : t.model.named_parameters())
+    if (name == "decoder.norm.weight") Tensor(p.value()).fill_(3e38), found = true;
+  REQUIRE(found);
+  CHECK_THROWS_MSG(trace_prompt(t.model, t.tokens, "the cat is", {.top = 10}), ValueError,
+                   "trace: the model's scores for the token at position 6 hold ");
+}
+
 TEST_CASE("lm trace: a model of words reads <s> first") {
   const Vocab vocab = Vocab::build({{"le", "chat", "noir"}});
   TransformerConfig c = decoder_only_config(vocab.size());

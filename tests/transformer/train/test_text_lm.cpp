@@ -84,6 +84,20 @@ TEST_CASE(
   CHECK(saved.info.state.at("options.tokenizer") == "bytes");
 }
 
+TEST_CASE("score_text stops on a loss that is not finite, naming the block of tokens where it began") {
+  const std::string text = repeated("to be or not to be, that is the question. ", 2);
+  const Tokenizer tokenizer = Tokenizer::bytes();
+  TransformerConfig c = decoder_only_config(tokenizer.size());
+  c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 1, c.max_len = 32, c.dropout = 0, c.dtype = DType::Float32;
+  DecoderOnly model(c, 5);
+  bool found = false;  // every weight finite, the final LayerNorm's gain 3e38: the scores overflow
+  for (auto& [name, p] : model.named_parameters())
+    if (name == "decoder.norm.weight") Tensor(p.value()).fill_(3e38), found = true;
+  REQUIRE(found);
+  CHECK_THROWS_MSG(score_text(model, tokenizer, tokenizer.encode(text), 10), ValueError,
+                   "score: the loss on tokens 0 to 10 is ");
+}
+
 TEST_CASE("score_text: bits per byte is the nats over the predicted tokens over ln 2 times their bytes") {
   const std::string text = repeated("to be or not to be, that is the question. ", 4);  // 172 bytes, ASCII
   for (const Tokenizer& tokenizer : {Tokenizer::bytes(), Tokenizer::learn_bpe({text}, 300)}) {

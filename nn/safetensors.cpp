@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nn/safetensors_format.h"
+#include "tensor/support/files.h"
 #include "tensor/support/json.h"
 #include "tensor/support/mapped_file.h"
 

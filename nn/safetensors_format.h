@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -41,8 +39,6 @@ inline void swap_to_little_endian(char* bytes, size_t count, size_t itemsize) {
     (void)bytes, (void)count, (void)itemsize;
   }
 }
-
-inline std::string system_reason() { return errno ? std::string(": ") + std::strerror(errno) : std::string(); }
 
 inline std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 

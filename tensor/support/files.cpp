@@ -36,9 +36,6 @@ namespace {
 
 constexpr const char* kTemporaryTag = ".tmp-";  // model.safetensors.tmp-<pid>-<counter>
 
-// ": <the system's reason>" for the last failed call, or "" when it set none.
-std::string system_reason() { return errno ? std::string(": ") + std::strerror(errno) : std::string(); }
-
 // What a path that exists is, when it is not a regular file.
 std::string kind_of(fs::file_status status) {
   switch (status.type()) {
@@ -105,6 +102,8 @@ void sync_directory(const fs::path& path) {
 
 }  // namespace
 
+std::string system_reason() { return errno ? std::string(": ") + std::strerror(errno) : std::string(); }
+
 void check_output_path(const std::string& path, bool replace, const std::string& force_flag) {
   refuse_non_regular(path);
   std::error_code error;
@@ -158,6 +157,10 @@ void write_file_whole(const std::string& path, const std::function<bool(int fd)>
   fs::rename(temporary, path, error);
   if (error) fail("cannot rename " + temporary.string() + " into place: " + error.message());
   sync_directory(path);  // and the rename itself, which lives in the directory
+}
+
+void write_file_whole(const std::string& path, std::string_view bytes) {
+  write_file_whole(path, [&](int fd) { return write_all(fd, bytes.data(), bytes.size()); });
 }
 
 }  // namespace gradformer

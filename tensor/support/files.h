@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensor/support/error.h"
@@ -39,7 +40,11 @@ void check_output_path(const std::string& path, bool replace, const std::string&
 /// first. `write` returns false when a write failed (errno says why). OutputError naming the path and
 /// the system's reason; a `path` that exists and is not a regular file is refused, never replaced.
 void write_file_whole(const std::string& path, const std::function<bool(int fd)>& write);
+/// The same for a file whose bytes are all in hand (a page, a tokenizer's JSON, a figure).
+void write_file_whole(const std::string& path, std::string_view bytes);
 /// `write` for write_file_whole: all `size` bytes, or false.
 bool write_all(int fd, const void* data, std::size_t size);
+/// ": <the system's reason>" for the last failed call (errno), or "" when it set none.
+std::string system_reason();
 
 }  // namespace gradformer

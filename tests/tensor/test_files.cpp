@@ -44,9 +44,7 @@ std::string read_text(const std::string& path) {
 }
 
 // write_file_whole with `text` as the whole file.
-void write_whole(const std::string& path, const std::string& text) {
-  write_file_whole(path, [&](int fd) { return write_all(fd, text.data(), text.size()); });
-}
+void write_whole(const std::string& path, const std::string& text) { write_file_whole(path, text); }
 
 // The names in `folder` other than `keep`: what a write left behind.
 int others(const Folder& folder, const std::string& keep) {

@@ -118,7 +118,7 @@ int learn_bpe_command(int argc, char** argv) {
   const Tokenizer learned = Tokenizer::learn_bpe(views, vocab_size, specials);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string json = learned.to_json() + "\n";
-  write_file_whole(out, [&](int fd) { return write_all(fd, json.data(), json.size()); });
+  write_file_whole(out, json);
 
   print_summary(learned, views, bytes, seconds, vocab_size, out);
   return 0;

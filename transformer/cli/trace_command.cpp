@@ -54,7 +54,7 @@ std::string checkpoint_to_trace(const Flags& f) {
 }
 
 void write_page(const std::string& path, const std::string& page) {
-  write_file_whole(path, [&](int fd) { return write_all(fd, page.data(), page.size()); });
+  write_file_whole(path, page);
   std::cout << "\nwrote " << path << " (open it in a browser)\n";
 }
 

@@ -117,7 +117,7 @@ void write_tsv(const std::string& path, const std::vector<SentencePair>& pairs) 
         "write_tsv: pair 1's first token starts with a UTF-8 byte-order mark (EF BB BF), which reading strips");
   std::string text;
   for (const SentencePair& pair : pairs) text += join_words(pair.source) + '\t' + join_words(pair.target) + '\n';
-  write_file_whole(path, [&](int fd) { return write_all(fd, text.data(), text.size()); });
+  write_file_whole(path, text);
 }
 
 }  // namespace gradformer

@@ -251,8 +251,6 @@ Heatmap heatmap_of(const Tensor& matrix, std::vector<std::string> row_labels, st
   return heatmap;
 }
 
-void write_svg(const std::string& path, const std::string& svg) {
-  write_file_whole(path, [&](int fd) { return write_all(fd, svg.data(), svg.size()); });
-}
+void write_svg(const std::string& path, const std::string& svg) { write_file_whole(path, svg); }
 
 }  // namespace gradformer

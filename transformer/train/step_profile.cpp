@@ -32,7 +32,7 @@ std::optional<std::string> StepProfile::after(int64_t step) {
   std::ostringstream json;
   profiler::write_chrome_trace(trace, json);
   const std::string text = json.str();
-  write_file_whole(trace_path_, [&](int fd) { return write_all(fd, text.data(), text.size()); });
+  write_file_whole(trace_path_, text);
   return message("profile of steps ", first_, "-", last_, " (", counted(last_ - first_ + 1, "step"),
                  ", after warm-up); trace written to ", trace_path_, "\n", profiler::key_averages_table(trace));
 }

@@ -1,7 +1,7 @@
 # gradformer import --gpt2 and params --checkpoint as a user runs them: a small random GPT-2 in the
 # hub's layout (write_gpt2: "transformer." names, the causal-mask buffers, lm_head equal to wte, and a
 # config.json as the hub writes it), with the GPT-2-format tokenizer of data/gpt2_reference (657
-# tokens). The logits themselves are checked in train/test_import_gpt2.cpp against a float64 GPT-2.
+# tokens). The logits themselves are checked in store/test_import_gpt2.cpp against a float64 GPT-2.
 # The counts below, by hand: V 657, d 16, n_ctx 32, 2 layers, d_ff 64:
 #   token embedding 657 x 16 = 10512; positions 32 x 16 = 512; a layer 4 d^2 + 4 d + 2 d d_ff + d_ff + d
 #   + 4 d = 1024 + 64 + 2048 + 64 + 16 + 64 = 3280; the final LayerNorm 32: 10512 + 512 + 6560 + 32 = 17616.

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "tensor/support/json.h"
-#include "training_helpers.h"
+#include "../train/training_helpers.h"
 #include "transformer/model/masks.h"
 #include "transformer/store/import_gpt2.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "catch.h"
-#include "tiny_translator.h"
+#include "../train/tiny_translator.h"
 #include "transformer/data/batch.h"
 #include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/trace.h"

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "catch.h"
-#include "training_helpers.h"
+#include "../train/training_helpers.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/store/checkpoint.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "catch.h"
-#include "training_helpers.h"
+#include "../train/training_helpers.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/store/checkpoint.h"
 

@@ -10,7 +10,10 @@ namespace gradformer {
 
 /// Root of every error a user of the library can cause. Catch this one to catch them all.
 struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  /// A message quotes what the user gave (a token, a line, a file name), so its bytes are made safe to
+  /// print first (utf8.h's printable): a NUL cannot cut it short, nor a carriage return write over it.
+  explicit Error(const std::string& what);
+  explicit Error(const char* what) : Error(std::string(what)) {}
 };
 /// Shapes that do not fit the operation (do not broadcast, wrong rank, inner dims differ, ...).
 struct ShapeError : Error {

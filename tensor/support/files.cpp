@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -103,6 +105,28 @@ void sync_directory(const fs::path& path) {
 }  // namespace
 
 std::string system_reason() { return errno ? std::string(": ") + std::strerror(errno) : std::string(); }
+
+std::string file_fingerprint(const std::string& path) {
+  // FNV-1a: for each byte, hash = (hash XOR byte) x the FNV prime, from the FNV offset basis.
+  constexpr uint64_t kOffsetBasis = 14695981039346656037ull, kPrime = 1099511628211ull;
+  errno = 0;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(message(path, ": cannot read it to check it is the same file", system_reason()));
+  uint64_t hash = kOffsetBasis;
+  std::vector<unsigned char> chunk(1 << 16);
+  ssize_t got = 0;
+  while ((got = ::read(fd, chunk.data(), chunk.size())) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    for (ssize_t i = 0; i < got; ++i) hash = (hash ^ chunk[static_cast<size_t>(i)]) * kPrime;
+  }
+  const std::string reason = got < 0 ? system_reason() : "";
+  ::close(fd);
+  if (got < 0) throw Error(message(path, ": cannot read it to check it is the same file", reason));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
 
 void check_output_path(const std::string& path, bool replace, const std::string& force_flag) {
   refuse_non_regular(path);

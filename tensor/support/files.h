@@ -44,6 +44,12 @@ void write_file_whole(const std::string& path, const std::function<bool(int fd)>
 void write_file_whole(const std::string& path, std::string_view bytes);
 /// `write` for write_file_whole: all `size` bytes, or false.
 bool write_all(int fd, const void* data, std::size_t size);
+/// A fingerprint of a file's bytes: their 64-bit FNV-1a hash as 16 hex digits, read in chunks, so
+/// memory does not grow with the file. It tells the same text from another file of the same length
+/// (what a resumed run asks), not a forged file from the real one. Error naming the path and the
+/// system's reason when the file cannot be read.
+std::string file_fingerprint(const std::string& path);
+
 /// ": <the system's reason>" for the last failed call (errno), or "" when it set none.
 std::string system_reason();
 

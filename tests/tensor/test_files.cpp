@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "catch.h"
 #include "tensor/support/files.h"
@@ -138,4 +141,27 @@ TEST_CASE("write_file_whole in a folder that does not exist names the path and t
   const std::string out = folder / "no/such/t.json";
   CHECK_THROWS_MSG(write_whole(out, "x"), OutputError, out + ": cannot create the temporary file " + out + ".tmp-");
   CHECK_THROWS_MSG(write_whole(out, "x"), OutputError, ": No such file or directory");
+}
+
+TEST_CASE("files: file_fingerprint is the 64-bit FNV-1a hash of the bytes (the FNV reference values)") {
+  Folder folder("fingerprint");
+  const std::string path = (folder.path / "f").string();
+  // The reference values of FNV-1a, 64 bits: "" is the offset basis itself.
+  for (const auto& [text, hash] : {std::pair<std::string, std::string>{"", "cbf29ce484222325"},
+                                   {"a", "af63dc4c8601ec8c"},
+                                   {"foobar", "85944171f73967e8"}}) {
+    write_text(path, text);
+    CHECK(file_fingerprint(path) == hash);
+  }
+  // Past one read's chunk (64 KiB): the same as hashing the bytes in one go.
+  std::string big(200000, 'x');
+  for (size_t i = 0; i < big.size(); i += 7) big[i] = static_cast<char>(i % 251);
+  write_text(path, big);
+  uint64_t hash = 14695981039346656037ull;
+  for (const char c : big) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  CHECK(file_fingerprint(path) == hex);
+  CHECK_THROWS_MSG(file_fingerprint((folder.path / "absent").string()), Error,
+                   "absent: cannot read it to check it is the same file: No such file or directory");
 }

@@ -42,6 +42,8 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
     throw UsageError(message("generate: the prompt's ", ids.size(), " tokens do not fit the model's context of ",
                              max_len, " tokens (max_len)"));
   o.eos = end_of_text(tokenizer);
+  // The specials in front (<pad> <s> </s> <unk>) are not text: a barely trained model would print "<pad>".
+  for (int64_t id = 0; id < tokenizer.special_count(); ++id) o.never.push_back(id);
   // The prompt as typed, then the continuation's text as it comes (a character cut by the last token shows as U+FFFD).
   std::cout << text << std::flush;
   Utf8Stream stream;
@@ -61,6 +63,7 @@ void continue_words(DecoderOnly& model, const Vocab& vocab, const std::string& t
     throw UsageError(message("generate: the prompt's ", prompt.size() - 1, " words leave no room in max_len ",
                              model.config().max_len));
   o.max_tokens = std::min(o.max_tokens, room);
+  o.never = {Vocab::pad, Vocab::bos};  // never a target in training: no loss counts <pad>, and <s> only starts
   std::vector<std::string> words = split_words(text);
   for (int64_t id : generate(model, prompt, o, gen)) {
     if (id == Vocab::eos) break;

@@ -16,17 +16,23 @@
 // A mistake on the command line is one line on stderr and exit status 2; any other error
 // (a bad file, a bad checkpoint) one line and status 1. Never a stack trace.
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <map>
+#include <new>
+#include <sstream>
 #include <string>
 
 #include "tensor/kernels/parallel.h"
 #include "tensor/support/memory.h"
+#include "tensor/support/utf8.h"
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/data_error.h"
@@ -68,6 +74,21 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
+// What an allocation the system refused leaves to say: how much memory the program held at most, and
+// the machine's. (A tensor too large says more itself: its shape and bytes, a MemoryError.)
+std::string out_of_memory() {
+  struct rusage usage {};
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  const double held_mb = ::getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<double>(usage.ru_maxrss) / 1024 : -1;
+  const double machine_mb = pages > 0 && page_size > 0 ? static_cast<double>(pages) * page_size / (1 << 20) : -1;
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(0) << "out of memory: the system refused an allocation";
+  if (held_mb >= 0) out << " with " << held_mb << " MiB resident at most so far";
+  if (machine_mb >= 0) out << ", of this machine's " << machine_mb << " MiB";
+  out << " (an input or a model too large for it, or a limit on the process's memory)";
+  return out.str();
+}
+
 }  // namespace
 
 // A standard stream the caller closed (`<&-`) would be taken by the next file the program opens,
@@ -101,7 +122,8 @@ int main(int argc, char** argv) {
       {"average", average_command},     {"tokenize", tokenize_command},   {"learn-bpe", learn_bpe_command}};
   const auto found = commands.find(command);
   if (found == commands.end()) {
-    std::cerr << "gradformer: unknown command '" << command << "' (see gradformer --help)\n";  // the usage is --help's
+    std::cerr << "gradformer: unknown command '" << printable(command)
+              << "' (see gradformer --help)\n";  // the usage is --help's
     return 2;
   }
   const bool help = std::any_of(argv + 2, argv + argc,
@@ -121,8 +143,12 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     std::cerr << "gradformer " << one_line(e.what()) << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "gradformer " << command << ": error: " << out_of_memory() << "\n";
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "gradformer " << command << ": error: " << one_line(e.what()) << "\n";
+    // printable: an error of the standard library (a path in a filesystem_error) quotes bytes too
+    std::cerr << "gradformer " << command << ": error: " << one_line(printable(e.what())) << "\n";
     return 1;
   }
 }

@@ -87,18 +87,21 @@ Tokenizer chosen_tokenizer(const Flags& f) {
   return Tokenizer::bytes();
 }
 
-/// The ids of standard input's text. A model of words reads words cut at any whitespace; a
-/// byte-pair tokenizer UTF-8 text (a DataError naming the first byte that is not).
+/// The ids of standard input's text. A model of words reads words cut at any whitespace; it and a
+/// byte-pair tokenizer read UTF-8 text (a DataError naming the first byte that is not: a words model's
+/// vocabulary holds UTF-8 words only, so such a word would become <unk> without a word said).
 std::vector<int64_t> encode_input(const Tokenizer& tokenizer, std::string text) {
   if (tokenizer.kind() == Tokenizer::Kind::Words) {
     for (char& c : text)
       if (c == '\n' || c == '\r' || c == '\v' || c == '\f') c = ' ';
   }
-  if (tokenizer.kind() == Tokenizer::Kind::Bpe) {
+  if (tokenizer.kind() != Tokenizer::Kind::Bytes) {
     if (const auto offset = invalid_utf8_at(text))
       throw DataError(message("standard input: not UTF-8 at byte offset ", *offset, " (byte 0x", std::hex,
                               std::uppercase, static_cast<int>(static_cast<unsigned char>(text[*offset])), std::dec,
-                              "); a byte-pair tokenizer reads UTF-8 text (--bytes takes any bytes)"));
+                              "); a ",
+                              tokenizer.kind() == Tokenizer::Kind::Words ? "model of words" : "byte-pair tokenizer",
+                              " reads UTF-8 text (--bytes takes any bytes)"));
   }
   try {
     return tokenizer.encode(text);

@@ -4,6 +4,7 @@
 // same train() as `gradformer train`, into runs/trace-model, and reused after.
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "tensor/support/files.h"
 #include "tensor/support/saved_state.h"
@@ -100,15 +101,15 @@ int trace_decoder_only(const Flags& f, CheckpointFile file) {
   LmTraceView view;
   if (f.has("--layer")) view.layer = f.integer_in("--layer", 0, c.layers - 1, " (the model's layers)");
   if (f.has("--head")) view.head = f.integer_in("--head", 0, c.heads - 1, " (the model's heads)");
-  const LmTrace t = trace_prompt(*ckpt.model, tokenizer, f.positionals()[0], {.top = top});
-  std::string page;
-  try {
-    if (f.has("--html")) page = lm_trace_html(t, view);  // before the text: a page too large is refused up front
-  } catch (const ValueError& e) {
+  std::optional<LmTrace> t;
+  try {  // a page too large is refused before the forward pass keeps every head's T x T weights
+    t = trace_prompt(*ckpt.model, tokenizer, f.positionals()[0],
+                     {.top = top, .page = f.has("--html") ? std::optional(view) : std::nullopt});
+  } catch (const PageSizeError& e) {
     throw UsageError(e.what());
   }
-  std::cout << lm_trace_text(t, view);
-  if (f.has("--html")) write_page(f.text("--html"), page);
+  std::cout << lm_trace_text(*t, view);
+  if (f.has("--html")) write_page(f.text("--html"), lm_trace_html(*t, view));
   return 0;
 }
 

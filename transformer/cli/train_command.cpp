@@ -168,7 +168,9 @@ void declare_train_flags(Flags& f, const TrainOptions& d) {
   declare_profile_flag(f);
   f.add("--resume", "",
         "continue the run saved in this checkpoint (then only --epochs or --steps, --out, --force, --metrics, "
-        "--log-every, --stop-after, --keep-last, --threads, --quiet, --profile)");
+        "--log-every, --stop-after, --keep-last, --threads, --quiet, --profile, and the run's own --text, --data, "
+        "--valid, --test: read from where the run found them, from any folder, and refused if their bytes changed, "
+        "unless named again)");
   f.add_switch("--quiet", "print no progress, only the results");
 }
 
@@ -215,9 +217,9 @@ void read_flag(const Flags& f, const std::string& flag, Positions& value) {
 // A resumed run continues as it began: only these flags may differ from the original run's; any
 // other is refused rather than silently ignored.
 void check_resume_flags(const Flags& f) {
-  const std::vector<std::string> allowed = {"--resume",    "--epochs",  "--steps",     "--out",
-                                            "--force",     "--metrics", "--log-every", "--stop-after",
-                                            "--keep-last", "--threads", "--quiet",     "--profile"};
+  const std::vector<std::string> allowed = {
+      "--resume",    "--epochs",  "--steps", "--out",     "--force", "--metrics", "--log-every", "--stop-after",
+      "--keep-last", "--threads", "--quiet", "--profile", "--text",  "--data",    "--valid",     "--test"};
   for (const std::string& flag : f.given_names())
     if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end())
       throw UsageError(message("train: ", flag,
@@ -359,9 +361,12 @@ int train_command(int argc, char** argv) {
   } catch (const TrainOptionError& e) {
     // A value from the command line is a usage error, named as the user typed it. When resuming,
     // only the output options come from the command line; the others are the checkpoint's.
-    const bool from_flags = resume.empty() || e.field() == "log_every" || e.field() == "stop_after" ||
-                            e.field() == "epochs" || e.field() == "steps" || e.field() == "keep_last" ||
-                            e.field() == "metrics_path";
+    // The input files are named by flag either way: the resumer gave one, or may give one.
+    const std::vector<std::string> resumer_fields = {"log_every", "stop_after",   "epochs",    "steps",
+                                                     "keep_last", "metrics_path", "data_path", "valid_path",
+                                                     "test_path", "text_path"};
+    const bool from_flags =
+        resume.empty() || std::find(resumer_fields.begin(), resumer_fields.end(), e.field()) != resumer_fields.end();
     if (!from_flags) throw;
     throw UsageError(message("train: ", flag_of(e.field()), " ", e.requirement()));
   }

@@ -160,6 +160,14 @@ std::string top_keys_text(const LmTrace& t, const double* w, int64_t top) {
 
 }  // namespace
 
+// The cells the page would draw: every head shown, T x T each.
+void check_lm_page_size(int64_t tokens, int64_t layers, int64_t heads, const LmTraceView& view) {
+  const int64_t shown = (view.layer == -1 ? layers : 1) * (view.head == -1 ? heads : 1);
+  if (shown * tokens * tokens > kMaxPageCells)
+    throw PageSizeError(message("trace: the page would draw ", shown, " heads of ", tokens, " x ", tokens,
+                                " tokens, more than ", kMaxPageCells, " cells: choose fewer with --layer and --head"));
+}
+
 LmTrace trace_prompt(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& prompt,
                      const LmTraceOptions& options) {
   if (options.top < 1) throw ValueError(message("trace: top must be at least 1, got ", options.top));
@@ -173,6 +181,7 @@ LmTrace trace_prompt(DecoderOnly& model, const Tokenizer& tokenizer, const std::
   if (T > t.config.max_len)
     throw DataError(message("trace: the prompt's ", T, " tokens do not fit the model's context of ", t.config.max_len,
                             " tokens (max_len)"));
+  if (options.page) check_lm_page_size(T, t.config.layers, t.config.heads, *options.page);
   for (int64_t id : t.ids) {
     t.pieces.push_back(tokenizer.piece(id));
     t.texts.push_back(tokenizer.kind() == Tokenizer::Kind::Words ? tokenizer.piece(id) : tokenizer.decode({id}));

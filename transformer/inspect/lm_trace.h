@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,18 @@ struct LmTrace {
   std::vector<NextToken> next;      // the most likely next tokens, best first
 };
 
+/// Which heads to show: layer and head -1 for all of them.
+struct LmTraceView {
+  int64_t layer = -1, head = -1;
+  int64_t matrix_tokens = 16;  // prompts of up to this many tokens as a matrix, longer ones as top keys
+  int64_t top_keys = 3;        // keys shown per query token past matrix_tokens
+};
+
 struct LmTraceOptions {
   int64_t top = 10;  // next tokens kept
+  /// The view of the HTML page the caller will draw from the trace, if any: a prompt too long for
+  /// it is refused (check_lm_page_size) before the forward pass computes every head's attention.
+  std::optional<LmTraceView> page = std::nullopt;
 };
 
 /// Reads `prompt` as the model was trained to (bytes, bpe, GPT-2's tokenizer: the raw text; words:
@@ -55,13 +66,6 @@ struct HeadHabits {
 };
 HeadHabits head_habits(const LmTrace& trace, int64_t layer, int64_t head);
 
-/// Which heads to show: layer and head -1 for all of them.
-struct LmTraceView {
-  int64_t layer = -1, head = -1;
-  int64_t matrix_tokens = 16;  // prompts of up to this many tokens as a matrix, longer ones as top keys
-  int64_t top_keys = 3;        // keys shown per query token past matrix_tokens
-};
-
 /// ValueError unless view.layer and view.head are -1 or a layer and a head of the trace.
 void check_lm_trace_view(const LmTrace& trace, const LmTraceView& view);
 
@@ -73,9 +77,18 @@ std::string lm_trace_text(const LmTrace& trace, const LmTraceView& view = {});
 /// The most attention cells (heads shown x T x T) one page draws: about 110 bytes each, some 30 MB.
 inline constexpr int64_t kMaxPageCells = 250000;
 
+/// A page that would draw more than kMaxPageCells cells (what to show is the caller's choice).
+struct PageSizeError : ValueError {
+  using ValueError::ValueError;
+};
+
+/// PageSizeError, naming --layer and --head, when a page of `view` for a prompt of `tokens` tokens on a
+/// model of `layers` layers and `heads` heads would draw more than kMaxPageCells cells.
+void check_lm_page_size(int64_t tokens, int64_t layers, int64_t heads, const LmTraceView& view);
+
 /// The trace as one HTML page: the tokens, the heads' habits, one heatmap per layer and head, the
 /// next tokens as bars; no scripts, nothing fetched. ValueError for a layer or head out of range, and
-/// for more than kMaxPageCells cells to draw (naming --layer and --head, which draw fewer).
+/// PageSizeError for more than kMaxPageCells cells to draw (naming --layer and --head, which draw fewer).
 std::string lm_trace_html(const LmTrace& trace, const LmTraceView& view = {});
 
 }  // namespace gradformer

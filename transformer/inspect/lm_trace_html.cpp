@@ -63,16 +63,6 @@ std::string habits_html(const LmTrace& t) {
   return out.str();
 }
 
-// The cells the page would draw: every head shown, T x T each.
-void check_page_size(const LmTrace& t, const LmTraceView& v) {
-  const auto T = static_cast<int64_t>(t.ids.size());
-  const int64_t layers = v.layer == -1 ? static_cast<int64_t>(t.attention.size()) : 1;
-  const int64_t heads = v.head == -1 ? t.config.heads : 1;
-  if (layers * heads * T * T > kMaxPageCells)
-    throw ValueError(message("trace: the page would draw ", layers * heads, " heads of ", T, " x ", T,
-                             " tokens, more than ", kMaxPageCells, " cells: choose fewer with --layer and --head"));
-}
-
 std::string next_html(const LmTrace& t) {
   std::ostringstream out;
   out << "<table class='steps'><tr><th>rank</th><th>token</th><th>id</th><th>probability</th></tr>\n";
@@ -90,7 +80,7 @@ std::string next_html(const LmTrace& t) {
 
 std::string lm_trace_html(const LmTrace& t, const LmTraceView& v) {
   check_lm_trace_view(t, v);
-  check_page_size(t, v);
+  check_lm_page_size(static_cast<int64_t>(t.ids.size()), static_cast<int64_t>(t.attention.size()), t.config.heads, v);
   std::ostringstream page;
   page << trace_page::begin("gradformer trace: " + t.prompt, "What the model reads, and what it expects next",
                             escape_xml(message(t.config.layers, " layers, ", t.config.heads, " heads, d_model ",

@@ -27,8 +27,16 @@ namespace {
 std::vector<double> softmax_at_temperature(const Tensor& logits, const SamplingOptions& o) {
   o.validate();
   if (logits.dim() != 1) throw ShapeError(message("next_token_distribution: logits must be [V], got ", logits.shape()));
-  const std::vector<double> z = logits.to(DType::Float64).contiguous().to_vector<double>();
+  std::vector<double> z = logits.to(DType::Float64).contiguous().to_vector<double>();
   const size_t V = z.size();
+  for (const int64_t id : o.never) {
+    if (id < 0 || static_cast<size_t>(id) >= V)
+      throw ValueError(message("generate: never names id ", id, ", which is not one of the ", V, " ids"));
+    z[static_cast<size_t>(id)] = -std::numeric_limits<double>::infinity();  // exp(-inf) = 0
+  }
+  const auto masked = [](double v) { return std::isinf(v) && v < 0; };
+  if (!o.never.empty() && std::all_of(z.begin(), z.end(), masked))
+    throw ValueError(message("generate: never names every one of the ", V, " ids: none is left to draw"));
   std::vector<double> p(V, 0.0);
   const size_t best = static_cast<size_t>(std::max_element(z.begin(), z.end()) - z.begin());
   if (o.temperature == 0) {

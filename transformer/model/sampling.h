@@ -27,12 +27,17 @@ struct SamplingOptions {
   double top_p = 1;         // 1: all tokens
   int64_t eos = 2;          // stops generation (Vocab::eos); -1: never
   bool use_cache = true;    // false: recompute the whole sequence at every step (for comparison)
+  /// Ids never drawn, whatever their scores: tokens the model was never trained to produce (<pad>,
+  /// which no loss counts, and <s>) or that are not text where text is printed (every special).
+  std::vector<int64_t> never = {};
   /// ValueError naming the field: max_tokens < 1, temperature < 0, top_k < 0, top_p outside (0, 1].
   void validate() const;
 };
 
 /// logits [V] -> the distribution a token is drawn from, after temperature, top-k and top-p
-/// (probabilities in double, zero outside the kept set; one-hot on the argmax when temperature is 0).
+/// (probabilities in double, zero outside the kept set and for the ids `never` names; one-hot on the
+/// argmax of the others when temperature is 0). ValueError for an id of `never` outside [0, V), or
+/// for `never` naming every id.
 std::vector<double> next_token_distribution(const Tensor& logits, const SamplingOptions& options);
 
 /// Draws an index from `probabilities` with one uniform number of `gen` (inverse CDF).

@@ -282,15 +282,13 @@ void validate(const TrainOptions& o, bool new_model) {
                                                           {"batches_per_epoch", o.batches_per_epoch}};
   for (const auto& [field, value] : at_least_one)
     if (value < 1) throw TrainOptionError(field, message("must be at least 1, got ", value));
-  // Far beyond any CPU run, and small enough that epochs x batches_per_epoch cannot overflow and
-  // a batch of batch_size sentences is no allocation of terabytes.
-  constexpr int64_t kMost = int64_t{1} << 30;
   const std::pair<const char*, int64_t> bounded[] = {
       {"epochs", o.epochs},         {"steps", o.steps},   {"batch_size", o.batch_size},
       {"max_tokens", o.max_tokens}, {"pieces", o.pieces}, {"batches_per_epoch", o.batches_per_epoch},
       {"labelled", o.labelled}};
   for (const auto& [field, value] : bounded)
-    if (value > kMost) throw TrainOptionError(field, message("must be at most ", kMost, ", got ", value));
+    if (value > kMostOfAnyCount)
+      throw TrainOptionError(field, message("must be at most ", kMostOfAnyCount, ", got ", value));
   const std::pair<const char*, int64_t> not_negative[] = {{"steps", o.steps},           {"max_tokens", o.max_tokens},
                                                           {"eval_every", o.eval_every}, {"save_every", o.save_every},
                                                           {"keep_last", o.keep_last},   {"stop_after", o.stop_after}};

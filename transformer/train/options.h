@@ -91,6 +91,13 @@ struct TrainOptions {
 /// merges, small enough to learn in seconds from a book and to give each merge many examples.
 constexpr int64_t kDefaultBpeVocab = 1024;
 
+/// The most epochs, steps or sentences a batch any option may ask for: far beyond any CPU run, and
+/// small enough that epochs x batches per epoch cannot overflow nor a batch be an allocation of terabytes.
+constexpr int64_t kMostOfAnyCount = int64_t{1} << 30;
+/// The most steps a run can have (epochs x batches per epoch, each at most kMostOfAnyCount): a step
+/// read from a checkpoint beyond it was not written by a run, and arithmetic on it could overflow.
+constexpr int64_t kMostSteps = kMostOfAnyCount * kMostOfAnyCount;
+
 /// A TrainOptions field train() cannot use. what(): "train: <field> <requirement>", e.g.
 /// "train: epochs must be at least 1, got 0"; field() and requirement() separately, so a front end
 /// can say it in its own terms (the program names its flag, --epochs).

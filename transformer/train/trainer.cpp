@@ -14,6 +14,7 @@
 #include "transformer/store/average.h"
 #include "transformer/train/progress.h"
 #include "transformer/train/run_directory.h"
+#include "transformer/train/run_inputs.h"
 #include "transformer/train/step_profile.h"
 
 namespace gradformer {
@@ -82,6 +83,7 @@ std::string first_non_finite_op(Adam& adam, const TrainBatch& batch) {
 TrainOptions run_options(const TrainOptions& requested, const CheckpointFile* resumed) {
   if (!resumed) return requested;
   TrainOptions o = options_from_state(resumed->state, resumed->path, resumed->arch, resumed->metadata);
+  resume_inputs(o, requested, resumed->state, resumed->path);
   o.out_dir = requested.out_dir, o.metrics_path = requested.metrics_path, o.log_every = requested.log_every;
   o.quiet = requested.quiet, o.stop_after = requested.stop_after, o.profile_path = requested.profile_path;
   if (requested.resume_keep_last) o.keep_last = *requested.resume_keep_last;
@@ -176,6 +178,7 @@ class Run {
     o_ = run_options(requested, resumed);
     validate(o_, /*new_model=*/!resumed && o_.init_path.empty());
     task_ = make_task(o_, resumed);
+    inputs_ = input_identities(o_);  // once the task has read them
     task_->model().train();
     adam_ = std::make_unique<Adam>(task_->model().parameters(), AdamOptions{.lr = 0, .beta2 = 0.98, .eps = 1e-9});
     if (resumed) restore(*resumed);
@@ -211,13 +214,16 @@ class Run {
     const SavedState saved(resumed.state, resumed.path);
     restore_generator(task_->dropout_generator(), saved.text("train.dropout_generator"), resumed.path);
     step_ = saved.integer("train.step");
-    if (step_ < 0) throw CheckpointError(message(resumed.path, ": train.step should be a step number, got ", step_));
+    if (step_ < 0 || step_ > kMostSteps)
+      throw CheckpointError(message(resumed.path, ": train.step should be a step number from 0 to ", kMostSteps,
+                                    " (the most steps a run can have), got ", step_));
   }
 
   void save() {
     refuse_non_finite_state();
     std::map<std::string, std::string> state = options_to_state(o_);
     state.merge(task_->data_state());
+    state.merge(std::map(inputs_));
     state["train.step"] = std::to_string(step_);
     state["train.dropout_generator"] = generator_state_text(task_->dropout_generator());
     task_->save(report_.checkpoint_path, adam_->state(), state);
@@ -251,6 +257,7 @@ class Run {
   std::optional<CheckpointFile> resumed_;
   std::optional<RunFolder> folder_;
   TrainOptions o_;
+  std::map<std::string, std::string> inputs_;  // the input files' paths and fingerprints (run_inputs.h)
   std::unique_ptr<TrainingTask> task_;
   std::unique_ptr<Adam> adam_;
   int64_t step_ = 0, total_steps_ = 0, last_step_ = 0;

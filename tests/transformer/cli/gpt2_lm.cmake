@@ -9,12 +9,16 @@ set(GRADFORMER_GPT2_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli-gpt2)
 set(gpt2 ${GRADFORMER_GPT2_DIR}/tiny-gpt2.safetensors)
 set(gpt2_end ${GRADFORMER_GPT2_DIR}/tiny-gpt2-end.safetensors)
 set(gpt2_real_end ${GRADFORMER_GPT2_DIR}/tiny-gpt2-reference-end.safetensors)  # the tokenizer of data/gpt2_reference
+set(bytes_pad ${GRADFORMER_GPT2_DIR}/tiny-bytes-pad.safetensors)  # gradformer's bytes tokenizer, <pad> most likely
 add_test(NAME "gradformer program: gpt2: write a tiny model of GPT-2's kind" COMMAND write_gpt2_checkpoint ${gpt2})
 add_test(NAME "gradformer program: gpt2: write one that says <|endoftext|> at once"
          COMMAND write_gpt2_checkpoint ${gpt2_end} --always-end)
 add_test(NAME "gradformer program: gpt2: write one with GPT-2's released files' tokenizer, saying <|endoftext|> at once"
          COMMAND write_gpt2_checkpoint ${gpt2_real_end} --always-end --gpt2 ${CMAKE_CURRENT_SOURCE_DIR}/data/gpt2_reference)
+add_test(NAME "gradformer program: gpt2: write a text model of bytes whose most likely next token is <pad>"
+         COMMAND write_gpt2_checkpoint ${bytes_pad} --always-pad)
 set_tests_properties("gradformer program: gpt2: write a tiny model of GPT-2's kind"
+                     "gradformer program: gpt2: write a text model of bytes whose most likely next token is <pad>"
                      "gradformer program: gpt2: write one that says <|endoftext|> at once"
                      "gradformer program: gpt2: write one with GPT-2's released files' tokenizer, saying <|endoftext|> at once" PROPERTIES
                      FIXTURES_SETUP gradformer_cli_gpt2)
@@ -38,6 +42,13 @@ gradformer_cli_test("gpt2: generate --top-k 40 --seed 5 again prints the same te
 gradformer_cli_test("gpt2: generate stops at <|endoftext|> and does not print it"
   "-DARGS=generate|--checkpoint|${gpt2_end}|--prompt|the end|--max-tokens|50" "-DSTDOUT=^the end\n$" "-DSTDERR_ABSENT=."
   REQUIRES gradformer_cli_gpt2)
+# <pad> is the argmax at every step, but the specials are not text: never printed, greedy or sampled.
+gradformer_cli_test("generate: a text model never prints a special (<pad> most likely, greedy)"
+  "-DARGS=generate|--checkpoint|${bytes_pad}|--prompt|ab|--temperature|0|--max-tokens|20" "-DSTDOUT=^ab"
+  "-DSTDOUT_ABSENT=<pad>|<s>|</s>|<unk>" "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_gpt2)
+gradformer_cli_test("generate: a text model never prints a special (<pad> most likely, sampled)"
+  "-DARGS=generate|--checkpoint|${bytes_pad}|--prompt|ab|--max-tokens|200|--seed|3" "-DSTDOUT=^ab"
+  "-DSTDOUT_ABSENT=<pad>|<s>|</s>|<unk>" "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_gpt2)
 gradformer_cli_test("gpt2: generate finds <|endoftext|> in a tokenizer read from encoder.json and vocab.bpe"
   "-DARGS=generate|--checkpoint|${gpt2_real_end}|--prompt|Hello world|--max-tokens|50" "-DSTDOUT=^Hello world\n$"
   "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_gpt2)

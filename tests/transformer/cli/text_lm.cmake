@@ -88,3 +88,27 @@ gradformer_cli_test("train --profile that is the --text file is status 2 naming 
   -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR} -DWRITE=${CMAKE_CURRENT_BINARY_DIR}/guarded.txt "-DWRITE_TEXT=${book}" -DEXIT=2
   ${one_error_line} "-DSTDOUT_ABSENT=."
   "-DSTDERR=^gradformer train: --profile ./guarded.txt is guarded.txt, one of the run's inputs: writing the profile would replace it. write it elsewhere\n$")
+
+# A resumed run reads the files it trained on from where it found them, whatever folder it resumes
+# from, and refuses one whose bytes changed (another text of the same length trained on silently).
+set(moved ${GRADFORMER_CLI_TEXT}/moved)
+string(REPLACE "cat" "dog" other_book "${book}")  # the same length, other bytes
+gradformer_cli_test("text: a run on a text named relative to its folder, stopped after a step"
+  "-DARGS=train|--arch|decoder-only|--text|book.txt|${tiny_text}|--context|8|--steps|4|--stop-after|1|--out|${moved}/run|--quiet"
+  -DCLEAN=${moved} -DWORKDIR=${moved}/first -DWRITE=${moved}/first/book.txt "-DWRITE_TEXT=${book}"
+  "-DFILES=${moved}/run/model.safetensors" FIXTURE gradformer_cli_text_moved)
+gradformer_cli_test("text: resumed from another folder, the run reads its text from where it found it"
+  "-DARGS=train|--resume|${moved}/run/model.safetensors|--steps|4|--stop-after|2|--quiet" -DWORKDIR=${moved}/second
+  "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_text_moved FIXTURE gradformer_cli_text_moved_resumed)
+gradformer_cli_test("text: a resume refuses a text whose bytes changed, naming it and the checkpoint"
+  "-DARGS=train|--resume|${moved}/run/model.safetensors|--steps|4|--stop-after|3|--quiet"
+  -DWRITE=${moved}/first/book.txt "-DWRITE_TEXT=${other_book}" -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
+  "-DSTDERR=^gradformer train: --text [^\n]*/moved/first/book.txt is not the file the run trained on: its bytes changed since [^\n]*/moved/run/model.safetensors was saved \\(fingerprint [0-9a-f]+, was [0-9a-f]+\\). name a file explicitly to go on with it\n$"
+  REQUIRES gradformer_cli_text_moved_resumed FIXTURE gradformer_cli_text_moved_changed)
+gradformer_cli_test("text: a resume goes on with a text named explicitly"
+  "-DARGS=train|--resume|${moved}/run/model.safetensors|--text|${moved}/first/book.txt|--steps|4|--quiet"
+  "-DSTDERR_ABSENT=." "-DSTDOUT=trained 2 steps" REQUIRES gradformer_cli_text_moved_changed)
+gradformer_cli_test("text: a resume refuses --data for a run that read a text"
+  "-DARGS=train|--resume|${moved}/run/model.safetensors|--data|${moved}/first/book.txt|--steps|4" -DEXIT=2
+  ${one_error_line} "-DSTDERR=^gradformer train: --data names [^\n]*book.txt, but the resumed run read no such file\n$"
+  REQUIRES gradformer_cli_text_moved)

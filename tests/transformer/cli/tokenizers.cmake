@@ -201,6 +201,11 @@ gradformer_cli_test("tokenize with a byte-pair tokenizer refuses text that is no
   "-DARGS=tokenize|--gpt2|${gpt2_dir}" -DSTDIN=${GRADFORMER_READERS_DIR}/latin1.txt -DEXIT=1 ${one_error_line} "-DSTDOUT=^$"
   "-DSTDERR=^gradformer tokenize: error: standard input: not UTF-8 at byte offset 3 \\(byte 0xE9\\). a byte-pair tokenizer reads UTF-8 text \\(--bytes takes any bytes\\)\n$"
   REQUIRES gradformer_cli_reader_inputs)
+gradformer_cli_test("tokenize with a model of words refuses text that is not UTF-8 (not <unk> silently)"
+  "-DARGS=tokenize|--checkpoint|${copy_model}" -DSTDIN=${GRADFORMER_READERS_DIR}/latin1.txt -DEXIT=1 ${one_error_line}
+  "-DSTDOUT=^$"
+  "-DSTDERR=^gradformer tokenize: error: standard input: not UTF-8 at byte offset 3 \\(byte 0xE9\\). a model of words reads UTF-8 text \\(--bytes takes any bytes\\)\n$"
+  REQUIRES "gradformer_cli_reader_inputs;gradformer_cli_model")
 gradformer_cli_test("tokenize --bytes takes the same text" "-DARGS=tokenize|--bytes"
   -DSTDIN=${GRADFORMER_READERS_DIR}/latin1.txt "-DSTDOUT=^103 101 106 237 36 50 14 56 36 57 14\n$" REQUIRES gradformer_cli_reader_inputs)
 gradformer_cli_test("learn-bpe refuses a file that is not UTF-8, naming it and the byte offset"

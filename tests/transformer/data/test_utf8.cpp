@@ -5,6 +5,7 @@
 #include "catch.h"
 #include "tensor/support/json.h"
 #include "tensor/support/utf8.h"
+#include "transformer/data/data_error.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
 #include "transformer/data/utf8.h"
@@ -137,4 +138,28 @@ TEST_CASE("utf8: validity, the first error and the replacement agree with Python
     CHECK_THROWS_MSG(gpt2_pre_tokens(bytes), ValueError, message("gpt2_pre_tokens: not UTF-8 at offset ", start, ": "));
   }
   CHECK(invalid == 317);
+}
+
+TEST_CASE("utf8: printable escapes what a terminal would act on, hide or cut, and keeps the rest") {
+  using namespace std::string_literals;
+  CHECK(printable("a\0b"s) == "a\\0b");               // a NUL would end the message
+  CHECK(printable("ok\rlie") == "ok\\rlie");          // a carriage return would overwrite it
+  CHECK(printable("\x1b[31mred") == "\\x1B[31mred");  // an escape sequence would colour the terminal
+  CHECK(printable("del\x7f") == "del\\x7F");
+  CHECK(printable("\xEF\xBB\xBFhead") == "\\u{FEFF}head");  // a byte order mark, invisible
+  CHECK(printable("cut \xEF") == "cut \\xEF");              // not UTF-8: the byte as it is
+  CHECK(printable("\xC3\xA9t\xC3\xA9 \xE2\x80\xAEtxt.exe") == "\xC3\xA9t\xC3\xA9 \\u{202E}txt.exe");  // é kept
+  CHECK(printable("\xC2\x85") == "\\u{0085}");  // a C1 control (next line)
+  CHECK(printable("tab\tand\nline") == "tab\tand\nline");
+  CHECK(printable("\xE4\xB8\xAD \xF0\x9F\x98\x80 \xC4\xA0") == "\xE4\xB8\xAD \xF0\x9F\x98\x80 \xC4\xA0");  // 中 😀 Ġ
+  const std::string hostile = "\0\r\x1b\xEF\xBB\xBF\xFF\xE2\x80\x8B"s;
+  CHECK(printable(printable(hostile)) == printable(hostile));  // escaping twice changes nothing
+}
+
+TEST_CASE("utf8: every library error's message is printable, whatever bytes it quotes") {
+  using namespace std::string_literals;
+  const DataError error(message("train.txt:3: token '", "a\0b\rc"s, "' is unknown"));
+  CHECK(std::string(error.what()) == "train.txt:3: token 'a\\0b\\rc' is unknown");
+  const ValueError from_c_string("byte \xFF here");
+  CHECK(std::string(from_c_string.what()) == "byte \\xFF here");
 }

@@ -2,8 +2,8 @@
 // decoding it shows is greedy decoding; the page is one self-contained document.
 #include <algorithm>
 
-#include "catch.h"
 #include "../train/tiny_translator.h"
+#include "catch.h"
 #include "transformer/data/batch.h"
 #include "transformer/evaluate/evaluate.h"
 #include "transformer/inspect/trace.h"

@@ -124,3 +124,23 @@ TEST_CASE("sampling: sample_next_token refuses what next_token_distribution refu
   CHECK_THROWS_AS(sample_next_token(zeros({2, 3}), {}, gen), ShapeError);
   CHECK_THROWS_AS(sample_next_token(zeros({3}), {.top_p = 0}, gen), ValueError);
 }
+
+TEST_CASE("sampling: ids `never` names are never drawn, greedy or sampled, and the rest renormalise") {
+  // probabilities by id: 0.4 0.3 0.2 0.1; never {0}: greedy takes id 1, sampling 0.3 0.2 0.1 over 0.6
+  const Tensor logits = from_vector<double>({std::log(0.4), std::log(0.3), std::log(0.2), std::log(0.1)}, {4});
+  CHECK(next_token_distribution(logits, {.temperature = 0, .never = {0}})[1] == 1);
+  const std::vector<double> p = next_token_distribution(logits, {.never = {0}});
+  CHECK(p[0] == 0);
+  CHECK(p[1] == Approx(0.5));
+  CHECK(p[2] == Approx(1.0 / 3));
+  CHECK(p[3] == Approx(1.0 / 6));
+  Generator gen(7);
+  for (int draw = 0; draw < 200; ++draw) {
+    CHECK(sample_next_token(logits, {.never = {0, 2}}, gen) % 2 == 1);  // ids 1 and 3 only
+    CHECK(sample_next_token(logits, {.top_k = 2, .never = {1}}, gen) != 1);
+  }
+  CHECK_THROWS_MSG(sample_next_token(logits, {.never = {4}}, gen), ValueError,
+                   "generate: never names id 4, which is not one of the 4 ids");
+  CHECK_THROWS_MSG(next_token_distribution(logits, {.never = {3, 2, 1, 0}}), ValueError,
+                   "generate: never names every one of the 4 ids: none is left to draw");
+}

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "catch.h"
 #include "../train/training_helpers.h"
+#include "catch.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/store/checkpoint.h"
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <string>
 
-#include "catch.h"
 #include "../train/training_helpers.h"
+#include "catch.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/store/checkpoint.h"
 

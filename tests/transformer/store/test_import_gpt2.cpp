@@ -10,8 +10,8 @@
 #include <map>
 #include <random>
 
-#include "tensor/support/json.h"
 #include "../train/training_helpers.h"
+#include "tensor/support/json.h"
 #include "transformer/model/masks.h"
 #include "transformer/store/import_gpt2.h"
 

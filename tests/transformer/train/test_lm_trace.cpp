@@ -225,11 +225,26 @@ TEST_CASE("lm trace: a page of more attention cells than kMaxPageCells is refuse
   for (int64_t h = 0; h < 8; ++h)
     for (int64_t q = 0; q < T; ++q) w[static_cast<size_t>((h * T + q) * T + q)] = 1;
   t.attention = {from_vector(w, {8, T, T})};
-  CHECK_THROWS_MSG(lm_trace_html(t), ValueError,
+  CHECK_THROWS_MSG(lm_trace_html(t), PageSizeError,
                    "trace: the page would draw 8 heads of 180 x 180 tokens, more than 250000 cells: choose fewer with "
                    "--layer and --head");
   CHECK_THROWS_MSG(lm_trace_html(t, {.layer = 0}), ValueError, "would draw 8 heads");
   CHECK(lm_trace_html(t, {.head = 3}).find("<svg") != std::string::npos);
+}
+
+TEST_CASE("lm trace: a page too large is refused before the forward pass, not after every head's weights exist") {
+  const Tokenizer tokens = tiny_gpt2::tokenizer();
+  DecoderOnly model(tiny_gpt2::config(tokens.size(), /*context=*/200), 3);  // 2 layers x 4 heads
+  // Scores that overflow make the forward pass itself fail (the test case above): the page's
+  // refusal coming first shows that no forward pass ran.
+  for (auto& [name, p] : model.named_parameters())
+    if (name == "decoder.norm.weight") Tensor(p.value()).fill_(3e38);
+  const std::string prompt(180, 'x');  // 180 byte tokens: 8 x 180 x 180 = 259200 cells
+  CHECK_THROWS_MSG(trace_prompt(model, tokens, prompt, {.page = LmTraceView{}}), PageSizeError,
+                   "trace: the page would draw 8 heads of 180 x 180 tokens, more than 250000 cells");
+  // One head of one layer fits (32400 cells): the forward pass runs, and meets the overflow.
+  CHECK_THROWS_MSG(trace_prompt(model, tokens, prompt, {.page = LmTraceView{.layer = 1, .head = 2}}), ValueError,
+                   "hold ");
 }
 
 }  // namespace gradformer

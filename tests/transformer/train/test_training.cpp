@@ -419,6 +419,19 @@ TEST_CASE("train: options and checkpoint state that cannot be used are errors na
     save_checkpoint(path, *ckpt.model, ckpt.optimizer_state, info);
     CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), path), CheckpointError, path);
   }
+  // A step no run can reach (epochs and batches per epoch are each at most 2^30) is refused by
+  // name before anything adds to it: 2^63 - 1 overflowed while the message was being built.
+  for (const char* step : {"9223372036854775807", "1152921504606846977"}) {
+    CheckpointInfo info = ckpt.info;
+    info.state["train.step"] = step;
+    const std::string path = dir / "far.safetensors";
+    save_checkpoint(path, *ckpt.model, ckpt.optimizer_state, info);
+    CHECK_THROWS_MSG(train(tiny_copy(dir, "again"), path), CheckpointError,
+                     path +
+                         ": train.step should be a step number from 0 to 1152921504606846976 (the most steps a "
+                         "run can have), got " +
+                         step);
+  }
   // No optimizer state: Adam's load_state lists what is missing.
   save_checkpoint(dir / "no-adam.safetensors", *ckpt.model, {}, ckpt.info);
   CHECK_THROWS_AS(train(tiny_copy(dir, "again"), dir / "no-adam.safetensors"), Error);

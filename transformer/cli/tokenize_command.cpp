@@ -10,6 +10,7 @@
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
+#include "transformer/data/text_pieces.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/store/checkpoint.h"
 #include "transformer/store/import_gpt2.h"
@@ -19,7 +20,8 @@ namespace {
 
 constexpr const char* kSummary =
     "Read all of standard input as one text, byte for byte (its newlines, tabs and runs of spaces are\n"
-    "part of it, a last newline too) and print the ids of its tokens on one line, separated by spaces.\n"
+    "part of it, a last newline too) and print the ids of its tokens on one line, separated by spaces\n"
+    "(read and printed a piece at a time, cut where no token straddles the cut: any length of text).\n"
     "--pieces prints the tokens instead, as a person reads them (in a byte-level token a space shows as\n"
     "Ġ, a newline as Ċ: GPT-2's byte characters). --decode goes back: it reads ids separated by any\n"
     "whitespace and writes the text they stand for, exactly, nothing added.\n"
@@ -87,18 +89,19 @@ Tokenizer chosen_tokenizer(const Flags& f) {
   return Tokenizer::bytes();
 }
 
-/// The ids of standard input's text. A model of words reads words cut at any whitespace; it and a
-/// byte-pair tokenizer read UTF-8 text (a DataError naming the first byte that is not: a words model's
-/// vocabulary holds UTF-8 words only, so such a word would become <unk> without a word said).
-std::vector<int64_t> encode_input(const Tokenizer& tokenizer, std::string text) {
+/// The ids of a piece of standard input's text that starts `offset` bytes into it. A model of words
+/// reads words cut at any whitespace; it and a byte-pair tokenizer read UTF-8 text (a DataError naming
+/// the first byte that is not: a words model's vocabulary holds UTF-8 words only, so such a word would
+/// become <unk> without a word said).
+std::vector<int64_t> encode_input(const Tokenizer& tokenizer, std::string text, size_t offset) {
   if (tokenizer.kind() == Tokenizer::Kind::Words) {
     for (char& c : text)
       if (c == '\n' || c == '\r' || c == '\v' || c == '\f') c = ' ';
   }
   if (tokenizer.kind() != Tokenizer::Kind::Bytes) {
-    if (const auto offset = invalid_utf8_at(text))
-      throw DataError(message("standard input: not UTF-8 at byte offset ", *offset, " (byte 0x", std::hex,
-                              std::uppercase, static_cast<int>(static_cast<unsigned char>(text[*offset])), std::dec,
+    if (const auto bad = invalid_utf8_at(text))
+      throw DataError(message("standard input: not UTF-8 at byte offset ", offset + *bad, " (byte 0x", std::hex,
+                              std::uppercase, static_cast<int>(static_cast<unsigned char>(text[*bad])), std::dec,
                               "); a ",
                               tokenizer.kind() == Tokenizer::Kind::Words ? "model of words" : "byte-pair tokenizer",
                               " reads UTF-8 text (--bytes takes any bytes)"));
@@ -151,20 +154,23 @@ int tokenize_command(int argc, char** argv) {
   if (f.on("--decode") && f.on("--pieces"))
     throw UsageError("tokenize: --decode reads ids and --pieces prints tokens: give one of them");
   const Tokenizer tokenizer = chosen_tokenizer(f);
-  const std::string input = read_whole_text(stdin, "standard input");
   if (f.on("--decode")) {
+    const std::string input = read_whole_text(stdin, "standard input");
     const std::string text = tokenizer.decode_bytes(read_ids(input, tokenizer.size()));
     std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
     return 0;
   }
-  std::string line;
   bool first = true;
-  for (const int64_t id : encode_input(tokenizer, input)) {
-    line += first ? "" : " ";
-    line += f.on("--pieces") ? tokenizer.piece(id) : std::to_string(id);
-    first = false;
-  }
-  std::cout << line << "\n";
+  read_text_pieces(stdin, "standard input", tokenizer, [&](std::string_view piece, size_t offset) {
+    std::string line;
+    for (const int64_t id : encode_input(tokenizer, std::string(piece), offset)) {
+      line += first ? "" : " ";
+      line += f.on("--pieces") ? tokenizer.piece(id) : std::to_string(id);
+      first = false;
+    }
+    std::cout << line;
+  });
+  std::cout << "\n";
   return 0;
 }
 

@@ -218,8 +218,8 @@ BytePairEncoding::BytePairEncoding(std::vector<std::string> tokens, std::vector<
 }
 
 BytePairEncoding BytePairEncoding::read_gpt2(const std::string& encoder_json_path, const std::string& vocab_bpe_path) {
-  const std::string encoder_json = read_whole_file(encoder_json_path);
-  const std::string vocab_bpe = read_whole_file(vocab_bpe_path);
+  const std::string encoder_json = read_whole_file(encoder_json_path, kMaxTokenizerFileBytes, "a tokenizer's file");
+  const std::string vocab_bpe = read_whole_file(vocab_bpe_path, kMaxTokenizerFileBytes, "a tokenizer's file");
   return parse_gpt2(encoder_json, encoder_json_path, vocab_bpe, vocab_bpe_path);
 }
 

@@ -29,18 +29,26 @@ std::optional<std::string> utf8_problem(std::string_view text);
 
 /// The most a text read whole may hold: 1 GiB.
 inline constexpr int64_t kMaxTextBytes = int64_t{1} << 30;
+/// The most a configuration file (a model's config.json) may hold: 1 MiB, some 1,000 times GPT-2's.
+/// A reader builds every value of a JSON file in memory, several times its bytes: the limit bounds that.
+inline constexpr int64_t kMaxConfigBytes = int64_t{1} << 20;
+/// The most a tokenizer's file (learn-bpe's JSON, encoder.json, vocab.bpe, merges.txt) may hold:
+/// 64 MiB, some 60 times GPT-2's vocab.json and 7 times the largest of today's models' tokenizer.json.
+inline constexpr int64_t kMaxTokenizerFileBytes = int64_t{64} << 20;
 
 /// All of `in`, every byte as it is (no line split, no newline translated), for a format read at
 /// once (JSON, a tokenizer's files) or a text taken whole (tokenize's standard input, learn-bpe's
 /// and train --text's files); `name` (a path, "standard input") stands for it in messages.
-/// ReadError "name: read failed: reason", and "name: more than MAX bytes, the most a text read
-/// whole may hold" once a byte past max_bytes has been read, so an endless input (/dev/zero) is
-/// refused rather than read until memory runs out.
-std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_bytes = kMaxTextBytes);
+/// ReadError "name: read failed: reason", and "name: more than MAX bytes, the most KIND may hold"
+/// once a byte past max_bytes has been read, so an endless input (/dev/zero) is refused rather than
+/// read until memory runs out.
+std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_bytes = kMaxTextBytes,
+                            std::string_view kind = "a text read whole");
 
 /// The file at `path`, whole. DataError "path: cannot open for reading: reason" and "path: a
 /// directory, not a text file"; then as read_whole_text.
-std::string read_whole_file(const std::string& path, int64_t max_bytes = kMaxTextBytes);
+std::string read_whole_file(const std::string& path, int64_t max_bytes = kMaxTextBytes,
+                            std::string_view kind = "a text read whole");
 
 /// The lines of a text a user gave us, read the same way by every command: "\r\n" ends a line as
 /// "\n" does, a UTF-8 byte-order mark before the first line is dropped, and

@@ -367,7 +367,9 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
                        "tokenizer", source);
 }
 
-Tokenizer Tokenizer::read_file(const std::string& path) { return from_json(read_whole_file(path), path); }
+Tokenizer Tokenizer::read_file(const std::string& path) {
+  return from_json(read_whole_file(path, kMaxTokenizerFileBytes, "a tokenizer's file"), path);
+}
 
 bool operator==(const Tokenizer& a, const Tokenizer& b) {
   if (a.kind_ != b.kind_ || a.has_vocab_ != b.has_vocab_ || a.specials_ != b.specials_ || !(a.vocab_ == b.vocab_))

@@ -23,7 +23,13 @@ Tensor next_log_probs(EncoderDecoder& model, const Variable& memory, const Tenso
   Variable decoded = use_cache ? model.decode_step(prefix.narrow(1, cache.length, t - cache.length), src_mask, cache)
                                : model.decode(memory, src_mask, prefix, target_mask(prefix, -1));
   const Tensor last = decoded.value().select(1, decoded.size(1) - 1);  // [B, d]
-  return model.log_probs(Variable(last)).value().to(DType::Float64);
+  Tensor logp = model.log_probs(Variable(last)).value().to(DType::Float64);
+  // Finite weights can still overflow (a LayerNorm gain of 3e38): greedy would take token 0 forever
+  // and beam search compare NaNs. Say so, and where.
+  if (double bad = 0; first_non_finite(logp, &bad))
+    throw ValueError(message("decode: the model's scores for the target token at position ", t, " hold ", bad,
+                             ": its arithmetic overflows there (weights finite but too large?)"));
+  return logp;
 }
 
 // Every layer's cached self-attention keys and values, rows picked by `origin` [beam] int64:

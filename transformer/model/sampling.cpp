@@ -193,18 +193,18 @@ std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int
   if (static_cast<int64_t>(prompt.size()) > max_len)
     throw ShapeError(
         message("continue_sequence: a prompt of ", prompt.size(), " tokens exceeds the model's max_len ", max_len));
-  std::vector<int64_t> ids = prompt, generated;
-  size_t start = 0;  // the window: ids[start:]
+  // Only the window is kept (and, without on_token, what was generated): a stream of any length
+  // holds one window's ids.
+  std::vector<int64_t> window = prompt, generated;
   for (int64_t left = o.max_tokens; left > 0;) {
     // A window reads at most max_len tokens and predicts one more past them: room for max_len + 1 - window.
-    if (static_cast<int64_t>(ids.size() - start) > max_len)
-      start = ids.size() - static_cast<size_t>(std::max<int64_t>(1, max_len / 2));
-    const std::vector<int64_t> window(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
+    if (static_cast<int64_t>(window.size()) > max_len)
+      window.erase(window.begin(), window.end() - std::max<int64_t>(1, max_len / 2));
     SamplingOptions step = o;
     step.max_tokens = std::min(left, max_len + 1 - static_cast<int64_t>(window.size()));
     const std::vector<int64_t> got = generate(model, window, step, gen, on_token);
-    ids.insert(ids.end(), got.begin(), got.end());
-    generated.insert(generated.end(), got.begin(), got.end());
+    window.insert(window.end(), got.begin(), got.end());
+    if (!on_token) generated.insert(generated.end(), got.begin(), got.end());
     if (got.back() == o.eos) break;  // generate gives at least one token
     left -= static_cast<int64_t>(got.size());
   }

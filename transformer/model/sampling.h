@@ -58,8 +58,9 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
 /// As generate, but past the model's max_len: a window of at most max_len tokens is read at once,
 /// and when a window is full its last half (max_len / 2 tokens, at least 1) becomes the next
 /// window's prompt, whose keys and values are computed afresh. options.max_tokens counts the new
-/// tokens; options.eos, if generated, ends them (and is the last one returned). ValueError for an
-/// empty prompt, a ShapeError for a prompt of more than max_len tokens.
+/// tokens; options.eos, if generated, ends them (and is the last one returned). With on_token, the
+/// tokens go to it alone and none is returned: a stream of any length keeps one window's ids, not
+/// all it made. ValueError for an empty prompt, a ShapeError for a prompt of more than max_len tokens.
 std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int64_t>& prompt,
                                        const SamplingOptions& options, Generator& gen,
                                        const std::function<void(int64_t)>& on_token = {});

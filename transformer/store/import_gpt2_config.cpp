@@ -62,7 +62,7 @@ void refuse_unsupported(const std::string& key, const Json& value, const std::st
 
 std::string read_text(const std::string& path) {
   try {
-    return read_whole_file(path);
+    return read_whole_file(path, kMaxConfigBytes, "a configuration file");
   } catch (const DataError& e) {  // ReadError too
     throw CheckpointError(e.what());
   }

@@ -206,6 +206,14 @@ gradformer_cli_test("tokenize with a model of words refuses text that is not UTF
   "-DSTDOUT=^$"
   "-DSTDERR=^gradformer tokenize: error: standard input: not UTF-8 at byte offset 3 \\(byte 0xE9\\). a model of words reads UTF-8 text \\(--bytes takes any bytes\\)\n$"
   REQUIRES "gradformer_cli_reader_inputs;gradformer_cli_model")
+# Megabytes of text, read a piece at a time: its ids decode back to it exactly.
+gradformer_cli_test("tokenize --gpt2 reads megabytes of text a piece at a time"
+  "-DARGS=tokenize|--gpt2|${gpt2_dir}" -DSTDIN=${GRADFORMER_READERS_DIR}/book.txt "-DSTDOUT=^[0-9]+ [0-9]+ [0-9]+ "
+  "-DSTDERR_ABSENT=." -DSAVE_STDOUT=${tok_inputs}/book-ids.txt REQUIRES gradformer_cli_reader_inputs
+  FIXTURE gradformer_cli_tokenize_book)
+gradformer_cli_test("tokenize --gpt2 --decode gives the megabytes back exactly"
+  "-DARGS=tokenize|--gpt2|${gpt2_dir}|--decode" -DSTDIN=${tok_inputs}/book-ids.txt
+  -DSAME_STDOUT_AS=${GRADFORMER_READERS_DIR}/book.txt REQUIRES gradformer_cli_tokenize_book)
 gradformer_cli_test("tokenize --bytes takes the same text" "-DARGS=tokenize|--bytes"
   -DSTDIN=${GRADFORMER_READERS_DIR}/latin1.txt "-DSTDOUT=^103 101 106 237 36 50 14 56 36 57 14\n$" REQUIRES gradformer_cli_reader_inputs)
 gradformer_cli_test("learn-bpe refuses a file that is not UTF-8, naming it and the byte offset"

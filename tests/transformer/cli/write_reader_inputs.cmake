@@ -13,3 +13,7 @@ file(WRITE "${DIR}/long-line.tsv" "4 5\t4 5\n${endless}")
 file(WRITE "${DIR}/long-line.vocab" "<pad>\n<s>\n</s>\n<unk>\n${endless}")
 string(ASCII 233 latin1_e_acute)
 file(WRITE "${DIR}/latin1.txt" "caf${latin1_e_acute} .\n4 5\n")
+# book.txt: 3 MB of lines of words, numbers, punctuation, runs of spaces and tabs: more than tokenize
+# reads at once (1 MiB), so its pieces meet.
+string(REPEAT "The cat's 12 dogs sat on the mat. it'll rain!\nA  b\tc\n" 60000 book)
+file(WRITE "${DIR}/book.txt" "${book}")

@@ -1,5 +1,12 @@
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "catch.h"
 #include "transformer/data/learn_bpe.h"
+#include "transformer/data/line_reader.h"
 #include "transformer/data/tokenizer.h"
 
 using namespace gradformer;
@@ -121,6 +128,24 @@ TEST_CASE("Tokenizer: malformed checkpoint entries and files are DataErrors nami
   CHECK_THROWS_MSG(Tokenizer::from_json("{}", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::from_json("[1", "tok.json"), DataError, "tok.json: not a tokenizer file");
   CHECK_THROWS_MSG(Tokenizer::read_file("/nonexistent/tok.json"), DataError, "/nonexistent/tok.json: cannot open");
+}
+
+TEST_CASE("Tokenizer: a tokenizer's file past 64 MiB is refused as it is read, naming the limit") {
+  // A reader builds every JSON value in memory, several times the file's bytes: a file of a number
+  // per two bytes took gigabytes before the limit.
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gradformer-big-tokenizer-" + std::to_string(::getpid()) + ".json"))
+          .string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << '[';
+    const std::string ones(1 << 20, '1');
+    for (int mib = 0; mib < 64; ++mib) out << ones;
+    out << "]";
+  }
+  CHECK_THROWS_MSG(Tokenizer::read_file(path), ReadError,
+                   path + ": more than 67108864 bytes, the most a tokenizer's file may hold");
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("Tokenizer: a bytes tokenizer's file must hold the 256 bytes in byte order and no merges") {

@@ -546,3 +546,16 @@ TEST_CASE("Json::parse_config keeps true, false, null and real numbers as writte
   CHECK_THROWS_MSG(Json::parse("null"), JsonError, "unsupported value");
   CHECK_THROWS_MSG(Json::parse("1e-05"), JsonError, "unsupported number");
 }
+
+namespace gradformer {
+
+TEST_CASE("import_gpt2: a config.json past 1 MiB is refused as it is read, naming the limit") {
+  // An array under a key import ignores: each value was built in memory (50 MB took 3.2 GB).
+  TempDir dir("gpt2-big-config");
+  const std::string path = dir / "config.json";
+  test::write_text(path, "{\"ignored\": [" + std::string((1 << 20) + 10, '1') + "], \"n_head\": 2}");
+  CHECK_THROWS_MSG(read_gpt2_config(path), CheckpointError,
+                   path + ": more than 1048576 bytes, the most a configuration file may hold");
+}
+
+}  // namespace gradformer

@@ -73,6 +73,18 @@ size_t argmax(const std::vector<double>& v) {
 
 }  // namespace
 
+TEST_CASE("decoding: scores that are not finite stop greedy and beam search, naming the position") {
+  EncoderDecoder model(tiny_config(), 6);  // every weight finite, the output projection's 3e38: the scores overflow
+  for (auto& [name, p] : model.named_parameters())
+    if (name.rfind("generator.", 0) == 0) Tensor(p.value()).fill_(3e38);
+  const Batch b = sources();
+  const Tensor src = row(b.src, 0), mask = row(padding_mask(b.src, Vocab::pad), 0);
+  CHECK_THROWS_MSG(greedy_decode(model, src, mask), ValueError,
+                   "decode: the model's scores for the target token at position 1 hold ");
+  CHECK_THROWS_MSG(beam_search(model, src, mask, 3), ValueError,
+                   "decode: the model's scores for the target token at position 1 hold ");
+}
+
 TEST_CASE(
     "greedy_decode: cached and uncached decoding give the same tokens and log-probabilities, which teacher forcing "
     "confirms") {

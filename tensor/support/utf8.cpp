@@ -44,10 +44,13 @@ namespace {
 // Characters a terminal shows as nothing, or that move or reorder what follows them.
 bool invisible(uint32_t cp) {
   return (cp >= 0x80 && cp <= 0x9F) ||      // C1 controls
+         cp == 0xAD || cp == 0x61C ||       // the soft hyphen, the Arabic letter mark
          (cp >= 0x200B && cp <= 0x200F) ||  // zero-width space, joiners, direction marks
          (cp >= 0x2028 && cp <= 0x202E) ||  // line and paragraph separators, direction embeddings
+         (cp >= 0x2060 && cp <= 0x2064) ||  // word joiner, invisible operators
          (cp >= 0x2066 && cp <= 0x2069) ||  // direction isolates
-         cp == 0xFEFF;                      // the byte order mark (a zero-width no-break space)
+         cp == 0xFEFF ||                    // the byte order mark (a zero-width no-break space)
+         (cp >= 0xE0000 && cp <= 0xE007F);  // tag characters
 }
 
 }  // namespace

@@ -27,8 +27,9 @@ std::optional<size_t> invalid_utf8_at(std::string_view text);
 /// `text` as it is safe to show on a terminal: what a terminal would act on, hide or cut written as
 /// an escape: NUL as \0, a carriage return as \r, other control bytes and bytes that are not UTF-8 as
 /// \xNN, and the invisible characters that reorder or hide text (the byte order mark U+FEFF, zero-width
-/// and direction marks, C1 controls, line and paragraph separators) as \u{XXXX}. Line ends, tabs and
-/// every visible character, in any script, are kept.
+/// and direction marks, C1 controls, line and paragraph separators, tags) as \u{XXXX}. Line ends, tabs
+/// and every visible character, in any script, are kept, and so is a backslash: escaping twice changes
+/// nothing, so text that already spells "\x1B" reads as an escape too.
 std::string printable(std::string_view text);
 
 }  // namespace gradformer

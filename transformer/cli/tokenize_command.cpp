@@ -21,7 +21,9 @@ namespace {
 constexpr const char* kSummary =
     "Read all of standard input as one text, byte for byte (its newlines, tabs and runs of spaces are\n"
     "part of it, a last newline too) and print the ids of its tokens on one line, separated by spaces\n"
-    "(read and printed a piece at a time, cut where no token straddles the cut: any length of text).\n"
+    "(read and printed a piece at a time, cut where no token straddles the cut, such as a space or a\n"
+    "line end between two words: a long text held a piece at a time; an error in a later piece stops\n"
+    "it with status 1 after the ids of the pieces before).\n"
     "--pieces prints the tokens instead, as a person reads them (in a byte-level token a space shows as\n"
     "Ġ, a newline as Ċ: GPT-2's byte characters). --decode goes back: it reads ids separated by any\n"
     "whitespace and writes the text they stand for, exactly, nothing added.\n"
@@ -35,7 +37,7 @@ constexpr const char* kSummary =
     "  --gpt2 DIR         GPT-2's tokenizer, DIR/vocab.json and DIR/merges.txt (the hub's names) or\n"
     "                     DIR/encoder.json and DIR/vocab.bpe (the original release's): GPT-2's ids\n"
     "  --bytes            every byte one token, id 4 + its value: any bytes, nothing unknown\n"
-    "A byte-pair tokenizer reads UTF-8 text only; the bytes tokenizer takes anything.";
+    "A model of words and a byte-pair tokenizer read UTF-8 text only; the bytes tokenizer takes anything.";
 
 constexpr const char* kSources[] = {"--checkpoint", "--tokenizer", "--gpt2", "--bytes"};
 

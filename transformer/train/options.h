@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensor/support/error.h"
+#include "tensor/support/utf8.h"
 #include "transformer/data/batch_plan.h"
 #include "transformer/model/config.h"
 
@@ -104,7 +105,7 @@ constexpr int64_t kMostSteps = kMostOfAnyCount * kMostOfAnyCount;
 class TrainOptionError : public ValueError {
  public:
   TrainOptionError(const std::string& field, const std::string& requirement)
-      : ValueError("train: " + field + " " + requirement), field_(field), requirement_(requirement) {}
+      : ValueError("train: " + field + " " + requirement), field_(field), requirement_(printable(requirement)) {}
   const std::string& field() const { return field_; }
   const std::string& requirement() const { return requirement_; }
 

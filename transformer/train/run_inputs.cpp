@@ -1,10 +1,12 @@
 #include "transformer/train/run_inputs.h"
 
 #include <filesystem>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "tensor/support/files.h"
+#include "tensor/support/utf8.h"
 
 namespace gradformer {
 
@@ -24,9 +26,16 @@ std::map<std::string, std::string> input_identities(const TrainOptions& o) {
   TrainOptions copy = o;
   std::map<std::string, std::string> state;
   for (const auto& [option, path] : input_files(copy)) {
-    if (path->empty()) continue;
+    // A pipe or a FIFO (--text <(zcat book.gz)) is read once: there is nothing to find again.
+    std::error_code error;
+    if (path->empty() || !std::filesystem::is_regular_file(*path, error)) continue;
+    const std::string absolute = std::filesystem::absolute(*path).lexically_normal().string();
+    if (invalid_utf8_at(absolute))  // a checkpoint's entries are UTF-8: refused now, not at the first save
+      throw TrainOptionError(option, message("is ", *path, ", whose absolute path ", absolute,
+                                             " is not valid UTF-8, so a checkpoint cannot record it: run from "
+                                             "a folder whose path is"));
     const std::string key = std::string("input.") + option;
-    state[key] = std::filesystem::absolute(*path).lexically_normal().string();
+    state[key] = absolute;
     state[key + ".fnv1a64"] = file_fingerprint(*path);
   }
   return state;
@@ -49,18 +58,28 @@ void resume_inputs(TrainOptions& o, const TrainOptions& requested, const std::ma
     const auto recorded = state.find(std::string("input.") + option);
     const auto fingerprint = state.find(std::string("input.") + option + ".fnv1a64");
     if (recorded == state.end() || fingerprint == state.end()) continue;  // saved before inputs were recorded
+    // Where the run found the file, else (the project moved, or went to another machine) where its
+    // options name it from here, if the bytes there are the same.
+    const std::string as_given = *path;
+    const auto fingerprint_of = [](const std::string& file) -> std::optional<std::string> {
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(file, error)) return std::nullopt;
+      return file_fingerprint(file);
+    };
     *path = recorded->second;
-    std::string now;
-    try {
-      now = file_fingerprint(*path);
-    } catch (const Error& e) {
-      throw TrainOptionError(option, message(*path, ", the file the run trained on, cannot be read now (", e.what(),
-                                             "): name its new place explicitly"));
+    std::optional<std::string> now = fingerprint_of(*path);
+    if (!now && !as_given.empty() && fingerprint_of(as_given) == fingerprint->second) {
+      *path = as_given;
+      continue;
     }
-    if (now != fingerprint->second)
+    if (!now)
+      throw TrainOptionError(option, message(*path,
+                                             ", the file the run trained on, is not there now: name its new "
+                                             "place explicitly"));
+    if (*now != fingerprint->second)
       throw TrainOptionError(option, message(*path, " is not the file the run trained on: its bytes changed since ",
-                                             checkpoint, " was saved (fingerprint ", now, ", was ", fingerprint->second,
-                                             "); name a file explicitly to go on with it"));
+                                             checkpoint, " was saved (fingerprint ", *now, ", was ",
+                                             fingerprint->second, "); name a file explicitly to go on with it"));
   }
 }
 

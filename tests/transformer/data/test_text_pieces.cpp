@@ -16,7 +16,7 @@ using namespace gradformer;
 namespace {
 
 // `text` as a file to read from (the C library's temporary file, removed when closed).
-std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_of(const std::string& text) {
+std::unique_ptr<std::FILE, int (*)(std::FILE*)> readable_file(const std::string& text) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::tmpfile(), &std::fclose);
   REQUIRE(file);
   std::fwrite(text.data(), 1, text.size(), file.get());
@@ -43,7 +43,7 @@ TEST_CASE("text pieces: the pieces' ids are the whole text's, for every tokenize
       std::vector<int64_t> ids;
       size_t expected_offset = 0, pieces = 0;
       read_text_pieces(
-          file_of(text).get(), "text", *tokenizer,
+          readable_file(text).get(), "text", *tokenizer,
           [&](std::string_view piece, size_t offset) {
             CHECK(offset == expected_offset);
             CHECK(text.compare(offset, piece.size(), piece) == 0);
@@ -74,6 +74,6 @@ TEST_CASE("text pieces: where a cut may fall, and a text without one refused pas
   CHECK(last_token_boundary(bpe, "ab cd", 4) == 0);     // nothing new past byte 4
   const std::string endless(100, 'x');
   CHECK_THROWS_MSG(read_text_pieces(
-                       file_of(endless).get(), "standard input", words, [](std::string_view, size_t) {}, 16, 50),
+                       readable_file(endless).get(), "standard input", words, [](std::string_view, size_t) {}, 16, 50),
                    ReadError, "standard input: more than 50 bytes without a place to cut it between tokens");
 }

@@ -150,6 +150,8 @@ TEST_CASE("utf8: printable escapes what a terminal would act on, hide or cut, an
   CHECK(printable("cut \xEF") == "cut \\xEF");              // not UTF-8: the byte as it is
   CHECK(printable("\xC3\xA9t\xC3\xA9 \xE2\x80\xAEtxt.exe") == "\xC3\xA9t\xC3\xA9 \\u{202E}txt.exe");  // é kept
   CHECK(printable("\xC2\x85") == "\\u{0085}");  // a C1 control (next line)
+  CHECK(printable("soft\xC2\xADhyphen \xE2\x81\xA0joined \xF3\xA0\x80\x81tag") ==
+        "soft\\u{00AD}hyphen \\u{2060}joined \\u{E0001}tag");  // invisible: soft hyphen, word joiner, a tag
   CHECK(printable("tab\tand\nline") == "tab\tand\nline");
   CHECK(printable("\xE4\xB8\xAD \xF0\x9F\x98\x80 \xC4\xA0") == "\xE4\xB8\xAD \xF0\x9F\x98\x80 \xC4\xA0");  // 中 😀 Ġ
   const std::string hostile = "\0\r\x1b\xEF\xBB\xBF\xFF\xE2\x80\x8B"s;

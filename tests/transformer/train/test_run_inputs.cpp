@@ -1,6 +1,8 @@
 // A run's input files by identity (transformer/train/run_inputs.h): recorded with their absolute
 // paths and fingerprints; on resume read from there, refused when their bytes changed, replaced
 // when the resumer names a file.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -44,9 +46,24 @@ TEST_CASE("run inputs: recorded by absolute path and fingerprint, read from ther
   asked = nothing_asked, asked.data_path = text;
   CHECK_THROWS_MSG(resume_inputs(resumed, asked, state, "ck.safetensors"), TrainOptionError,
                    "train: data_path names " + text + ", but the resumed run read no such file");
+  // The recorded file gone (the project moved): the options' path, if its bytes are the run's.
   std::filesystem::remove(text);
+  const std::string moved = dir / "moved.txt";
+  std::ofstream(moved, std::ios::binary) << "the cat sat on the mat.\n";
+  resumed.text_path = moved;
+  resume_inputs(resumed, nothing_asked, state, "ck.safetensors");
+  CHECK(resumed.text_path == moved);
+  std::ofstream(moved, std::ios::binary) << "the dog sat on the rug.\n";
+  resumed.text_path = moved;
   CHECK_THROWS_MSG(resume_inputs(resumed, nothing_asked, state, "ck.safetensors"), TrainOptionError,
-                   "the file the run trained on, cannot be read now");
+                   "train: text_path " + state.at("input.text_path") +
+                       ", the file the run trained on, is not there now: name its new place explicitly");
+  // A pipe or a FIFO is read once: nothing to record.
+  const std::string fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  TrainOptions piped = o;
+  piped.text_path = fifo;
+  CHECK(input_identities(piped).empty());
   // A checkpoint saved before inputs were recorded: its options' path, as it was.
   resumed.text_path = "book.txt";
   resume_inputs(resumed, nothing_asked, {}, "ck.safetensors");

@@ -99,7 +99,8 @@ gradformer_cli_test("text: a run on a text named relative to its folder, stopped
   "-DFILES=${moved}/run/model.safetensors" FIXTURE gradformer_cli_text_moved)
 gradformer_cli_test("text: resumed from another folder, the run reads its text from where it found it"
   "-DARGS=train|--resume|${moved}/run/model.safetensors|--steps|4|--stop-after|2|--quiet" -DWORKDIR=${moved}/second
-  "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_text_moved FIXTURE gradformer_cli_text_moved_resumed)
+  "-DSTDERR_ABSENT=." REQUIRES "gradformer_cli_text_moved;gradformer_cli_text_moved_refused"
+  FIXTURE gradformer_cli_text_moved_resumed)
 gradformer_cli_test("text: a resume refuses a text whose bytes changed, naming it and the checkpoint"
   "-DARGS=train|--resume|${moved}/run/model.safetensors|--steps|4|--stop-after|3|--quiet"
   -DWRITE=${moved}/first/book.txt "-DWRITE_TEXT=${other_book}" -DEXIT=2 ${one_error_line} "-DSTDOUT_ABSENT=."
@@ -111,4 +112,6 @@ gradformer_cli_test("text: a resume goes on with a text named explicitly"
 gradformer_cli_test("text: a resume refuses --data for a run that read a text"
   "-DARGS=train|--resume|${moved}/run/model.safetensors|--data|${moved}/first/book.txt|--steps|4" -DEXIT=2
   ${one_error_line} "-DSTDERR=^gradformer train: --data names [^\n]*book.txt, but the resumed run read no such file\n$"
-  REQUIRES gradformer_cli_text_moved)
+  REQUIRES gradformer_cli_text_moved FIXTURE gradformer_cli_text_moved_refused)
+# (One after another: a resume that trains locks the run's folder, and the refusal above would then
+# meet the lock instead: it runs first, as a fixture of the resumes.)

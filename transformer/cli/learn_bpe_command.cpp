@@ -11,6 +11,7 @@
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/data/line_reader.h"
+#include "transformer/data/text_pieces.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/model/config.h"
 
@@ -23,9 +24,10 @@ constexpr const char* kSummary =
     "punctuation or of whitespace; merges never cross from one into the next), and join the most\n"
     "frequent pair of neighbouring tokens into a new token, again and again, until the vocabulary has\n"
     "--vocab-size tokens: <pad> <s> </s> <unk> and any --specials first, then the bytes, then the merged\n"
-    "tokens. It stops short when no two tokens are neighbours any more. Each file is read whole, as\n"
-    "UTF-8 text. The JSON file written is what gradformer tokenize --tokenizer reads; an existing --out is\n"
-    "replaced only with --force, and whole (written under a temporary name, then renamed).";
+    "tokens. It stops short when no two tokens are neighbours any more. Each file is UTF-8 text, read a\n"
+    "piece at a time: what is kept is each distinct pre-token and its count. The JSON file written is\n"
+    "what gradformer tokenize --tokenizer reads; an existing --out is replaced only with --force, and\n"
+    "whole (written under a temporary name, then renamed).";
 
 /// The extra specials of a comma-separated list ("<sep>,<mask>"), each checked as the tokenizer
 /// checks it: a UsageError naming the flag.
@@ -44,28 +46,36 @@ std::vector<std::string> extra_specials(const std::string& list) {
   return names;
 }
 
-/// A file of text, whole: a DataError naming it and the first byte that is not UTF-8.
-std::string read_text(const std::string& path) {
-  std::string text = read_whole_file(path);
-  if (const auto offset = invalid_utf8_at(text))
-    throw DataError(message(path, ": not UTF-8 at byte offset ", *offset, " (byte 0x", std::hex, std::uppercase,
-                            static_cast<int>(static_cast<unsigned char>(text[*offset])), std::dec,
-                            "); learn-bpe learns from UTF-8 text"));
-  return text;
+/// Adds the pre-tokens of the file at `path` to `counts`, reading it a piece at a time, each cut
+/// between two pre-tokens (so the counts are the whole file's, and only the distinct pre-tokens and
+/// one piece are held): the file's size in bytes. A DataError naming the first byte that is not UTF-8.
+int64_t count_pre_tokens(PreTokenCounts& counts, const std::string& path) {
+  int64_t bytes = 0;
+  read_text_pieces(
+      open_for_reading(path).get(), path, Tokenizer::Kind::Bpe, [&](std::string_view piece, size_t offset) {
+        if (const auto bad = invalid_utf8_at(piece))
+          throw DataError(message(path, ": not UTF-8 at byte offset ", offset + *bad, " (byte 0x", std::hex,
+                                  std::uppercase, static_cast<int>(static_cast<unsigned char>(piece[*bad])), std::dec,
+                                  "); learn-bpe learns from UTF-8 text"));
+        Tokenizer::count_pre_tokens(counts, piece);
+        bytes += static_cast<int64_t>(piece.size());
+      });
+  return bytes;
 }
 
 /// "learned N merges from B bytes in F files (S s): T tokens (...), R tokens per byte of the text; wrote OUT"
-void print_summary(const Tokenizer& learned, const std::vector<std::string_view>& views, int64_t bytes, double seconds,
+void print_summary(const Tokenizer& learned, const PreTokenCounts& counts, int64_t files, int64_t bytes, double seconds,
                    int64_t vocab_size, const std::string& out) {
-  // tokens per byte: how many ids the training text becomes under the result, per byte of it
-  int64_t tokens = 0;
-  for (const std::string_view text : views) tokens += static_cast<int64_t>(learned.encode(text).size());
+  // tokens per byte: how many ids the training text becomes under the result, per byte of it (each
+  // pre-token is encoded alone, so the text's ids are its pre-tokens', each as often as it occurs)
   const BytePairEncoding& bpe = learned.byte_pair_encoding();
+  int64_t tokens = 0;
+  for (const auto& [pre_token, count] : counts) tokens += count * static_cast<int64_t>(bpe.encode({pre_token}).size());
   const int64_t size = learned.size();
   std::cout << "learned " << counted(static_cast<long long>(bpe.merges().size()), "merge") << " from "
-            << counted(bytes, "byte") << " in " << counted(static_cast<long long>(views.size()), "file") << " ("
-            << std::fixed << std::setprecision(2) << seconds << " s): " << size << " tokens ("
-            << learned.special_count() << " specials, 256 bytes, " << bpe.size() - 256 << " merged)"
+            << counted(bytes, "byte") << " in " << counted(static_cast<long long>(files), "file") << " (" << std::fixed
+            << std::setprecision(2) << seconds << " s): " << size << " tokens (" << learned.special_count()
+            << " specials, 256 bytes, " << bpe.size() - 256 << " merged)"
             << (size < vocab_size
                     ? message(", short of the ", vocab_size, " asked: no pair of neighbouring tokens is left")
                     : "")
@@ -77,7 +87,7 @@ void print_summary(const Tokenizer& learned, const std::vector<std::string_view>
 
 int learn_bpe_command(int argc, char** argv) {
   Flags f("learn-bpe", kSummary);
-  f.add_positionals("FILE...", "the text files to learn from, each read whole");
+  f.add_positionals("FILE...", "the text files to learn from (UTF-8)");
   f.add("--vocab-size", "",
         "the tokens the tokenizer is to have, its specials and the 256 bytes included (required; at least 260)");
   f.add("--specials", "", "more special tokens after <pad> <s> </s> <unk>, comma-separated: '<sep>,<mask>'");
@@ -102,25 +112,20 @@ int learn_bpe_command(int argc, char** argv) {
                              ", one of the texts to learn from: the tokenizer would replace it; write it elsewhere"));
   check_output_flag("learn-bpe", "--out", out, f.on("--force"));
 
-  std::vector<std::string> texts;
+  PreTokenCounts counts;
   int64_t bytes = 0;
-  for (const std::string& path : paths) {
-    texts.push_back(read_text(path));
-    bytes += static_cast<int64_t>(texts.back().size());
-  }
+  for (const std::string& path : paths) bytes += count_pre_tokens(counts, path);
   if (bytes == 0)
-    throw DataError(texts.size() == 1 ? "no text to learn from: the file is empty"
-                                      : message("no text to learn from: the ", texts.size(), " files are empty"));
+    throw DataError(paths.size() == 1 ? "no text to learn from: the file is empty"
+                                      : message("no text to learn from: the ", paths.size(), " files are empty"));
 
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::string_view> views(texts.begin(), texts.end());
-  // Each text is UTF-8 (read_text checked), so the pre-tokenizer accepts it.
-  const Tokenizer learned = Tokenizer::learn_bpe(views, vocab_size, specials);
+  const Tokenizer learned = Tokenizer::learn_bpe_from_counts(counts, vocab_size, specials);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string json = learned.to_json() + "\n";
   write_file_whole(out, json);
 
-  print_summary(learned, views, bytes, seconds, vocab_size, out);
+  print_summary(learned, counts, static_cast<int64_t>(paths.size()), bytes, seconds, vocab_size, out);
   return 0;
 }
 

@@ -1,9 +1,12 @@
 // gradformer tokenize: the ids a tokenizer cuts standard input into (or its tokens, --pieces), and
 // back from ids to text (--decode); the tokenizer of a checkpoint, of a learn-bpe file, GPT-2's, or
 // the bytes (transformer/data/tokenizer.h).
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include "tensor/support/utf8.h"
@@ -26,7 +29,8 @@ constexpr const char* kSummary =
     "it with status 1 after the ids of the pieces before).\n"
     "--pieces prints the tokens instead, as a person reads them (in a byte-level token a space shows as\n"
     "Ġ, a newline as Ċ: GPT-2's byte characters). --decode goes back: it reads ids separated by any\n"
-    "whitespace and writes the text they stand for, exactly, nothing added.\n"
+    "whitespace and writes the text they stand for, exactly, nothing added (a block at a time: a word\n"
+    "that is not an id stops it with status 1 after the text of the ids before).\n"
     "\n"
     "The tokenizer is one of:\n"
     "  --checkpoint FILE  a model's: an encoder-decoder's target side unless --side source (what it\n"
@@ -115,27 +119,51 @@ std::vector<int64_t> encode_input(const Tokenizer& tokenizer, std::string text, 
   }
 }
 
-/// The ids of standard input, separated by any whitespace: a DataError naming the first that is
-/// not an integer or not an id of the tokenizer, and its place among them.
-std::vector<int64_t> read_ids(const std::string& text, int64_t vocabulary) {
-  std::vector<int64_t> ids;
-  constexpr const char* kWhitespace = " \t\n\r\v\f";
-  for (size_t start = text.find_first_not_of(kWhitespace); start != std::string::npos;
-       start = text.find_first_not_of(kWhitespace, start)) {
-    const size_t end = std::min(text.find_first_of(kWhitespace, start), text.size());
-    const std::string word = text.substr(start, end - start);
-    start = end;
+/// The longest word read as an id: an id has at most 19 digits; leading zeros and a sign aside, a
+/// longer word is not one, and an endless word (/dev/zero) is refused once this long.
+constexpr size_t kMaxIdBytes = 64;
+
+/// Reads ids separated by any whitespace from `in`, a block at a time, and gives each block's ids to
+/// `take` as soon as they are read: a DataError naming the first word that is not an integer or not an
+/// id of the tokenizer, and its place among them.
+void read_ids(std::FILE* in, int64_t vocabulary, const std::function<void(const std::vector<int64_t>&)>& take) {
+  constexpr std::string_view kWhitespace = " \t\n\r\v\f";
+  int64_t place = 0;  // of the last word read, from 1
+  std::string word;   // the word being read, perhaps cut by the end of a block
+  const auto end_word = [&](std::vector<int64_t>& ids) {
+    if (word.empty()) return;
+    ++place;
     int64_t id = 0;
     const auto [stop, error] = std::from_chars(word.data(), word.data() + word.size(), id);
-    const size_t place = ids.size() + 1;
     if (stop != word.data() + word.size() || (error != std::errc() && error != std::errc::result_out_of_range))
       throw DataError(message("standard input: id number ", place, ", '", word, "', is not an integer"));
     if (error == std::errc::result_out_of_range || id < 0 || id >= vocabulary)
       throw DataError(message("standard input: id number ", place, ", ", word, ", is not an id of the tokenizer (0 to ",
                               vocabulary - 1, ")"));
     ids.push_back(id);
+    word.clear();
+  };
+  std::vector<char> block(size_t{1} << 16);
+  errno = 0;
+  for (size_t n; (n = std::fread(block.data(), 1, block.size(), in)) > 0;) {
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < n; ++i) {
+      if (kWhitespace.find(block[i]) != std::string_view::npos) {
+        end_word(ids);
+        continue;
+      }
+      if (word.size() == kMaxIdBytes)
+        throw DataError(message("standard input: id number ", place + 1, ", '", word.substr(0, 16),
+                                "...', is longer than ", kMaxIdBytes, " bytes: not an id of the tokenizer"));
+      word += block[i];
+    }
+    take(ids);
   }
-  return ids;
+  if (std::ferror(in))
+    throw ReadError(message("standard input: read failed: ", errno != 0 ? std::strerror(errno) : "the stream failed"));
+  std::vector<int64_t> last;
+  end_word(last);
+  take(last);
 }
 
 }  // namespace
@@ -157,13 +185,18 @@ int tokenize_command(int argc, char** argv) {
     throw UsageError("tokenize: --decode reads ids and --pieces prints tokens: give one of them");
   const Tokenizer tokenizer = chosen_tokenizer(f);
   if (f.on("--decode")) {
-    const std::string input = read_whole_text(stdin, "standard input");
-    const std::string text = tokenizer.decode_bytes(read_ids(input, tokenizer.size()));
-    std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+    bool first = true;  // a model of words puts one space between words, also from one block to the next
+    read_ids(stdin, tokenizer.size(), [&](const std::vector<int64_t>& ids) {
+      if (ids.empty()) return;
+      const std::string text =
+          (first || tokenizer.kind() != Tokenizer::Kind::Words ? "" : " ") + tokenizer.decode_bytes(ids);
+      std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+      first = false;
+    });
     return 0;
   }
   bool first = true;
-  read_text_pieces(stdin, "standard input", tokenizer, [&](std::string_view piece, size_t offset) {
+  read_text_pieces(stdin, "standard input", tokenizer.kind(), [&](std::string_view piece, size_t offset) {
     std::string line;
     for (const int64_t id : encode_input(tokenizer, std::string(piece), offset)) {
       line += first ? "" : " ";

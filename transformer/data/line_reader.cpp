@@ -40,14 +40,18 @@ std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_
   return text;
 }
 
-std::string read_whole_file(const std::string& path, int64_t max_bytes, std::string_view kind) {
+OpenFile open_for_reading(const std::string& path) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) throw DataError(message(path, ": a directory, not a text file"));
   errno = 0;
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  OpenFile file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file)
     throw DataError(message(path, ": cannot open for reading: ", errno != 0 ? std::strerror(errno) : "unknown reason"));
-  return read_whole_text(file.get(), path, max_bytes, kind);
+  return file;
+}
+
+std::string read_whole_file(const std::string& path, int64_t max_bytes, std::string_view kind) {
+  return read_whole_text(open_for_reading(path).get(), path, max_bytes, kind);
 }
 
 std::optional<std::string> utf8_problem(std::string_view text) {

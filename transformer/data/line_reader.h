@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,8 +46,14 @@ inline constexpr int64_t kMaxTokenizerFileBytes = int64_t{64} << 20;
 std::string read_whole_text(std::FILE* in, const std::string& name, int64_t max_bytes = kMaxTextBytes,
                             std::string_view kind = "a text read whole");
 
-/// The file at `path`, whole. DataError "path: cannot open for reading: reason" and "path: a
-/// directory, not a text file"; then as read_whole_text.
+/// A C stream that closes itself.
+using OpenFile = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+/// The file at `path`, open for reading (bytes as they are). DataError "path: cannot open for reading:
+/// reason" and "path: a directory, not a text file".
+OpenFile open_for_reading(const std::string& path);
+
+/// The file at `path`, whole: open_for_reading's errors, then read_whole_text's.
 std::string read_whole_file(const std::string& path, int64_t max_bytes = kMaxTextBytes,
                             std::string_view kind = "a text read whole");
 

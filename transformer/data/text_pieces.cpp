@@ -15,9 +15,9 @@ bool ascii_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z
 
 }  // namespace
 
-size_t last_token_boundary(const Tokenizer& tokenizer, std::string_view text, size_t from) {
-  if (tokenizer.kind() == Tokenizer::Kind::Bytes) return text.size();
-  if (tokenizer.kind() == Tokenizer::Kind::Words) {  // words are cut at spaces and tabs
+size_t last_token_boundary(Tokenizer::Kind kind, std::string_view text, size_t from) {
+  if (kind == Tokenizer::Kind::Bytes) return text.size();
+  if (kind == Tokenizer::Kind::Words) {  // words are cut at spaces and tabs
     for (size_t i = text.size(); i-- > std::max<size_t>(from, 1);)
       if (text[i] == ' ' || text[i] == '\t') return i;
     return 0;
@@ -34,7 +34,7 @@ size_t last_token_boundary(const Tokenizer& tokenizer, std::string_view text, si
   return 0;
 }
 
-void read_text_pieces(std::FILE* in, const std::string& name, const Tokenizer& tokenizer,
+void read_text_pieces(std::FILE* in, const std::string& name, Tokenizer::Kind kind,
                       const std::function<void(std::string_view text, size_t offset)>& piece, size_t block,
                       int64_t max_bytes) {
   std::string pending;
@@ -44,7 +44,7 @@ void read_text_pieces(std::FILE* in, const std::string& name, const Tokenizer& t
   for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), in)) > 0;) {
     const size_t looked_at = pending.size();  // no boundary before it: only the new bytes can end at one
     pending.append(buffer.data(), n);
-    const size_t cut = last_token_boundary(tokenizer, pending, looked_at);
+    const size_t cut = last_token_boundary(kind, pending, looked_at);
     if (cut == 0) {
       if (static_cast<int64_t>(pending.size()) > max_bytes)
         throw ReadError(message(name, ": more than ", max_bytes, " bytes without a place to cut it between tokens"));

@@ -13,20 +13,20 @@
 
 namespace gradformer {
 
-/// The last place in `text` where `tokenizer` may cut it that its bytes from `from` on show (a reader
+/// The last place in `text` where a tokenizer of `kind` may cut it that its bytes from `from` on show (a reader
 /// that looked at the bytes before `from` already passes only the new ones), or 0 if there is none:
 /// for bytes, anywhere (the end); for words, before a space or a tab; for byte-level tokens, after a
 /// line end between two ASCII letters or digits, or before a space between two of them: no
 /// pre-token (GPT-2's rules: a run of letters, of digits or of other symbols, with at most one
 /// leading space, or a run of whitespace) spans such a place, and merges never cross pre-tokens.
-size_t last_token_boundary(const Tokenizer& tokenizer, std::string_view text, size_t from = 0);
+size_t last_token_boundary(Tokenizer::Kind kind, std::string_view text, size_t from = 0);
 
 /// Reads `in` to its end in blocks of `block` bytes and gives `piece` each stretch up to the last
 /// token boundary read so far, with its offset in the input, then the rest at the end (one call at
 /// least, perhaps with an empty text). A stretch without a boundary grows until one comes: ReadError
 /// "name: more than MAX bytes without a place to cut it between tokens" past `max_bytes`, and "name:
 /// read failed: reason".
-void read_text_pieces(std::FILE* in, const std::string& name, const Tokenizer& tokenizer,
+void read_text_pieces(std::FILE* in, const std::string& name, Tokenizer::Kind kind,
                       const std::function<void(std::string_view text, size_t offset)>& piece,
                       size_t block = size_t{1} << 20, int64_t max_bytes = int64_t{1} << 30);
 

@@ -122,15 +122,25 @@ Tokenizer Tokenizer::gpt2(BytePairEncoding bpe) { return Tokenizer(Kind::Bpe, st
 
 Tokenizer Tokenizer::learn_bpe(const std::vector<std::string_view>& texts, int64_t vocab_size,
                                const std::vector<std::string>& extra_specials) {
+  PreTokenCounts counts;
+  for (const std::string_view text : texts) count_pre_tokens(counts, text);
+  return learn_bpe_from_counts(counts, vocab_size, extra_specials);
+}
+
+Tokenizer Tokenizer::learn_bpe_from_counts(const PreTokenCounts& counts, int64_t vocab_size,
+                                           const std::vector<std::string>& extra_specials) {
   const std::vector<std::string> specials = all_specials(extra_specials);
   const auto count = static_cast<int64_t>(specials.size());
   if (vocab_size < count + 256)
     throw ValueError(message("Tokenizer::learn_bpe: a vocabulary of ", vocab_size, " is smaller than its ", count,
                              " specials and the 256 bytes (", count + 256, ")"));
-  PreTokenCounts counts;
-  for (const std::string_view text : texts) add_pre_token_counts(counts, gpt2_pre_tokens(text));
   // No learned token may spell a special: its text would be read back as the special.
-  return byte_pairs(learn_bpe_from_counts(counts, vocab_size - count, bytes_spelling(specials)), extra_specials);
+  return byte_pairs(gradformer::learn_bpe_from_counts(counts, vocab_size - count, bytes_spelling(specials)),
+                    extra_specials);
+}
+
+void Tokenizer::count_pre_tokens(PreTokenCounts& counts, std::string_view text) {
+  add_pre_token_counts(counts, gpt2_pre_tokens(text));
 }
 
 std::string Tokenizer::kind_name() const {

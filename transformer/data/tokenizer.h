@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "transformer/data/bpe.h"
+#include "transformer/data/learn_bpe.h"
 #include "transformer/data/vocab.h"
 
 namespace gradformer {
@@ -41,6 +42,12 @@ class Tokenizer {
   /// ValueError for a vocab_size below the specials and the 256 bytes.
   static Tokenizer learn_bpe(const std::vector<std::string_view>& texts, int64_t vocab_size,
                              const std::vector<std::string>& extra_specials = {});
+  /// The same, from the pre-tokens' counts: a text too long to hold can be counted a piece at a time
+  /// (count_pre_tokens), so that only its distinct pre-tokens are kept.
+  static Tokenizer learn_bpe_from_counts(const PreTokenCounts& counts, int64_t vocab_size,
+                                         const std::vector<std::string>& extra_specials = {});
+  /// Adds the pre-tokens of `text` (GPT-2's pre-tokenizer; UTF-8 text) to `counts`.
+  static void count_pre_tokens(PreTokenCounts& counts, std::string_view text);
   /// GPT-2's released tokenizer: its ids exactly, no specials in front (its <|endoftext|> is a
   /// token of its encoder.json, 50256).
   static Tokenizer gpt2(BytePairEncoding bpe);

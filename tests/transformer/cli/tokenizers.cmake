@@ -122,6 +122,13 @@ gradformer_cli_test("tokenize --checkpoint --side source --pieces" "-DARGS=token
 gradformer_cli_test("tokenize --checkpoint --decode joins words by one space"
   "-DARGS=tokenize|--checkpoint|${copy_model}|--decode" -DWRITE=${tok_inputs}/copy-ids.txt "-DWRITE_TEXT=4 10|3"
   -DSTDIN=${tok_inputs}/copy-ids.txt "-DSTDOUT=^4 10 <unk>$" REQUIRES gradformer_cli_model)
+# --decode reads its ids a block of 64 KiB at a time: 100,000 bytes of ids cross a block's end inside
+# the word "10", and a model of words still puts one space between every two words, across blocks too.
+string(REPEAT "4 10 " 20000 many_copy_ids)
+gradformer_cli_test("tokenize --checkpoint --decode of ids longer than a block joins words across blocks"
+  "-DARGS=tokenize|--checkpoint|${copy_model}|--decode" -DWRITE=${tok_inputs}/copy-many-ids.txt
+  "-DWRITE_TEXT=${many_copy_ids}" -DSTDIN=${tok_inputs}/copy-many-ids.txt "-DSTDOUT=^4 10 4 10 .* 4 10$"
+  "-DSTDOUT_ABSENT=104|4 4|10 10|[ ][ ]" REQUIRES gradformer_cli_model)
 gradformer_cli_test("tokenize --checkpoint of a decoder-only model: its words"
   "-DARGS=tokenize|--checkpoint|${GRADFORMER_LM_DIR}/model.safetensors|--pieces" -DWRITE=${tok_inputs}/french.txt
   "-DWRITE_TEXT=le chat zzqqx|" -DSTDIN=${tok_inputs}/french.txt "-DSTDOUT=^le chat <unk>\n$" REQUIRES gradformer_cli_lm)
@@ -191,6 +198,9 @@ gradformer_cli_test("tokenize --decode of an id past the vocabulary is status 1,
 gradformer_cli_test("tokenize --decode of a negative id is status 1" "-DARGS=tokenize|--bytes|--decode"
   -DWRITE=${tok_inputs}/negative-ids.txt "-DWRITE_TEXT=-1" -DSTDIN=${tok_inputs}/negative-ids.txt -DEXIT=1 ${one_error_line}
   "-DSTDERR=^gradformer tokenize: error: standard input: id number 1, -1, is not an id of the tokenizer \\(0 to 259\\)\n$")
+gradformer_cli_test("tokenize --decode of an endless word is status 1 after 64 bytes of it" "-DARGS=tokenize|--bytes|--decode"
+  -DSTDIN=/dev/zero -DEXIT=1 ${one_error_line} "-DSTDOUT=^$"
+  "-DSTDERR=^gradformer tokenize: error: standard input: id number 1, '(\\\\0)+...', is longer than 64 bytes: not an id of the tokenizer\n$")
 gradformer_cli_test("tokenize --decode of an id past int64 is status 1" "-DARGS=tokenize|--bytes|--decode"
   -DWRITE=${tok_inputs}/huge-ids.txt "-DWRITE_TEXT=99999999999999999999999" -DSTDIN=${tok_inputs}/huge-ids.txt -DEXIT=1 ${one_error_line}
   "-DSTDERR=^gradformer tokenize: error: standard input: id number 1, 99999999999999999999999, is not an id of the tokenizer")

@@ -43,7 +43,7 @@ TEST_CASE("text pieces: the pieces' ids are the whole text's, for every tokenize
       std::vector<int64_t> ids;
       size_t expected_offset = 0, pieces = 0;
       read_text_pieces(
-          readable_file(text).get(), "text", *tokenizer,
+          readable_file(text).get(), "text", tokenizer->kind(),
           [&](std::string_view piece, size_t offset) {
             CHECK(offset == expected_offset);
             CHECK(text.compare(offset, piece.size(), piece) == 0);
@@ -60,20 +60,39 @@ TEST_CASE("text pieces: the pieces' ids are the whole text's, for every tokenize
 
 TEST_CASE("text pieces: where a cut may fall, and a text without one refused past its limit") {
   const Tokenizer bytes = Tokenizer::bytes(), words(Vocab::build({{"a"}}));
-  CHECK(last_token_boundary(bytes, "ab  cd") == 6);         // bytes: anywhere
-  CHECK(last_token_boundary(words, "ab\tcd ef\ngh") == 5);  // words: before a space or a tab, not a line end
-  CHECK(last_token_boundary(words, "ab\tcd", 3) == 0);      // nothing from byte 3 on
+  CHECK(last_token_boundary(bytes.kind(), "ab  cd") == 6);         // bytes: anywhere
+  CHECK(last_token_boundary(words.kind(), "ab\tcd ef\ngh") == 5);  // words: before a space or a tab, not a line end
+  CHECK(last_token_boundary(words.kind(), "ab\tcd", 3) == 0);      // nothing from byte 3 on
   // Byte-level tokens (any kind but words and bytes: the rules are the pre-tokens').
   const Tokenizer bpe = Tokenizer::learn_bpe({std::string_view("ab cd ab cd")}, 262);
-  CHECK(last_token_boundary(bpe, "ab cd") == 2);        // before the space: " cd" is the next pre-token
-  CHECK(last_token_boundary(bpe, "ab\ncd") == 3);       // after the line end
-  CHECK(last_token_boundary(bpe, "ab\n\ncd") == 0);     // "ab\n\n" would end in the one pre-token "\n\n"
-  CHECK(last_token_boundary(bpe, "ab  cd") == 0);       // two spaces: a run of whitespace
-  CHECK(last_token_boundary(bpe, "ab \xC3\xA9") == 0);  // a letter past ASCII: not looked into
-  CHECK(last_token_boundary(bpe, "ab cd", 3) == 2);     // byte 3 shows the space before it starts " cd"
-  CHECK(last_token_boundary(bpe, "ab cd", 4) == 0);     // nothing new past byte 4
+  CHECK(last_token_boundary(bpe.kind(), "ab cd") == 2);        // before the space: " cd" is the next pre-token
+  CHECK(last_token_boundary(bpe.kind(), "ab\ncd") == 3);       // after the line end
+  CHECK(last_token_boundary(bpe.kind(), "ab\n\ncd") == 0);     // "ab\n\n" would end in the one pre-token "\n\n"
+  CHECK(last_token_boundary(bpe.kind(), "ab  cd") == 0);       // two spaces: a run of whitespace
+  CHECK(last_token_boundary(bpe.kind(), "ab \xC3\xA9") == 0);  // a letter past ASCII: not looked into
+  CHECK(last_token_boundary(bpe.kind(), "ab cd", 3) == 2);     // byte 3 shows the space before it starts " cd"
+  CHECK(last_token_boundary(bpe.kind(), "ab cd", 4) == 0);     // nothing new past byte 4
   const std::string endless(100, 'x');
-  CHECK_THROWS_MSG(read_text_pieces(
-                       readable_file(endless).get(), "standard input", words, [](std::string_view, size_t) {}, 16, 50),
-                   ReadError, "standard input: more than 50 bytes without a place to cut it between tokens");
+  CHECK_THROWS_MSG(
+      read_text_pieces(
+          readable_file(endless).get(), "standard input", words.kind(), [](std::string_view, size_t) {}, 16, 50),
+      ReadError, "standard input: more than 50 bytes without a place to cut it between tokens");
+}
+
+TEST_CASE("text pieces: merges learned from pre-tokens counted a piece at a time are the whole text's") {
+  // What learn-bpe does with a file: no pre-token straddles a cut, so the counts, and the merges, are
+  // those of the text read whole, whatever the block.
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "low lower lowest newer wider " + std::to_string(i % 7) + "\nnew  widest\n\n";
+  const Tokenizer whole = Tokenizer::learn_bpe({std::string_view(text)}, 300);
+  for (const size_t block : {size_t{1}, size_t{5}, size_t{64}}) {
+    INFO("block " << block);
+    PreTokenCounts counts;
+    read_text_pieces(
+        readable_file(text).get(), "text", Tokenizer::Kind::Bpe,
+        [&](std::string_view piece, size_t) { Tokenizer::count_pre_tokens(counts, piece); }, block);
+    const Tokenizer pieces = Tokenizer::learn_bpe_from_counts(counts, 300);
+    CHECK(pieces.byte_pair_encoding().merges() == whole.byte_pair_encoding().merges());
+    CHECK(pieces.encode(text) == whole.encode(text));
+  }
 }

@@ -1,3 +1,7 @@
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "catch.h"
 #include "tensor/all.h"
 
@@ -32,10 +36,31 @@ TEST_CASE("tensors of more than 1000 elements show only their edges") {
   CHECK(s == "tensor([   0,    1,    2, ..., 1997, 1998, 1999], shape=[2000], dtype=int64)");
 }
 
-TEST_CASE("the README's first look prints what the README says") {
+TEST_CASE("DEVELOPING.md's first look runs this code and prints what it says") {
+  // The ```cpp block under "## A first look at the library": its x and y are these, and the comment
+  // lines after its `std::cout << y` are what y prints.
+  std::ifstream page(std::filesystem::path(GRADFORMER_SOURCE_DIR) / "DEVELOPING.md");
+  REQUIRE(page);
+  std::string line, code, printed;
+  bool in_section = false, in_block = false, after_print = false;
+  while (std::getline(page, line)) {
+    if (line.starts_with("## ")) {
+      in_section = line == "## A first look at the library";
+    } else if (in_section && line.starts_with("```")) {
+      if (in_block) break;
+      in_block = true;
+    } else if (in_block) {
+      code += line + "\n";
+      if (after_print && line.starts_with("// ")) printed += (printed.empty() ? "" : "\n") + line.substr(3);
+      after_print = after_print || line.starts_with("std::cout << y");
+    }
+  }
+  CHECK(code.find("Tensor x = arange(6).reshape({2, 3});") != std::string::npos);
+  CHECK(code.find("Tensor y = x - max(x, {-1}, true);") != std::string::npos);
   Tensor x = arange(6).reshape({2, 3});
   Tensor y = x - max(x, {-1}, true);
-  CHECK(to_string(y) ==
+  CHECK(printed ==
         "tensor([[-2.0000, -1.0000,  0.0000],\n"
         "        [-2.0000, -1.0000,  0.0000]], shape=[2, 3], dtype=float32)");
+  CHECK(to_string(y) == printed);
 }

@@ -71,7 +71,7 @@ gradformer_round_trip("bytes, the README (not ASCII)" "--bytes" -DINPUT=${PROJEC
 gradformer_round_trip("gpt2, newlines tabs and runs of spaces" "--gpt2|${gpt2_dir}" "-DTEXT=${spaced_text}")
 gradformer_round_trip("gpt2, Hello world is GPT-2's ids" "--gpt2|${gpt2_dir}" "-DTEXT=Hello world"
   "-DIDS=39 68 266 78 259 291 297")
-# The same tokenizer under the hub's names (vocab.json, merges.txt), which the README tells to download.
+# The same tokenizer under the hub's names (vocab.json, merges.txt), which COMMANDS.md tells to download.
 set(gpt2_hub_names ${CMAKE_CURRENT_BINARY_DIR}/gpt2-hub-names)
 configure_file(${gpt2_dir}/encoder.json ${gpt2_hub_names}/vocab.json COPYONLY)
 configure_file(${gpt2_dir}/vocab.bpe ${gpt2_hub_names}/merges.txt COPYONLY)

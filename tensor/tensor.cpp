@@ -8,78 +8,7 @@
 
 #include "tensor/map.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>  // ASAN_POISON_MEMORY_REGION: the unused bytes of a block
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/asan_interface.h>
-#endif
-#endif
-#ifndef ASAN_POISON_MEMORY_REGION
-#define ASAN_POISON_MEMORY_REGION(address, size) ((void)(address), (void)(size))
-#define ASAN_UNPOISON_MEMORY_REGION(address, size) ((void)(address), (void)(size))
-#endif
-
 namespace gradformer {
-
-// ---- storage --------------------------------------------------------------------------------
-
-// One allocation per tensor. std::allocate_shared puts the shared_ptr's counts and the Storage in
-// one block; the allocator below makes that block longer by the tensor's bytes, which start at the
-// first 64-byte boundary after the counts and the Storage (one cache line, and what the matmul's
-// packed SIMD loads want). allocate() runs before the Storage is constructed, so it hands the data's
-// address to the constructor through `data`, which the constructor takes by reference. One malloc
-// instead of two (the counts, then the bytes) for every tensor the library makes.
-//
-// The block comes from malloc (calloc for zeros), not aligned_alloc: glibc reuses a freed block of the same size
-// reliably, which it does not for aligned_alloc's (measured: a cycle of five tensors faulted fresh
-// pages on three of six rounds with aligned_alloc, on none after the first with this). Under
-// AddressSanitizer the unused bytes on either side of the data are poisoned, so an overrun of the
-// tensor's last element is still reported.
-constexpr size_t kAlignment = 64;
-
-template <class T>
-struct StorageAllocator {
-  using value_type = T;
-  size_t bytes;      // the tensor's bytes, after the counts and the Storage
-  std::byte** data;  // where allocate() writes the data's address (Storage::allocate's local; only
-                     // allocate() uses it, though the copy kept for deallocate() holds it too)
-  bool zeroed;       // calloc rather than malloc
-
-  StorageAllocator(size_t bytes, std::byte** data, bool zeroed) : bytes(bytes), data(data), zeroed(zeroed) {}
-  template <class U>
-  StorageAllocator(const StorageAllocator<U>& other) : bytes(other.bytes), data(other.data), zeroed(other.zeroed) {}
-
-  // the head (counts and Storage), up to kAlignment - 1 bytes to the boundary, the data, and at
-  // least one byte after it, rounded up to whole cache lines
-  size_t block_bytes(size_t head) const { return (head + bytes + 2 * kAlignment - 1) / kAlignment * kAlignment; }
-  T* allocate(size_t n) {
-    const size_t head = n * sizeof(T);
-    if (bytes > SIZE_MAX / 2) throw std::bad_alloc();
-    auto* block = static_cast<std::byte*>(zeroed ? std::calloc(1, block_bytes(head)) : std::malloc(block_bytes(head)));
-    if (block == nullptr) throw std::bad_alloc();
-    const auto start = reinterpret_cast<uintptr_t>(block + head);
-    std::byte* begin = block + head + ((kAlignment - start % kAlignment) % kAlignment);
-    ASAN_POISON_MEMORY_REGION(block + head, static_cast<size_t>(begin - (block + head)));
-    ASAN_POISON_MEMORY_REGION(begin + bytes, static_cast<size_t>(block + block_bytes(head) - (begin + bytes)));
-    *data = begin;
-    return reinterpret_cast<T*>(block);
-  }
-  void deallocate(T* p, size_t n) {
-    ASAN_UNPOISON_MEMORY_REGION(p, block_bytes(n * sizeof(T)));
-    std::free(p);
-  }
-  friend bool operator==(const StorageAllocator&, const StorageAllocator&) { return true; }
-};
-
-std::shared_ptr<Storage> Storage::allocate(size_t bytes, bool zeroed) {
-  std::byte* data = nullptr;
-  return std::allocate_shared<Storage>(StorageAllocator<Storage>(bytes, &data, zeroed), Key{}, data, bytes);
-}
-
-std::shared_ptr<Storage> Storage::borrow(std::byte* data, size_t bytes, std::shared_ptr<const void> owner) {
-  return std::make_shared<Storage>(Key{}, data, bytes, std::move(owner));
-}
 
 // ---- construction ---------------------------------------------------------------------------
 
@@ -101,8 +30,11 @@ Tensor Tensor::allocated(const Shape& shape, DType dtype, bool zeroed, const cha
   try {
     storage = Storage::allocate(static_cast<size_t>(bytes), zeroed);
   } catch (const std::bad_alloc&) {
-    throw MemoryError(
-        message(op, ": cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape));
+    constexpr double kMiB = 1 << 20;
+    throw MemoryError(message(op, ": cannot allocate ", bytes, " bytes for a ", name(dtype), " tensor of shape ", shape,
+                              " (tensors hold ", std::lround(static_cast<double>(Storage::bytes_held()) / kMiB),
+                              " MiB already, of this machine's ",
+                              std::lround(static_cast<double>(Storage::memory()) / kMiB), " MiB)"));
   }
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }

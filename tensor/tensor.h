@@ -30,6 +30,12 @@ class Storage {
   /// The `bytes` bytes at `data`, which `owner` keeps alive: no allocation and no copy. The storage
   /// holds `owner` for as long as a tensor views it.
   static std::shared_ptr<Storage> borrow(std::byte* data, size_t bytes, std::shared_ptr<const void> owner);
+  /// The bytes the storages allocate() made hold now, all threads' (borrowed ones not counted).
+  static int64_t bytes_held();
+  /// The most they may hold: the machine's physical memory, or a container's limit (cgroup v2's
+  /// memory.max) if lower. allocate() refuses, with std::bad_alloc, a storage that would take
+  /// bytes_held() past it: Linux would promise the memory and kill the process once it was touched.
+  static int64_t memory();
   Storage(Key, std::byte* const& data, size_t bytes, std::shared_ptr<const void> owner = nullptr)
       : data_(data), bytes_(bytes), owner_(std::move(owner)) {}
   Storage(const Storage&) = delete;

@@ -3,6 +3,8 @@
 // made again reuses the memory of the one before; without the call glibc serves such a block from
 // fresh pages (mmap). ctest runs each test case in a process of its own, so "without the call" here
 // means what a program linking gradformer starts with.
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +22,9 @@
 #include <malloc.h>
 #include <sys/resource.h>  // getrusage
 #include <unistd.h>        // environ
+#endif
+#if defined(__linux__)
+#include <unistd.h>  // sysconf
 #endif
 
 // A sanitizer replaces malloc, and glibc's mallopt and mallinfo2 then say nothing about it.
@@ -145,3 +150,27 @@ TEST_CASE("no library source calls keep_freed_memory: only a program opts in") {
   }
   CHECK(sources > 100);  // the folders were read
 }
+
+// Linux promises memory it may not have (overcommit): each tensor below would be given, its pages
+// untouched, and a process holding more than the machine would be killed once it touched them. The
+// library counts the bytes its tensors hold and refuses, with a MemoryError, the tensor that would
+// take them past the machine's memory (the sanitizers' mallocs are left out: they reserve their own).
+#if defined(__linux__) && !defined(TEST_SANITIZED_MALLOC)
+TEST_CASE("tensors that together pass the machine's memory are refused, naming what they hold") {
+  int64_t machine = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  if (std::ifstream limit("/sys/fs/cgroup/memory.max"); limit) {  // a container's limit, if lower
+    int64_t cap = 0;
+    if (limit >> cap && cap > 0) machine = std::min(machine, cap);
+  }
+  const int64_t two_fifths = machine / 5 * 2 / 4, seven_tenths = machine / 10 * 7 / 4;  // float32 elements
+  for (int round = 0; round < 3; ++round) {  // 120% of the machine in all, one at a time: each freed is uncounted
+    const Tensor held = Tensor::empty({two_fifths}, DType::Float32);
+    CHECK_THROWS_MSG(Tensor::empty({seven_tenths}, DType::Float32), MemoryError,
+                     message("empty: cannot allocate ", seven_tenths * 4, " bytes for a float32 tensor of shape [",
+                             seven_tenths, "] (tensors hold "));
+    CHECK_THROWS_MSG(
+        Tensor::empty({seven_tenths}, DType::Float32), MemoryError,
+        message(" MiB already, of this machine's ", std::lround(static_cast<double>(machine) / (1 << 20)), " MiB)"));
+  }
+}
+#endif

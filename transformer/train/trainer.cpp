@@ -177,7 +177,12 @@ class Run {
     const CheckpointFile* resumed = resumed_ ? &*resumed_ : nullptr;
     o_ = run_options(requested, resumed);
     validate(o_, /*new_model=*/!resumed && o_.init_path.empty());
-    task_ = make_task(o_, resumed);
+    try {
+      task_ = make_task(o_, resumed);  // the model, the data, and the batches some tasks make at once
+    } catch (const MemoryError& e) {
+      throw MemoryError(message("train: ", e.what(), "; the model and its batches of ", o_.batch_size,
+                                " sequences do not fit in memory: give a smaller --batch-size"));
+    }
     inputs_ = input_identities(o_);  // once the task has read them
     task_->model().train();
     adam_ = std::make_unique<Adam>(task_->model().parameters(), AdamOptions{.lr = 0, .beta2 = 0.98, .eps = 1e-9});
@@ -272,11 +277,17 @@ double Run::step(const NoamSchedule& schedule, StepProfile& profile, TrainingLog
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<profiler::Scope> step_region;  // the step's Region event: the batch, then train_step
   step_region.emplace("train step", profiler::Phase::Other, profiler::Kind::Region);
-  const TrainBatch batch = task_->next_batch();
   const double lr = schedule.rate(step_);
   double loss = 0;
+  TrainBatch batch;
   try {
+    batch = task_->next_batch();
     loss = train_step(*adam_, batch, lr, o_.clip);
+  } catch (const MemoryError& e) {
+    log.finish();
+    throw MemoryError(
+        message("train: step ", step_, ": ", e.what(), "; a batch of ", o_.batch_size,
+                " sequences and what the step computes from it do not fit in memory: ", "give a smaller --batch-size"));
   } catch (const NonFiniteError& e) {
     log.finish();
     const std::string op = first_non_finite_op(*adam_, batch);

@@ -179,6 +179,26 @@ std::string top_pairs(const std::map<Pair, int64_t>& counts, const BytePairEncod
   return out;
 }
 
+// A pre-token the merges were not learned from, encoded as a tokenizer encodes it: its bytes, then
+// each merge in the order it was learned, wherever its pair occurs.
+void encode_unseen(const BytePairEncoding& learned, const std::string& pre_token) {
+  PreTokens tokens(1);
+  for (const char byte : pre_token) tokens[0].emplace_back(1, byte);
+  std::printf("%s, never seen: %s\n", gpt2_bytes_to_text(pre_token).c_str(), shown(tokens).c_str());
+  for (size_t rank = 0; rank < learned.merges().size(); ++rank) {
+    const Pair& merge = learned.merges()[rank];
+    const PreTokens before = tokens;
+    join(tokens, merge);
+    if (tokens != before)
+      std::printf("merge %zu: %s + %s -> %s\n", rank + 1, gpt2_bytes_to_text(merge.first).c_str(),
+                  gpt2_bytes_to_text(merge.second).c_str(), shown(tokens).c_str());
+  }
+  std::vector<int64_t> ids;
+  for (const std::string& token : tokens[0]) ids.push_back(learned.id(token));
+  claim(ids == learned.encode({pre_token}), "replaying the merges in order encodes as BytePairEncoding::encode");
+  std::printf("%zu tokens: %s\n", tokens[0].size(), shown(tokens).c_str());
+}
+
 // learn_bpe on one sentence, merge by merge: the pair counts, the merge it chose, the text after it.
 void merges_step_by_step() {
   section("Byte-pair encoding, merge by merge");
@@ -207,6 +227,8 @@ void merges_step_by_step() {
   size_t count = 0;
   for (const std::vector<std::string>& pre_token : tokens) count += pre_token.size();
   std::printf("%zu bytes, %zu tokens after %zu merges\n", text.size(), count, learned.merges().size());
+  std::printf("\n");
+  encode_unseen(learned, " these");
 }
 
 // One row of the table of vocabulary sizes: the held-out text's length in tokens, the embedding's size.

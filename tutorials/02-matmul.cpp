@@ -194,8 +194,8 @@ void draw_blocking(const char* path) {
   };
   std::fprintf(
       f,
-      "<svg xmlns='http://www.w3.org/2000/svg' width='940' height='530' viewBox='0 0 940 530' "
-      "font-family='Helvetica, Arial, sans-serif' font-size='13'>\n<rect width='940' height='530' fill='#fff'/>\n");
+      "<svg xmlns='http://www.w3.org/2000/svg' width='960' height='530' viewBox='0 0 960 530' "
+      "font-family='Helvetica, Arial, sans-serif' font-size='13'>\n<rect width='960' height='530' fill='#fff'/>\n");
   // The three matrices: A [M, K] left of C [M, N], B [K, N] above C.
   rect(80, 220, 160, 200, "#f7f7f7", "#333"), text(160, 445, "middle", "A  [M, K]");
   rect(280, 40, 400, 160, "#f7f7f7", "#333"), text(480, 30, "middle", "B  [K, N]");

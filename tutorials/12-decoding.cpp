@@ -51,7 +51,7 @@ double length_penalty(size_t length, double alpha) {
 
 // One extension's box: the token it adds and its cumulative log P (a finished one's score too), coloured
 // by its fate (alive blue, finished green, pruned grey), bold on the path beam search returns.
-constexpr int kBoxW = 108, kBoxH = 24;
+constexpr int kBoxW = 124, kBoxH = 24;
 void draw_extension_box(std::ostream& svg, const WeighedExtension& e, int x, int y, bool on_path, const Vocab& vocab) {
   const std::vector<int64_t>& tokens = e.hypothesis.tokens;
   const char* fill = e.fate == BeamFate::Alive ? "#dbe9f6" : e.fate == BeamFate::Finished ? "#d4f0d4" : "#f4f4f4";
@@ -76,7 +76,7 @@ void draw_extension_box(std::ostream& svg, const WeighedExtension& e, int x, int
 void draw_beam_tree(const std::string& path, const std::vector<std::string>& title,
                     const std::vector<std::vector<WeighedExtension>>& steps, const std::vector<int64_t>& chosen,
                     const Vocab& vocab) {
-  const int column = 140, row = 30, box_w = kBoxW, box_h = kBoxH;
+  const int column = 156, row = 30, box_w = kBoxW, box_h = kBoxH;
   size_t rows = 0;
   for (const auto& weighed : steps) rows = std::max(rows, weighed.size());
   const size_t first_band = (steps.size() + 1) / 2;  // steps [0, first_band) above, [first_band - 1, end) below

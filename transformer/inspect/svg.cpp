@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tensor/support/files.h"
+#include "transformer/inspect/svg_layout.h"
 
 namespace gradformer {
 
@@ -104,6 +105,15 @@ std::string viridis(double t) {
 constexpr std::array<const char*, 6> kSeriesColours = {"#1f77b4", "#ff7f0e", "#2ca02c",
                                                        "#d62728", "#9467bd", "#8c564b"};
 
+// Series k's entry in the legend, top right inside the plot whose top is at y = `top`: a short line
+// of its colour, then its name, from x = `names_x`.
+std::string legend_entry(size_t k, const std::string& name, double names_x, double top) {
+  const double ly = top + 16 + 18 * static_cast<double>(k);
+  return message("<line x1=\"", names_x - 25, "\" y1=\"", ly - 4, "\" x2=\"", names_x - 5, "\" y2=\"", ly - 4,
+                 "\" stroke=\"", kSeriesColours[k % kSeriesColours.size()], "\" stroke-width=\"2\"/>\n") +
+         text(names_x, ly, name);
+}
+
 }  // namespace
 
 std::string line_plot_svg(const LinePlot& plot) {
@@ -148,6 +158,9 @@ std::string line_plot_svg(const LinePlot& plot) {
   svg += text(16, top + plot_h / 2, plot.y_label,
               message("text-anchor=\"middle\" transform=\"rotate(-90 16 ", top + plot_h / 2, ")\""));
 
+  // the legend's names start where the longest ends 8 px inside the plot's right edge
+  double longest_name = 0;  // px, at the 12 px font
+  for (const PlotSeries& s : plot.series) longest_name = std::max(longest_name, text_width(s.name, 12));
   for (size_t k = 0; k < plot.series.size(); ++k) {
     const PlotSeries& s = plot.series[k];
     const char* colour = kSeriesColours[k % kSeriesColours.size()];
@@ -156,11 +169,7 @@ std::string line_plot_svg(const LinePlot& plot) {
     svg += "\"/>\n";
     if (s.x.size() == 1)
       svg += message("<circle cx=\"", px(s.x[0]), "\" cy=\"", py(s.y[0]), "\" r=\"3\" fill=\"", colour, "\"/>\n");
-    // legend, top right inside the plot
-    const double ly = top + 16 + 18 * static_cast<double>(k);
-    svg += message("<line x1=\"", left + plot_w - 110, "\" y1=\"", ly - 4, "\" x2=\"", left + plot_w - 90, "\" y2=\"",
-                   ly - 4, "\" stroke=\"", colour, "\" stroke-width=\"2\"/>\n");
-    svg += text(left + plot_w - 85, ly, s.name);
+    svg += legend_entry(k, s.name, left + plot_w - 8 - longest_name, top);
   }
   svg += "</svg>\n";
   return svg;

@@ -8,6 +8,7 @@
 #include "tensor/support/files.h"
 #include "transformer/data/data_error.h"
 #include "transformer/inspect/svg.h"
+#include "transformer/inspect/svg_layout.h"
 
 using namespace gradformer;
 
@@ -104,6 +105,49 @@ TEST_CASE("line plot's last x tick label fits inside the picture") {
   const double centre = std::stod(svg.substr(x_at)), width = 640;
   const double half_width = 0.5 * 7 * 0.6 * 12;  // 7 characters at about 0.6 em each, 12 px font
   CHECK(centre + half_width <= width);
+}
+
+TEST_CASE("line plot's legend fits inside the picture whatever the names' length") {
+  for (const std::string name : {"a", "scaled: 0.02/sqrt(2N)", "a much longer name for a series of losses"}) {
+    INFO(name);
+    const std::string svg = line_plot_svg({.series = {{"loss", {0, 1}, {1, 2}}, {name, {0, 1}, {2, 1}}}});
+    CHECK(svg_layout_problems(svg).empty());
+  }
+}
+
+TEST_CASE("text width: Arial's advances by hand, a tenth wider, wide scripts an em") {
+  // "ab": 556 + 556 thousandths of an em; at 10 px, 11.12 px, then x 1.1
+  CHECK(text_width("ab", 10) == Approx(12.232));
+  CHECK(text_width("ab", 10, /*bold=*/true) == Approx(12.232 * 1.08));
+  CHECK(text_width("iii", 12) < text_width("MMM", 12));
+  CHECK(text_width("\xE6\x97\xA5", 10) == Approx(11.0));  // one CJK character: an em, x 1.1
+  CHECK(text_width("", 12) == 0);
+}
+
+TEST_CASE("svg layout: a text past the canvas and two texts over each other are named, clear ones pass") {
+  const auto doc = [](const std::string& body) {
+    return "<svg xmlns='http://www.w3.org/2000/svg' width='200' height='100' font-size='10'>\n" + body + "</svg>\n";
+  };
+  CHECK(svg_layout_problems(doc("<text x='10' y='20'>left</text><text x='190' y='20' text-anchor='end'>right</text>"))
+            .empty());
+  // "a long line of words" at 10 px is about 96 px wide: from x 150 it ends past 200
+  const auto past = svg_layout_problems(doc("<text x='150' y='50'>a long line of words</text>"));
+  REQUIRE(past.size() == 1);
+  CHECK(past[0].starts_with("text 'a long line of words' (x 150, y 50) runs past the right edge: it ends at "));
+  // the same words, one line down by less than their height, and a second one on top of them
+  const auto over =
+      svg_layout_problems(doc("<text x='10' y='50'>&lt;/s&gt; and more</text>"
+                              "<g font-size='14'><text x='40' y='55'>-2.21</text></g>"));
+  REQUIRE(over.size() == 1);
+  CHECK(over[0] == "text '</s> and more' (x 10, y 50) overlaps text '-2.21' (x 40, y 55)");
+  // a slanted label is checked against the canvas only, and turned about its anchor: up and out
+  CHECK(svg_layout_problems(doc("<text x='20' y='60' transform='rotate(-90 20 60)'>up</text>"
+                                "<text x='22' y='58'>near</text>"))
+            .empty());
+  const auto out =
+      svg_layout_problems(doc("<text x='20' y='60' transform='rotate(-90 20 60)'>a long label going up</text>"));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].find("runs past the top edge") != std::string::npos);
 }
 
 TEST_CASE("line plot handles a single point and a flat line") {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "autograd/all.h"
+#include "claims.h"  // output_path
 #include "nn/adam.h"
 
 using namespace gradformer;
@@ -94,7 +95,7 @@ void residual(int x, int y, int side, int add_y, int edge) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = "00-transformer.svg";
+  std::string path = tutorial::output_path("00-transformer.svg");
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--figure" && i + 1 < argc)

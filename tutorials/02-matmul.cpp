@@ -16,6 +16,7 @@
 #include <ctime>
 #include <vector>
 
+#include "claims.h"  // output_path
 #include "tensor/all.h"
 #include "tensor/kernels/gemm.h"
 #include "tensor/kernels/parallel.h"
@@ -269,7 +270,7 @@ double measure(const ladder::Step& step, const std::vector<float>& a, const std:
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  draw_blocking("02-blocking.svg");  // the figure of step 4, in every mode
+  draw_blocking(tutorial::output_path("02-blocking.svg").c_str());  // the figure of step 4, in every mode
   const int threads = gradformer::num_threads();
   std::printf("kernel: %s (steps 3 to 6: %s), threads: %d\n",
               gradformer::matmul_kernel_name(gradformer::matmul_kernel()),

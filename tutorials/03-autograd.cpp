@@ -261,7 +261,7 @@ std::vector<double> scalar_expression() {
   micro::backward(L);
   for (micro::Value* v : micro::topological_order(L.get()))
     std::printf("%s: data %5.1f   grad %5.1f\n", v->name.c_str(), v->data, v->grad);
-  std::ofstream("03-graph.svg") << graph_svg(L, "L = (a * b + c) * f, after backward");
+  std::ofstream(output_path("03-graph.svg")) << graph_svg(L, "L = (a * b + c) * f, after backward");
   claim(a->grad == f->data * b->data && b->grad == f->data * a->data, "dL/da = f b and dL/db = f a");
   claim(c->grad == f->data && f->grad == a->data * b->data + c->data, "dL/dc = f and dL/df = a b + c");
 

@@ -75,7 +75,7 @@ void softmax_and_cross_entropy() {
     claim(cross_entropy(other, target, {.label_smoothing = 0.1}).item() > ce_best,
           "the smoothed loss is smallest there");
   }
-  draw_label_smoothing(/*C=*/5, /*target=*/1, /*eps=*/0.1, "04-label-smoothing.svg");
+  draw_label_smoothing(/*C=*/5, /*target=*/1, /*eps=*/0.1, output_path("04-label-smoothing.svg"));
 }
 
 // ---- 3. LayerNorm, Dropout, Embedding -----------------------------------------------------------
@@ -251,7 +251,7 @@ double train(const std::string& name, const Tensor& points, const Tensor& labels
     if (step == 1 || step % 100 == 0) std::printf("%-5s step %3d  loss %.4f\n", name.c_str(), step, loss_value);
   }
   std::printf("%-5s accuracy %.1f%%\n", name.c_str(), 100 * accuracy(model, points, labels));
-  if (name == "Adam") draw_decision_boundary(model, points, labels, "04-spiral.svg");
+  if (name == "Adam") draw_decision_boundary(model, points, labels, output_path("04-spiral.svg"));
   return loss_value;
 }
 

@@ -75,7 +75,7 @@ void step_by_step() {
   d.arrow({{648, 348}, {706, 348}});  // softmax -> output
   d.text(500, 430, "Row i of the weights says how much word i takes from each word's value: every row sums to 1.");
   d.text(500, 450, "The output row of word i is that weighted average of the rows of V.");
-  write_svg("05-step-by-step.svg", d.svg());
+  write_svg(output_path("05-step-by-step.svg"), d.svg());
 }
 
 void why_scale() {
@@ -125,10 +125,10 @@ void masks() {
   claim(dec.weights.at({0, 0, 0, 0}) == 1.0f, "the first position can only attend to itself");
   // Pictures: the mask of sentence 2 (causal and padding), and the causal weights of sentence 1
   const std::vector<std::string> tokens{"5", "6", "7", "pad"}, tokens1{"5", "6", "7", "8"};
-  write_svg("05-mask.svg", heatmap_svg({"target_mask, sentence 2: 1 = allowed", tokens, tokens,
-                                        causal.select(0, 1).to(DType::Float64).to_vector<double>(), "query", "key",
-                                        std::make_pair(0.0, 1.0)}));
-  write_svg("05-causal-weights.svg",
+  write_svg(output_path("05-mask.svg"), heatmap_svg({"target_mask, sentence 2: 1 = allowed", tokens, tokens,
+                                                     causal.select(0, 1).to(DType::Float64).to_vector<double>(),
+                                                     "query", "key", std::make_pair(0.0, 1.0)}));
+  write_svg(output_path("05-causal-weights.svg"),
             heatmap_svg({"causal attention weights, sentence 1", tokens1, tokens1,
                          dec.weights.select(0, 0).select(0, 0).to(DType::Float64).to_vector<double>(), "query", "key",
                          std::make_pair(0.0, 1.0)}));

@@ -60,7 +60,7 @@ void heads_one_at_a_time() {
   for (int64_t t = 0; t < 5; ++t) queries.push_back(std::to_string(t));
   for (int64_t i = 0; i < h; ++i)
     for (int64_t t = 0; t < 5; ++t) keys.push_back(message("h", i + 1, " ", t));  // g++ 12 warns falsely on + here
-  write_svg("06-heads.svg",
+  write_svg(output_path("06-heads.svg"),
             heatmap_svg({"4 heads, one sentence of 5 positions (untrained)", queries, keys,
                          side_by_side.to_vector<double>(), "query", "head, key", std::make_pair(0.0, 1.0)}));
   claim(side_by_side.at({0, 0}) != side_by_side.at({0, 5}), "two heads weigh the same keys differently");
@@ -134,7 +134,7 @@ void draw_split_and_merge() {
   p.text(540, 538, "that copy is Concat(head_1, ..., head_h)", {.size = 12, .anchor = "start"});
   p.text(500, 620, "(The attention itself is left out: the numbers show where each element goes.)",
          {.size = 12, .colour = "#555"});
-  write_svg("06-split-heads.svg", p.svg());
+  write_svg(output_path("06-split-heads.svg"), p.svg());
 }
 
 // The paper's table 1, evaluated: per layer, for n tokens of width d (kernel width k for convolutions)

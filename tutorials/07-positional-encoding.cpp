@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   for (int64_t j = 0; j < 32; ++j) columns.push_back(j % 4 == 0 ? std::to_string(j) : "");
   Heatmap map{"PE(pos, j), d_model 32", rows, columns, small.to_vector<double>(), "position", "dimension",
               std::make_pair(-1.0, 1.0)};
-  write_svg("07-positional-encoding.svg", heatmap_svg(map));
+  write_svg(output_path("07-positional-encoding.svg"), heatmap_svg(map));
   longer_than_trained(quick);
   return failures == 0 ? 0 : 1;
 }

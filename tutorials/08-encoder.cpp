@@ -233,7 +233,7 @@ void draw_encoder_decoder() {
   d.text(enc, top - 114, "K, V from the memory, the same for every layer", {.size = 13});
   d.arrow({{dec, dtop}, {dec, dtop - 60}});
   d.text(dec, dtop - 68, "to the next layer; after the last: Linear, softmax (ch 10)", {.size = 12});
-  write_svg("08-encoder-decoder.svg", d.svg());
+  write_svg(output_path("08-encoder-decoder.svg"), d.svg());
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ void trained_decoder() {
   Heatmap picture = heatmap_of(cross, target, source, "cross-attention of the trained decoder, mean of 4 heads");
   picture.row_axis = "English word predicted", picture.column_axis = "French word";
   picture.range = std::make_pair(0.0, 1.0);
-  write_svg("09-cross-attention.svg", heatmap_svg(picture));
+  write_svg(output_path("09-cross-attention.svg"), heatmap_svg(picture));
   const int64_t black = 1, noir = 2;  // "black" is predicted at position 1; "noir" is French word 2
   claim(argmax(cross.select(0, black), 0).item() == noir, "to write black the decoder looks at noir");
 }

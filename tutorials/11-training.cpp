@@ -110,7 +110,7 @@ void schedule() {
       line.x.push_back(static_cast<double>(step)), line.y.push_back(rule->rate(step));
     plot.series.push_back(line);
   }
-  write_svg("11-schedule.svg", line_plot_svg(plot));
+  write_svg(output_path("11-schedule.svg"), line_plot_svg(plot));
 }
 
 // ---- 4. the copy task, trained live ---------------------------------------------------------------------
@@ -169,7 +169,7 @@ void copy_task(bool quick) {
       std::printf("step %4lld  loss %.4f  lr %.2e\n", static_cast<long long>(step), loss.item(), adam.lr());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_svg("11-loss.svg",
+  write_svg(output_path("11-loss.svg"),
             line_plot_svg({.title = "the copy task: loss per step", .series = {train_line, valid_line}}));
   Generator fresh(99);
   const int64_t exact = copy_task_exact_match(model, 100, fresh);

@@ -231,7 +231,7 @@ void greedy_and_beam(EncoderDecoder& trained, EncoderDecoder& early, EncoderDeco
             ++finished;
   std::printf("beam search returns: %s\n", words_of(chosen.tokens, en).c_str());
   claim(finished >= 4, "the search stops once a beam's worth of hypotheses has finished");
-  draw_beam_tree("12-beam-tree.svg",
+  draw_beam_tree(output_path("12-beam-tree.svg"),
                  {"beam search (beam 4, alpha 0.6) with the model of step " + std::to_string(kEarlyStep) + ":",
                   join_words(pair.source)},
                  steps, chosen.tokens, en);

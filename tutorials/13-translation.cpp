@@ -204,7 +204,7 @@ void trained(const std::string& path) {
   Heatmap picture = heatmap_of(weights, predicted, source_labels, "cross-attention, last layer, mean of the heads");
   picture.row_axis = "English token predicted", picture.column_axis = "French token";
   picture.range = std::make_pair(0.0, 1.0);
-  write_svg("13-cross-attention.svg", heatmap_svg(picture));
+  write_svg(output_path("13-cross-attention.svg"), heatmap_svg(picture));
   last.keep_attention = false;
   model.train();
 
@@ -212,7 +212,7 @@ void trained(const std::string& path) {
   section("one sentence, all the way through");
   const SentenceTrace walk = trace_sentence(model, fr, en, split_words("je suis heureux ."));
   std::cout << trace_text(walk);
-  std::ofstream("trace.html") << trace_html(walk);
+  std::ofstream(output_path("trace.html")) << trace_html(walk);
   claim(join_words(walk.translation) == "i am happy .", "je suis heureux . is translated as i am happy .");
 }
 

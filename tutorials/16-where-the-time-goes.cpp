@@ -266,7 +266,7 @@ void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double
   d.text(550, 46, "one run's measurements: the points move from run to run", {.size = 12, .colour = "#555"});
   draw_roof_panel(d, points, peak, bandwidth);
   draw_memory_panel(d, points, bandwidth);
-  write_svg("16-roofline.svg", d.svg());
+  write_svg(output_path("16-roofline.svg"), d.svg());
 }
 
 // The share of the step spent in ops that counted flops (the matmuls and the attention op).

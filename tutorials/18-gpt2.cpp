@@ -132,10 +132,11 @@ void depth_scaled_init() {
   PlotSeries unscaled_line{"std 0.02 everywhere", {}, without}, scaled_line{"scaled: 0.02/sqrt(2N)", {}, with};
   for (int64_t l = 0; l <= layers; ++l)
     unscaled_line.x.push_back(static_cast<double>(l)), scaled_line.x.push_back(static_cast<double>(l));
-  write_svg("18-residual-rms.svg", line_plot_svg({.title = "RMS of the residual stream at initialisation, 24 blocks",
-                                                  .x_label = "after block l",
-                                                  .y_label = "RMS of h_l",
-                                                  .series = {unscaled_line, scaled_line}}));
+  write_svg(output_path("18-residual-rms.svg"),
+            line_plot_svg({.title = "RMS of the residual stream at initialisation, 24 blocks",
+                           .x_label = "after block l",
+                           .y_label = "RMS of h_l",
+                           .series = {unscaled_line, scaled_line}}));
   claim(without[layers] / without[1] > 2 * (with[layers] / with[1]),
         "without the depth scaling, the stream grows more than twice as much");
   claim(with[layers] < 2 * with[1], "with the depth scaling, h_N's RMS is less than twice h_1's");
@@ -460,7 +461,7 @@ int main(int argc, char** argv) {
     else
       real_dir = argv[i];
   }
-  const fs::path work = "gpt2-toy";
+  const fs::path work = output_path("gpt2-toy");
   fs::create_directories(work);
 
   configuration();

@@ -3,7 +3,9 @@
 // every chapter's program) fails too.
 #pragma once
 
+#include <filesystem>
 #include <iostream>
+#include <string>
 
 namespace tutorial {
 
@@ -17,5 +19,13 @@ inline void claim(bool holds, const char* what) {
 }
 
 inline void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+
+/// Where the program puts a file it makes (a figure, a page, a model's files): runs/NAME in the
+/// folder it runs in. git ignores runs/, so a program run from the repository's root leaves the
+/// repository as it was. Makes the folder runs/ if need be.
+inline std::string output_path(const std::string& name) {
+  std::filesystem::create_directories("runs");
+  return "runs/" + name;
+}
 
 }  // namespace tutorial

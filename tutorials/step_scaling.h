@@ -286,7 +286,7 @@ inline void draw_scaling(const ScalingPanel& widths, const ScalingPanel& lengths
     d.rect(x, 762, 14, 14, colours[k], "#222");
     d.text(x + 20, 774, names[k], {.size = 12, .anchor = "start"});
   }
-  write_svg("16-scaling.svg", d.svg());
+  write_svg(tutorial::output_path("16-scaling.svg"), d.svg());
 }
 
 // The chapter's claims: the counts exact, and the directions of the measurements, never their sizes.

@@ -411,13 +411,16 @@ int main(int argc, char** argv) {
                   100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
     }
   }
-  claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
+  // A claim about measured times holds in the full run, which keeps the fastest of several steps; the
+  // quick run times one step of each, and a busy machine (the test suite beside another) can swap two.
+  if (!quick) claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
   draw_roofline(roofline_points, peak, bandwidth);
 
   // The decoder-only model's step at five widths and six lengths, the same tokens a step throughout.
   section("how the cost of a step grows");
-  measure_step_scaling(quick ? ScalingRun{.width_tokens = 256, .length_tokens = 1024, .warmup = 1, .rounds = 1}
-                             : ScalingRun{.width_tokens = 2048, .length_tokens = 2048, .warmup = 1, .rounds = 3});
+  measure_step_scaling(
+      quick ? ScalingRun{.width_tokens = 256, .length_tokens = 1024, .warmup = 1, .rounds = 1, .timing_claims = false}
+            : ScalingRun{.width_tokens = 2048, .length_tokens = 2048, .warmup = 1, .rounds = 3});
 
 #if defined(CHAPTER_16_FRESH_PAGES)
   section("fresh pages");
@@ -457,8 +460,9 @@ int main(int argc, char** argv) {
               exp_ns.portable_ns);
   if (exp_ns.avx2_ns > 0) std::printf("the library's exp with AVX2: %.2f ns an element\n", exp_ns.avx2_ns);
 #if !CHAPTER_16_SANITIZED
-  claim(exp_ns.portable_ns < exp_ns.libm_ns,
-        "the library's exp is faster than the C library's, even four floats a vector");
+  if (!quick)
+    claim(exp_ns.portable_ns < exp_ns.libm_ns,
+          "the library's exp is faster than the C library's, even four floats a vector");
 #endif
 
   section("what the profiler costs");

@@ -125,11 +125,11 @@ void depth_scaled_init() {
   const Tensor ids = randint({8, 64}, 0, c.tgt_vocab, gen);  // 8 sequences of 64 random tokens
   const std::vector<double> with = stream_rms(scaled, ids), without = stream_rms(unscaled, ids);
   std::printf("RMS of the residual stream h_l at initialisation (8 x 64 random tokens)\n");
-  std::printf("  block l   std 0.02 everywhere   residual projections 0.02/sqrt(2N)\n");
+  std::printf("  block l   std 0.02 everywhere   residual projections 0.02/sqrt(N)\n");
   for (int64_t l = 0; l <= layers; l += 3) std::printf("  %7lld   %19.4f   %34.4f\n", ll(l), without[l], with[l]);
   std::printf("growth from h_1 to h_%lld: %.2fx without the scaling, %.2fx with it\n", ll(layers),
               without[layers] / without[1], with[layers] / with[1]);
-  PlotSeries unscaled_line{"std 0.02 everywhere", {}, without}, scaled_line{"scaled: 0.02/sqrt(2N)", {}, with};
+  PlotSeries unscaled_line{"std 0.02 everywhere", {}, without}, scaled_line{"scaled: 0.02/sqrt(N)", {}, with};
   for (int64_t l = 0; l <= layers; ++l)
     unscaled_line.x.push_back(static_cast<double>(l)), scaled_line.x.push_back(static_cast<double>(l));
   write_svg(output_path("18-residual-rms.svg"),

@@ -30,8 +30,11 @@ constexpr const char* kSummary =
     "\n"
     "With --train and a pair, SENTENCE TARGET, walk one training step instead: the pair teacher-forced,\n"
     "each target position's probability of the right word and its loss, the mean loss (label-smoothed\n"
-    "if the model was trained so), the backward pass (the gradient's norm at every sub-layer's output,\n"
-    "decoder then encoder, and per layer of parameters), and the loss after one gradient-descent step.\n"
+    "if the model was trained so), where the backward pass starts (dL/dlogits at one position: softmax's\n"
+    "P minus the target q, over the tokens averaged, beside what backward computed; --position, --top),\n"
+    "the backward pass (the gradient's norm at every sub-layer's output, decoder then encoder, and per\n"
+    "layer of parameters), the loss after one gradient-descent step, and what Adam would do instead to\n"
+    "the weight of the largest gradient (its moments and its update, beside SGD's).\n"
     "\n"
     "A decoder-only checkpoint (gradformer train --arch decoder-only, or GPT-2 from gradformer import --gpt2)\n"
     "reads SENTENCE as its prompt: the prompt's tokens (pieces and text), then for each layer and head the\n"
@@ -69,9 +72,9 @@ std::vector<std::string> sentence(const std::string& text, const char* what) {
 std::pair<std::vector<std::string>, std::vector<std::string>> sentences(const Flags& f) {
   const std::vector<std::string>& given = f.positionals();
   const size_t wanted = f.on("--train") ? 2 : 1;
-  for (const char* flag : {"--beam", "--top"})
-    if (wanted == 2 && f.given(flag)) throw UsageError(message("trace: ", flag, " is not used with --train"));
-  if (wanted == 1 && f.given("--lr")) throw UsageError("trace: --lr is used with --train only");
+  if (wanted == 2 && f.given("--beam")) throw UsageError("trace: --beam is not used with --train");
+  for (const char* flag : {"--lr", "--position"})
+    if (wanted == 1 && f.given(flag)) throw UsageError(message("trace: ", flag, " is used with --train only"));
   if (given.size() != wanted || split_words(given[0]).empty() || (wanted == 2 && split_words(given[1]).empty()))
     throw UsageError(wanted == 1 ? "trace: give the sentence to trace, e.g. gradformer trace --checkpoint "
                                    "model.safetensors \"le chat noir mange .\""
@@ -123,8 +126,12 @@ int trace_command(int argc, char** argv) {
   f.add("--checkpoint", "", "a model saved by gradformer train or import (default: see above)");
   f.add_switch("--train", "trace one training step on the pair SENTENCE TARGET");
   f.add("--lr", "0.5", "--train: the learning rate of the gradient-descent step");
+  f.add("--position", "",
+        "--train: the target position whose dL/dlogits to show (default: the one of the largest loss)");
   f.add("--beam", "1", "also run beam search with this many beams and show them at every step (1: greedy only)");
-  f.add("--top", "5", "next-token candidates shown at every step (a decoder-only model's: 10 unless given)");
+  f.add("--top", "5",
+        "next-token candidates shown at every step (a decoder-only model's: 10 unless given; --train: the rows of "
+        "dL/dlogits)");
   f.add("--layer", "", "decoder-only: show this layer's heads only (from 0; default: every layer)");
   f.add("--head", "", "decoder-only: show this head of each layer only (from 0; default: every head)");
   f.add("--html", "", "also write the walk as one self-contained HTML page (heatmaps, tables) to this file");
@@ -161,7 +168,11 @@ int trace_command(int argc, char** argv) {
                                 ? 0.0  // a model gradformer did not train (import): none that we know of
                                 : parse_number(smoothing->second, "the checkpoint's options.label_smoothing"),
          .lr = lr,
-         .source_eos = ckpt.info.source_eos});
+         .source_eos = ckpt.info.source_eos,
+         .position = f.given("--position") ? f.integer_in("--position", 0, static_cast<int64_t>(target.size()),
+                                                          " (the target's words, then </s>)")
+                                           : -1,
+         .top = f.integer("--top")});
     std::cout << train_trace_text(t);
     if (f.has("--html")) write_page(f.text("--html"), train_trace_html(t));
     return 0;

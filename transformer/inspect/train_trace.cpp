@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "autograd/all.h"
+#include "nn/adam.h"
 #include "nn/sgd.h"
 #include "transformer/data/batch.h"
 #include "transformer/data/data_error.h"
@@ -144,6 +145,82 @@ void fill_positions(TrainStepTrace& t, const Tensor& logits, const Tensor& tgt_o
   (after ? t.nll_after : t.nll) = nll / static_cast<double>(lp.size(0));
 }
 
+// dL/dlogits at one position, by the formula and from the backward pass. Cross-entropy's loss at a
+// position is -sum_c q_c log P_c with P = softmax(z), and its derivative with respect to z_c is
+// P_c - q_c (section 5.4's q: 1 - eps + eps/V for the right word, eps/V for every other); the loss
+// is the mean over the n target tokens, so each position's gradient is (P - q)/n.
+LogitGradient logit_gradient(const Variable& logits, const Tensor& tgt_out, const Vocab& vocab, const TrainStepTrace& t,
+                             const TrainTraceOptions& o) {
+  LogitGradient g;
+  const int64_t T = logits.size(1), V = logits.size(2);
+  g.tokens = T;  // one pair, no padding: every position is scored
+  g.position = o.position;
+  if (g.position < 0) {
+    const auto worst = std::max_element(t.positions.begin(), t.positions.end(),
+                                        [](const PositionLoss& a, const PositionLoss& b) { return a.loss < b.loss; });
+    g.position = worst - t.positions.begin();
+  }
+  const Tensor p = softmax(Variable(logits.value()), -1).value().select(0, 0).select(0, g.position);  // [V]
+  const Tensor P = p.to(DType::Float64).contiguous();
+  const Tensor back = logits.grad().select(0, 0).select(0, g.position).to(DType::Float64).contiguous();
+  const auto right = static_cast<int64_t>(tgt_out.at({0, g.position}));
+  const double eps = t.label_smoothing, n = static_cast<double>(T);
+  const auto row = [&](int64_t c) {
+    const double q = (c == right ? 1 - eps : 0) + eps / static_cast<double>(V);
+    return LogitGradientRow{vocab.token(c), c, P.at({c}), q, (P.at({c}) - q) / n, back.at({c})};
+  };
+  for (int64_t c = 0; c < V; ++c)
+    g.largest_difference = std::max(g.largest_difference, std::abs(row(c).backward - row(c).formula));
+  std::vector<int64_t> others;
+  for (int64_t c = 0; c < V; ++c)
+    if (c != right) others.push_back(c);
+  const auto shown = std::min<int64_t>(o.top - 1, static_cast<int64_t>(others.size()));
+  std::partial_sort(others.begin(), others.begin() + shown, others.end(),
+                    [&](int64_t a, int64_t b) { return P.at({a}) > P.at({b}) || (P.at({a}) == P.at({b}) && a < b); });
+  g.rows.push_back(row(right));
+  for (int64_t i = 0; i < shown; ++i) g.rows.push_back(row(others[static_cast<size_t>(i)]));
+  return g;
+}
+
+// "generator.weight[12, 3]": an element of a parameter by its flat index.
+std::string element_name(const std::string& name, const Shape& shape, int64_t flat) {
+  std::string index;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    index = std::to_string(flat % shape[d]) + (index.empty() ? "" : ", ") + index;
+    flat /= shape[d];
+  }
+  return name + "[" + index + "]";
+}
+
+// The library's Adam, fresh (training's first step), on the weight of the largest |dL/dw| alone, then
+// undone: its moments and its update beside SGD's.
+AdamStepAt adam_step_at(const EncoderDecoder& model, double lr) {
+  AdamStepAt a;
+  Variable chosen;
+  int64_t at = -1;
+  double largest = -1;
+  for (const auto& [name, param] : model.named_parameters()) {
+    if (!param.grad().defined()) continue;
+    const Tensor g = param.grad().to(DType::Float64).contiguous();
+    const double* data = g.data<double>();
+    for (int64_t i = 0; i < g.numel(); ++i)
+      if (std::abs(data[i]) > largest) largest = std::abs(data[i]), chosen = param, at = i, a.parameter = name;
+  }
+  if (at < 0) return a;
+  a.parameter = element_name(a.parameter, chosen.shape(), at);
+  const auto element = [&](const Tensor& x) { return x.to(DType::Float64).contiguous().data<double>()[at]; };
+  const Tensor before = chosen.value().clone();
+  Adam adam({chosen}, {.lr = lr});
+  a.lr = lr, a.beta1 = adam.options().beta1, a.beta2 = adam.options().beta2;
+  adam.step();
+  a.g = element(chosen.grad()), a.m = element(adam.first_moment(0)), a.v = element(adam.second_moment(0));
+  a.adam_update = element(chosen.value()) - element(before);
+  a.sgd_update = -lr * a.g;
+  Tensor weights = chosen.value();
+  weights.copy_(before);  // undone: the trace's own step is SGD's
+  return a;
+}
+
 void check_request(const TransformerConfig& c, const std::vector<std::string>& source,
                    const std::vector<std::string>& target, const TrainTraceOptions& o) {
   if (source.empty() || target.empty())
@@ -159,6 +236,11 @@ void check_request(const TransformerConfig& c, const std::vector<std::string>& s
   if (static_cast<int64_t>(target.size()) + 1 > c.max_len)
     throw DataError(message("trace_train_step: the target has ", target.size(), " tokens; this model takes at most ",
                             c.max_len - 1));
+  const auto positions = static_cast<int64_t>(target.size()) + 1;  // the target's words, then </s>
+  if (o.position < -1 || o.position >= positions)
+    throw ValueError(message("trace_train_step: position ", o.position, " is not one of the target's ", positions,
+                             " positions (0 to ", positions - 1, "; -1: the one of the largest loss)"));
+  if (o.top < 1 || o.top > 1000) throw ValueError(message("trace_train_step: top must be from 1 to 1000, got ", o.top));
 }
 
 }  // namespace
@@ -192,6 +274,7 @@ TrainStepTrace trace_train_step(EncoderDecoder& model, const Vocab& source_vocab
   t.loss = loss.item();
   fill_positions(t, logits.value(), batch.tgt_out, false);
   loss.backward();  // dL/dx for every kept x, and dL/dw for every parameter
+  t.logit_gradient = logit_gradient(logits, batch.tgt_out, target_vocab, t, options);
   for (auto stage = stages.rbegin(); stage != stages.rend(); ++stage) {
     BackwardStage& b = t.backward.emplace_back(BackwardStage{stage->name, {}});
     for (auto kept = stage->kept.rbegin(); kept != stage->kept.rend(); ++kept)
@@ -201,6 +284,7 @@ TrainStepTrace trace_train_step(EncoderDecoder& model, const Vocab& source_vocab
   for (const ParameterGradient& g : t.parameter_gradients) t.gradient_norm += g.norm * g.norm;
   t.gradient_norm = std::sqrt(t.gradient_norm);
 
+  t.adam = adam_step_at(model, options.lr);
   sgd.step();  // w <- w - lr dL/dw
   const NoGradGuard no_graph;
   const Tensor after =
@@ -262,14 +346,29 @@ void print_losses(std::ostream& out, const TrainStepTrace& t) {
     out << "   the loss the step minimises: cross-entropy, without label smoothing: " << number("%.4f", t.loss) << "\n";
 }
 
+void print_logit_gradient(std::ostream& out, const TrainStepTrace& t) {
+  const LogitGradient& g = t.logit_gradient;
+  const PositionLoss& at = t.positions[static_cast<size_t>(g.position)];
+  out << "\n3. Where the backward pass starts: dL/dlogits at position " << g.position << " (reads " << at.input
+      << ", predicts " << at.target << "),\n   softmax's P minus the target q, over the n = " << g.tokens
+      << " target tokens the loss averages\n   " << padded("token", 12) << padded("P", 10) << padded("q", 10)
+      << padded("(P - q)/n", 13) << "backward\n";
+  for (const LogitGradientRow& r : g.rows)
+    out << "   " << padded(r.token, 12) << padded(number("%.4f", r.p), 10) << padded(number("%.4f", r.q), 10)
+        << padded(number("%+.5f", r.formula), 13) << number("%+.5f", r.backward) << "\n";
+  out << "   a row is negative where P is below q (that logit goes up), positive where above (it goes down);\n"
+      << "   largest |backward - (P - q)/n| over all " << t.config.tgt_vocab
+      << " tokens: " << number("%.1e", g.largest_difference) << "\n";
+}
+
 void print_backward(std::ostream& out, const TrainStepTrace& t) {
-  out << "\n3. Backward: the gradient's norm ||dL/dx|| at each sub-layer's output, from the loss down\n";
+  out << "\n4. Backward: the gradient's norm ||dL/dx|| at each sub-layer's output, from the loss down\n";
   for (const BackwardStage& stage : t.backward) {
     out << "   " << stage.name << "\n";
     for (const GradientAt& g : stage.gradients)
       out << "     " << padded(g.name, 36) << padded(message(g.shape), 14) << number("%.4g", g.norm) << "\n";
   }
-  out << "\n4. Parameter gradients ||dL/dw||, per layer (in the order the backward pass reaches them)\n";
+  out << "\n5. Parameter gradients ||dL/dw||, per layer (in the order the backward pass reaches them)\n";
   for (const ParameterGradient& g : t.parameter_gradients)
     out << "     " << padded(g.name, 20) << padded(counted(g.parameters, "parameter"), 20) << number("%.4g", g.norm)
         << "\n";
@@ -277,13 +376,25 @@ void print_backward(std::ostream& out, const TrainStepTrace& t) {
 }
 
 void print_step(std::ostream& out, const TrainStepTrace& t) {
-  out << "\n5. One gradient-descent step (SGD: w <- w - lr dL/dw, lr " << number("%g", t.lr)
+  out << "\n6. One gradient-descent step (SGD: w <- w - lr dL/dw, lr " << number("%g", t.lr)
       << "; training takes Adam's steps)\n   loss on this pair: " << number("%.4f", t.loss) << " -> "
       << number("%.4f", t.loss_after) << "  (to first order: loss - lr ||dL/dw||^2 = "
       << number("%.4f", t.loss - t.lr * t.gradient_norm * t.gradient_norm) << ")\n   P(right word):";
   for (const PositionLoss& p : t.positions)
     out << "  " << p.target << " " << number("%.3f", p.probability) << " -> " << number("%.3f", p.probability_after);
   out << "\n";
+}
+
+void print_adam(std::ostream& out, const TrainStepTrace& t) {
+  const AdamStepAt& a = t.adam;
+  if (a.parameter.empty()) return;
+  out << "\n7. What training's optimizer, Adam, would do instead, to the weight of the largest |dL/dw|, " << a.parameter
+      << "\n   from fresh moments (a run's first step), lr " << number("%g", a.lr) << ", beta1 "
+      << number("%g", a.beta1) << ", beta2 " << number("%g", a.beta2) << ":\n   g = " << number("%.5g", a.g)
+      << "   m = (1 - beta1) g = " << number("%.5g", a.m) << "   v = (1 - beta2) g^2 = " << number("%.5g", a.v)
+      << "\n   update = -lr (m / (1 - beta1)) / (sqrt(v / (1 - beta2)) + eps) = " << number("%.5g", a.adam_update)
+      << "   (SGD's: -lr g = " << number("%.5g", a.sgd_update)
+      << ")\n   the bias-corrected moments are g and g^2 again: Adam's first step moves every weight by -lr * sign(g),\n   whatever |g| (why training starts from a tiny lr and warms it up)\n";
 }
 
 }  // namespace
@@ -297,8 +408,10 @@ std::string train_trace_text(const TrainStepTrace& t) {
       << "\n(eval mode: no dropout; the loss is the model's training loss on this pair without dropout)\n\n";
   print_pair(out, t);
   print_losses(out, t);
+  print_logit_gradient(out, t);
   print_backward(out, t);
   print_step(out, t);
+  print_adam(out, t);
   return out.str();
 }
 

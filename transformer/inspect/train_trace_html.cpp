@@ -114,6 +114,29 @@ std::string step_html(const TrainStepTrace& t) {
   return out.str();
 }
 
+std::string logit_gradient_html(const TrainStepTrace& t) {
+  const LogitGradient& g = t.logit_gradient;
+  std::ostringstream out;
+  out << "<table class='steps'><tr><th>token</th><th>P</th><th>q</th><th>(P &minus; q)/n</th><th>backward</th></tr>\n";
+  for (const LogitGradientRow& r : g.rows)
+    out << "<tr><td>" << escape_xml(r.token) << "</td><td class='num'>" << fixed(r.p, 4) << "</td><td class='num'>"
+        << fixed(r.q, 4) << "</td><td class='num'>" << fixed(r.formula, 5) << "</td><td class='num'>"
+        << fixed(r.backward, 5) << "</td></tr>\n";
+  out << "</table>\n<p class='why'>largest |backward &minus; (P &minus; q)/n| over all " << t.config.tgt_vocab
+      << " tokens: " << message(g.largest_difference) << "</p>\n";
+  return out.str();
+}
+
+std::string adam_html(const TrainStepTrace& t) {
+  const AdamStepAt& a = t.adam;
+  std::ostringstream out;
+  out << "<table class='steps'><tr><th>g</th><th>m = (1 &minus; &beta;1) g</th><th>v = (1 &minus; &beta;2) g&sup2;</th>"
+      << "<th>Adam's update</th><th>SGD's, &minus;lr g</th></tr>\n<tr><td class='num'>" << message(a.g)
+      << "</td><td class='num'>" << message(a.m) << "</td><td class='num'>" << message(a.v) << "</td><td class='num'>"
+      << message(a.adam_update) << "</td><td class='num'>" << message(a.sgd_update) << "</td></tr></table>\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string train_trace_html(const TrainStepTrace& t) {
@@ -136,16 +159,30 @@ std::string train_trace_html(const TrainStepTrace& t) {
                   "Each position's probability of the right word; its loss is &minus;log P. The step "
                   "minimises the mean over the target tokens.",
                   losses_html(t));
-  page << section(3, "Backward, from the loss down",
+  const PositionLoss& opened = t.positions[static_cast<size_t>(t.logit_gradient.position)];
+  page << section(
+      3, "Where the backward pass starts",
+      message("dL/dlogits at position ", t.logit_gradient.position, " (reads ", escape_xml(opened.input), ", predicts ",
+              escape_xml(opened.target), "): softmax's P minus the target distribution q, divided by the n = ",
+              t.logit_gradient.tokens, " target tokens the loss averages, beside what the backward pass computed."),
+      logit_gradient_html(t));
+  page << section(4, "Backward, from the loss down",
                   "The norm of the loss's gradient with respect to each sub-layer's output, in the order the "
                   "backward pass computes them: the decoder's layers top to bottom, then the encoder's, which the "
                   "loss reaches only through every decoder layer's cross-attention.",
                   backward_html(t));
-  page << section(4, "The parameters' gradients", "||dL/dw|| over each layer's parameters.", parameters_html(t));
-  page << section(5, "One gradient-descent step",
+  page << section(5, "The parameters' gradients", "||dL/dw|| over each layer's parameters.", parameters_html(t));
+  page << section(6, "One gradient-descent step",
                   message("SGD: w &larr; w &minus; lr &middot; dL/dw with lr = ", t.lr,
                           " (training takes Adam's steps). The loss on the same pair before and after:"),
                   step_html(t));
+  if (!t.adam.parameter.empty())
+    page << section(7, "What Adam would do instead",
+                    message("To the weight of the largest |dL/dw|, ", escape_xml(t.adam.parameter),
+                            ", from fresh moments (a run's first step), lr ", t.adam.lr,
+                            ": the bias-corrected moments are g and g&sup2; again, so the update is lr &middot; "
+                            "sign(g) whatever |g|."),
+                    adam_html(t));
   page << trace_page::end();
   return page.str();
 }

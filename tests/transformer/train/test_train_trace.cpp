@@ -194,6 +194,69 @@ TEST_CASE("trace --train: the step is w <- w - lr dL/dw, and lowers the loss as 
   CHECK(t.loss_after < t.loss);
 }
 
+TEST_CASE("trace --train: dL/dlogits at a position is (P - q)/n, by hand and from backward") {
+  TraceTranslator tiny(NormPlacement::Post);
+  const double eps = 0.1;
+  const Tensor logits = tiny.logits();
+  const std::vector<std::vector<double>> by_hand = logits_gradient(logits, tiny.batch().tgt_out, eps);
+  const auto V = static_cast<double>(tiny.target.size());
+  const TrainStepTrace t =
+      trace_train_step(*tiny.model, tiny.source, tiny.target, kSource, kTarget, {.label_smoothing = eps, .lr = 0});
+  const LogitGradient& g = t.logit_gradient;
+  // by default the position of the largest loss
+  size_t worst = 0;
+  for (size_t i = 1; i < t.positions.size(); ++i)
+    if (t.positions[i].loss > t.positions[worst].loss) worst = i;
+  CHECK(g.position == static_cast<int64_t>(worst));
+  CHECK(g.tokens == 5);
+  REQUIRE(g.rows.size() == 5);  // the right word, then the four most probable others
+  CHECK(g.rows[0].token == t.positions[worst].target);
+  CHECK(g.rows[0].q == Approx(1 - eps + eps / V));
+  for (size_t r = 0; r < g.rows.size(); ++r) {
+    const LogitGradientRow& row = g.rows[r];
+    const double expected = by_hand[worst][static_cast<size_t>(row.id)];
+    CHECK(row.formula == Approx(expected).margin(1e-9));
+    CHECK(row.backward == Approx(expected).margin(1e-7));  // float32's backward against float64's formula
+    CHECK(row.p == Approx(t.positions[worst].probability).margin(r == 0 ? 1e-6 : 1.0));
+    if (r > 0) CHECK(row.q == Approx(eps / V));
+    if (r > 1) CHECK(row.p <= g.rows[r - 1].p);
+  }
+  CHECK(g.largest_difference < 1e-7);
+  // a chosen position and fewer rows; a position outside the target refused
+  const TrainStepTrace at2 = trace_train_step(*tiny.model, tiny.source, tiny.target, kSource, kTarget,
+                                              {.label_smoothing = eps, .lr = 0, .position = 2, .top = 3});
+  CHECK(at2.logit_gradient.position == 2);
+  CHECK(at2.logit_gradient.rows.size() == 3);
+  CHECK(at2.logit_gradient.rows[0].token == "happy");
+  CHECK_THROWS_MSG(trace_train_step(*tiny.model, tiny.source, tiny.target, kSource, kTarget, {.position = 5}),
+                   ValueError,
+                   "trace_train_step: position 5 is not one of the target's 5 positions (0 to 4; -1: the one of the "
+                   "largest loss)");
+  CHECK_THROWS_MSG(trace_train_step(*tiny.model, tiny.source, tiny.target, kSource, kTarget, {.top = 0}), ValueError,
+                   "trace_train_step: top must be from 1 to 1000, got 0");
+}
+
+TEST_CASE("trace --train: Adam's first step moves the weight of the largest gradient by lr, SGD's by lr g") {
+  TraceTranslator tiny(NormPlacement::Pre);
+  const double lr = 0.5;
+  const TrainStepTrace t = trace_train_step(*tiny.model, tiny.source, tiny.target, kSource, kTarget, {.lr = lr});
+  const AdamStepAt& a = t.adam;
+  REQUIRE(!a.parameter.empty());
+  CHECK(a.parameter.find('[') != std::string::npos);
+  // the largest |dL/dw| of any weight: SGD's step leaves the gradients it stepped along
+  double largest = 0;
+  for (const auto& [name, p] : tiny.model->named_parameters()) {
+    const Tensor g = p.grad().to(DType::Float64);
+    largest = std::max(largest, max(maximum(g, -g)).item());
+  }
+  CHECK(std::abs(a.g) == Approx(largest));
+  // m = (1 - 0.9) g, v = (1 - 0.98) g^2; bias-corrected, m/0.1 = g and v/0.02 = g^2: the step is -lr sign(g)
+  CHECK(a.m == Approx(0.1 * a.g));
+  CHECK(a.v == Approx(0.02 * a.g * a.g));
+  CHECK(a.adam_update == Approx(a.g > 0 ? -lr : lr).epsilon(1e-6));
+  CHECK(a.sgd_update == Approx(-lr * a.g));
+}
+
 TEST_CASE("trace --train: the text and the page show every stage and every word") {
   TraceTranslator tiny(NormPlacement::Pre);
   const TrainStepTrace t = trace_train_step(*tiny.model, tiny.source, tiny.target, {"je", "suis", "triste", "."},
@@ -202,13 +265,15 @@ TEST_CASE("trace --train: the text and the page show every stage and every word"
   const std::string text = train_trace_text(t);
   for (const char* part :
        {"1. The pair", "je=", "triste=3", "tgt_in:   <s> i am happy .", "tgt_out:  i am happy . </s>",
-        "1 word not in the vocabularies became <unk>", "label-smoothed cross-entropy, eps 0.1", "3. Backward",
-        "decoder layer 1", "encoder layer 0", "memory (what cross-attention reads)", "4. Parameter gradients",
-        "decoder.layers.0", "5. One gradient-descent step (SGD"})
+        "1 word not in the vocabularies became <unk>", "label-smoothed cross-entropy, eps 0.1",
+        "3. Where the backward pass starts: dL/dlogits at position", "(P - q)/n", "4. Backward", "decoder layer 1",
+        "encoder layer 0", "memory (what cross-attention reads)", "5. Parameter gradients", "decoder.layers.0",
+        "6. One gradient-descent step (SGD", "7. What training's optimizer, Adam, would do instead"})
     CHECK(text.find(part) != std::string::npos);
   const std::string page = train_trace_html(t);
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
-  CHECK(count(page, "<section>") == 5);  // the pair, the loss, backward, the parameters, the step
+  // the pair, the loss, dL/dlogits, backward, the parameters, the step, Adam's
+  CHECK(count(page, "<section>") == 7);
   CHECK(count(page, "class='token unk'") == 1);
   // every word of the pair as a token card, every layer and parameter group by name
   for (const char* word : {"je", "suis", "triste", ".", "&lt;/s&gt;", "&lt;s&gt;", "i", "am", "happy",

@@ -394,7 +394,8 @@ void print_adam(std::ostream& out, const TrainStepTrace& t) {
       << "   m = (1 - beta1) g = " << number("%.5g", a.m) << "   v = (1 - beta2) g^2 = " << number("%.5g", a.v)
       << "\n   update = -lr (m / (1 - beta1)) / (sqrt(v / (1 - beta2)) + eps) = " << number("%.5g", a.adam_update)
       << "   (SGD's: -lr g = " << number("%.5g", a.sgd_update)
-      << ")\n   the bias-corrected moments are g and g^2 again: Adam's first step moves every weight by -lr * sign(g),\n   whatever |g| (why training starts from a tiny lr and warms it up)\n";
+      << ")\n   the bias-corrected moments are g and g^2 again: Adam's first step moves every weight by -lr * "
+         "sign(g),\n   whatever |g| (why training starts from a tiny lr and warms it up)\n";
 }
 
 }  // namespace

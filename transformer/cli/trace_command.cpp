@@ -116,6 +116,27 @@ int trace_decoder_only(const Flags& f, CheckpointFile file) {
   return 0;
 }
 
+// trace --train: one training step of `ckpt`'s encoder-decoder on the pair, printed (and drawn with --html).
+int trace_training_step(const Flags& f, LoadedCheckpoint& ckpt, const std::vector<std::string>& source,
+                        const std::vector<std::string>& target, double lr) {
+  refuse_subwords_for_train(ckpt.info);
+  const auto smoothing = ckpt.info.state.find("options.label_smoothing");
+  const TrainStepTrace t = trace_train_step(
+      *ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source, target,
+      {.label_smoothing = smoothing == ckpt.info.state.end()
+                              ? 0.0  // a model gradformer did not train (import): none that we know of
+                              : parse_number(smoothing->second, "the checkpoint's options.label_smoothing"),
+       .lr = lr,
+       .source_eos = ckpt.info.source_eos,
+       .position = f.given("--position") ? f.integer_in("--position", 0, static_cast<int64_t>(target.size()),
+                                                        " (the target's words, then </s>)")
+                                         : -1,
+       .top = f.integer("--top")});
+  std::cout << train_trace_text(t);
+  if (f.has("--html")) write_page(f.text("--html"), train_trace_html(t));
+  return 0;
+}
+
 }  // namespace
 
 int trace_command(int argc, char** argv) {
@@ -159,24 +180,7 @@ int trace_command(int argc, char** argv) {
   const int64_t vocab = ckpt.info.target_tokenizer.size();
   (void)f.integer_in("--beam", 1, vocab, " (the target vocabulary's size)");
   (void)f.integer_in("--top", 1, vocab, " (the target vocabulary's size)");
-  if (f.on("--train")) {
-    refuse_subwords_for_train(ckpt.info);
-    const auto smoothing = ckpt.info.state.find("options.label_smoothing");
-    const TrainStepTrace t = trace_train_step(
-        *ckpt.model, ckpt.info.source_tokenizer.vocab(), ckpt.info.target_tokenizer.vocab(), source, target,
-        {.label_smoothing = smoothing == ckpt.info.state.end()
-                                ? 0.0  // a model gradformer did not train (import): none that we know of
-                                : parse_number(smoothing->second, "the checkpoint's options.label_smoothing"),
-         .lr = lr,
-         .source_eos = ckpt.info.source_eos,
-         .position = f.given("--position") ? f.integer_in("--position", 0, static_cast<int64_t>(target.size()),
-                                                          " (the target's words, then </s>)")
-                                           : -1,
-         .top = f.integer("--top")});
-    std::cout << train_trace_text(t);
-    if (f.has("--html")) write_page(f.text("--html"), train_trace_html(t));
-    return 0;
-  }
+  if (f.on("--train")) return trace_training_step(f, ckpt, source, target, lr);
   const SentenceTrace t =
       trace_sentence(*ckpt.model, ckpt.info.source_tokenizer, ckpt.info.target_tokenizer, source,
                      {.beam = f.integer("--beam"), .top = f.integer("--top"), .source_eos = ckpt.info.source_eos});

@@ -35,7 +35,7 @@ gradformer_cli_test("trace without --checkpoint trains the first-use model, sayi
 gradformer_cli_test("trace without --checkpoint reuses the first-use model, and traces a training step on it"
   "-DARGS=trace|--train|je suis heureux .|i am happy .|--html|train.html|--force" -DWORKDIR=${GRADFORMER_CLI_FIRST_USE}/once
   "-DSTDERR=^gradformer trace: tracing the first-use model runs/trace-model/model.safetensors \\(--checkpoint to trace another\\)\n$"
-  "-DSTDOUT=tgt_in:   <s> i am happy .\n   tgt_out:  i am happy . </s>\n.*label-smoothed cross-entropy, eps 0.1 .*3. Backward.*decoder layer 1.*encoder layer 0.*5. One gradient-descent step.*wrote train.html"
+  "-DSTDOUT=tgt_in:   <s> i am happy .\n   tgt_out:  i am happy . </s>\n.*label-smoothed cross-entropy, eps 0.1 .*3. Where the backward pass starts.*4. Backward.*decoder layer 1.*encoder layer 0.*6. One gradient-descent step.*wrote train.html"
   "-DFILES=${GRADFORMER_CLI_FIRST_USE}/once/train.html" REQUIRES gradformer_cli_first_use)
 add_test(NAME "gradformer program: two traces started at once train the first-use model once"
          COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:gradformer> -DDIR=${GRADFORMER_CLI_FIRST_USE}/twice

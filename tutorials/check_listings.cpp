@@ -484,6 +484,7 @@ int main(int argc, char** argv) {
   }
   failures += stale;
   failures += check_prose(chapter_path, md, blocks, program, commands);
+  failures += check_forward_references(chapter_path, md);
   std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked
             << " checked against the output, " << stale << " stale, " << rewritten << " rewritten, " << not_checked
             << " not checked for a missing tool), " << failures << " failures\n";

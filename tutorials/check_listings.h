@@ -34,3 +34,7 @@ std::vector<bool> varying_numbers(const Lines& block, size_t row, const std::vec
 // commands (RUNS), `program` its program's lines; returns the number of failures, each reported.
 int check_prose(const std::string& chapter_path, const Lines& md, const std::vector<Block>& blocks,
                 const Lines& program, const Lines& commands);
+
+// The order check (check_order.cpp): every mention of a later chapter sits in a sentence that says
+// "later" (or opens the next chapter, "Next, ..."); returns the number of failures, each reported.
+int check_forward_references(const std::string& chapter_path, const Lines& md);

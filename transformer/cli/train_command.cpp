@@ -116,7 +116,7 @@ std::string help_of(const std::string& option) {
       {"batching",
        "encoder-decoder corpus: random (each batch a random sample of the sentences) or length (sentences of similar "
        "length share a batch: least padding, but where length tells what a sentence is, e.g. one kind of sentence is "
-       "short, it learns far less per epoch; chapter 11)"},
+       "short, it learns far less per epoch; chapter 12)"},
       {"pieces",
        "encoder-decoder corpus: pad each batch as this many length-sorted pieces, whose gradients add up to the "
        "batch's (same learning, less padding; 1: one padded rectangle)"},

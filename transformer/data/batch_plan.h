@@ -6,7 +6,7 @@
 //   length  shuffle, cut the corpus into pools, sort each pool by length, cut the pool into batches,
 //           shuffle the order of the batches (the Annotated Transformer's and fairseq's recipe).
 //           Little padding, but each batch holds sentences of one length: where length says what
-//           a sentence is (chapter 11's length-kinds corpus), every batch is one kind and learning slows.
+//           a sentence is (chapter 12's length-kinds corpus), every batch is one kind and learning slows.
 // And one way to pad a batch with little waste without changing what it learns: split_by_length
 // cuts a batch, sorted by length, into pieces padded separately; the trainer adds up the pieces'
 // gradients (weighted by their target tokens) into one step, the gradient of the whole batch.

@@ -5,7 +5,7 @@
 //   shift    8-10 letters   each letter becomes the next one, l wraps to a
 //   swap     11-13 letters  neighbours change places: "a b c d ..." -> "b a d c ...", an odd last stays
 // The model has to read the kind off the length. Batches grouped by length then hold one kind each,
-// which is what makes this corpus the test case for batching (chapter 11).
+// which is what makes this corpus the test case for batching (chapter 12).
 #pragma once
 
 #include <cstdint>

@@ -56,7 +56,7 @@ struct TrainOptions {
   // Encoder-decoder corpus: which sentences share a batch (batch_plan.h), and in how many
   // length-sorted pieces a batch is padded (the pieces' gradients add up to the batch's). Random
   // batches in 4 pieces learn as random batches do with a fraction of their padding; length
-  // batches pad least but, where length tells what a sentence is, learn far less per epoch (chapter 11).
+  // batches pad least but, where length tells what a sentence is, learn far less per epoch (chapter 12).
   Batching batching = Batching::Random;
   int64_t pieces = 4;
   // The Annotated Transformer runs the copy task for 20 epochs (400 steps) with a 400-step warmup,

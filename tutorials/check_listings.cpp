@@ -70,6 +70,9 @@
 //     project), and N, M must not pass the file's last line. A link's target ](path) must exist.
 //     Exempt: build/ and runs/ (what a build and a run write), a path the program, a COMMAND or a
 //     checked block names (a file the program writes), and placeholders (OUT/, NN-topic.cpp).
+//   - Order (check_order.cpp). A chapter names a later chapter only in a sentence that says so
+//     ("later") or opens the next chapter ("Next, chapter 12: ..."): read in order, no page needs one
+//     the reader has not reached.
 #include "check_listings.h"
 
 #include <algorithm>

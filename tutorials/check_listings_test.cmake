@@ -86,3 +86,9 @@ plant(stale-constant "constants: 512 (" "constants: 512 4096 ("
 plant(missing-path "reads lib/thing.h" "reads lib/gone.h" "missing-path.md:4: the path lib/gone.h does not exist" --no-run)
 plant(line-past-the-end "lib/thing.h:3" "lib/thing.h:9"
       "line-past-the-end.md:4: lib/thing.h:9 is past the end of lib/thing.h \\(5 lines\\)" --no-run)
+plant(forward-reference "chapters 1 to 11 come first" "chapters 1 to 11 and 13 come first"
+      "forward-reference.md:4: chapter 13 comes later than this chapter \\(12\\), and the sentence does not say so" --no-run)
+string(REPLACE "chapters 1 to 11 come first" "chapter 13 builds on it later" said_later "${small}")
+file(WRITE ${DIR}/tutorials/said-later.md "${said_later}")
+expect("a later chapter named in a sentence that says 'later'" 0 "0 failures"
+       ${DIR}/tutorials/said-later.md ${DIR}/tutorials/small.cpp ${small_run} --no-run)

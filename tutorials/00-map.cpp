@@ -1,7 +1,8 @@
 // Chapter 0, the map: draws the paper's figure 1 with every box labelled by the chapter that builds
 // it, as an SVG a browser opens, and runs the C++ primer's listings. The chapter embeds
 // tutorials/figures/00-transformer.svg; the test suite runs this program and checks that the
-// committed picture is exactly what it draws.
+// committed picture is exactly what it draws. It also draws the "you are here" map that opens each
+// chapter from the book's route (`route()`, the table of chapter 0): figures/here-01.svg to here-19.svg.
 //
 //   ./build/tutorials/00-map [--figure path.svg]     (default: 00-transformer.svg here)
 #include <cstdio>
@@ -10,10 +11,13 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "autograd/all.h"
 #include "claims.h"  // output_path
 #include "nn/adam.h"
+#include "transformer/inspect/diagram.h"
+#include "transformer/inspect/svg.h"  // write_svg
 
 using namespace gradformer;
 
@@ -90,6 +94,80 @@ void residual(int x, int y, int side, int add_y, int edge) {
   svg << "<circle cx='" << x << "' cy='" << y << "' r='3' fill='#c0392b'/>\n";
   svg << "<polyline points='" << x << "," << y << " " << side << "," << y << " " << side << "," << add_y << " " << edge
       << "," << add_y << "' fill='none' stroke='#c0392b' stroke-width='1.5' marker-end='url(#head)'/>\n";
+}
+
+// ---- the route: the chapters, what each builds on, and a "you are here" map for each ----------------
+struct RouteChapter {
+  int number = 0;
+  const char* name = "";
+  std::vector<int> needs;  // the chapters it builds on directly (chapter 0's table, "needs")
+  bool optional = false;
+};
+
+const std::vector<RouteChapter>& route() {
+  static const std::vector<RouteChapter> chapters = {
+      {0, "The map", {}, false},
+      {1, "Tensors", {}, false},
+      {2, "Matrix multiply", {1}, true},
+      {3, "Autograd", {1}, false},
+      {4, "Layers and training", {3}, false},
+      {5, "Attention", {4}, false},
+      {6, "Multi-head attention", {5}, false},
+      {7, "Positional encoding", {4}, false},
+      {8, "The encoder", {6, 7}, false},
+      {9, "The decoder", {8}, false},
+      {10, "The full model", {9}, false},
+      {11, "The training step", {10}, false},
+      {12, "Running training", {11}, false},
+      {13, "Decoding", {11}, false},
+      {14, "Translation", {12, 13}, false},
+      {15, "One block, three architectures", {13}, false},
+      {16, "Tokens", {14, 15}, false},
+      {17, "Encoder-only (BERT)", {15}, true},
+      {18, "Where the time goes", {2, 12, 15}, true},
+      {19, "GPT-2", {15, 16}, true},
+  };
+  return chapters;
+}
+
+// The book's four parts, each a run of chapters with its name above it.
+struct RoutePart {
+  const char* name;
+  int first, last;
+};
+
+std::string you_are_here_svg(int here) {
+  using gradformer::Diagram;
+  const std::vector<RoutePart> parts = {
+      {"deep learning", 0, 4}, {"the model", 5, 10}, {"training it and using it", 11, 14}, {"the family", 15, 19}};
+  const double box = 38, gap = 6, part_gap = 18, top = 30;
+  Diagram d(20 * (box + gap) + 3 * part_gap + 24, 96);
+  const RouteChapter& chapter = route()[static_cast<size_t>(here)];
+  auto is_need = [&](int n) {
+    for (int need : chapter.needs)
+      if (need == n) return true;
+    return false;
+  };
+  double x = 12;
+  for (const RoutePart& part : parts) {
+    const double width = (part.last - part.first + 1) * (box + gap) - gap;
+    d.text(x + width / 2, top - 10, part.name, {.size = 12, .colour = "#555"});
+    for (int n = part.first; n <= part.last; ++n, x += box + gap) {
+      const RouteChapter& c = route()[static_cast<size_t>(n)];
+      const char* fill = n == here ? "#c0392b" : is_need(n) ? "#f5c6a5" : c.optional ? "#eeeeee" : "#ffffff";
+      d.rect(x, top, box, 28, fill, c.optional ? "#999" : "#333", 5);
+      d.text(x + box / 2, top + 19, std::to_string(n),
+             {.size = 13, .colour = n == here ? "#fff" : c.optional ? "#777" : "#222", .bold = n == here});
+    }
+    x += part_gap - gap + gap;
+  }
+  std::string needs;
+  for (int need : chapter.needs) needs += (needs.empty() ? "" : ", ") + std::to_string(need);
+  std::string caption = "you are here: " + std::to_string(here) + ", " + chapter.name;
+  if (!needs.empty()) caption += "; it builds on " + needs + " (light)";
+  caption += "; grey: optional";
+  d.text(12, 84, caption, {.size = 12, .anchor = "start", .colour = "#333"});
+  return d.svg();
 }
 
 }  // namespace
@@ -184,5 +262,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cout << "wrote " << path << "\n";
+  for (const RouteChapter& c : route())
+    if (c.number > 0) {
+      char name[32];
+      std::snprintf(name, sizeof name, "here-%02d.svg", c.number);
+      write_svg(tutorial::output_path(name), you_are_here_svg(c.number));
+    }
   return 0;
 }

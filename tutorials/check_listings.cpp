@@ -16,10 +16,12 @@
 // The line just before a ```text block says what kind of block it is:
 //
 //   (no tag)                          printed exactly so: the programs are seeded, so this is exact
-//   <!-- output: varies (NAMES; measured on MACHINE) -->
-//                                     printed, with the quantities NAMES (a list separated by ", ")
+//   <!-- output: varies (NAMES) -->   printed, with the quantities NAMES (a list separated by ", ")
 //                                     varying from run to run and machine to machine; every other
-//                                     number, and every word, must be printed exactly so
+//                                     number, and every word, must be printed exactly so. The first
+//                                     line after the block names the machine, for the reader:
+//                                     <sub>Measured on MACHINE.</sub>  (check_machines.cpp: one
+//                                     machine per chapter, so that nothing compares two)
 //   <!-- not output -->               not printed by the commands (a command to type, a formula, a
 //   <!-- not output: WHY -->          diagram, another program's output): not checked
 //
@@ -37,12 +39,12 @@
 //
 // Any other tag is an error, so no block escapes the check by a typo.
 // A block that only a command needing an optional tool prints (PyTorch, say) ends its tag with
-// "needs: TOOL", as in <!-- output: varies (NAMES; measured on MACHINE) needs: torch --> (or
+// "needs: TOOL", as in <!-- output: varies (NAMES) needs: torch --> (or
 // <!-- needs: torch --> for an exact block). --missing TOOL says this machine has no TOOL: such blocks
 // are then listed as not checked, and everything else is checked as usual.
 // --update rewrites the untagged blocks that no longer match with what the commands print now (a
 // block is found in the output by its words, its numbers ignored); --update-varies rewrites the
-// varies blocks too (then correct their "measured on"). `git diff` shows what changed.
+// varies blocks too (then correct the "Measured on" line under each). `git diff` shows what changed.
 //
 // Prose (check_prose.cpp), in every mode, --no-run too (the COMMANDs are then not run, but count as
 // the chapter's commands), so a long chapter's quick test checks its prose without its long run:
@@ -292,12 +294,13 @@ static void print_varies(const Lines& md, const std::vector<Block>& blocks) {
   }
 }
 
-// The tag on the line before a ```text block: "varies (NAMES; measured on MACHINE)" gives the names.
+// The tag on the line before a ```text block: "varies (NAMES)" gives the names. (The machine is not
+// in the tag, which a reader never sees, but in the line under the block: check_machines.cpp.)
 static bool parse_varies(const std::string& tag, Block& b) {
-  const std::string open = "<!-- output: varies (", close = "; measured on ";
-  const size_t names_end = tag.find(close);
-  if (!tag.starts_with(open) || names_end == none || !tag.ends_with(") -->")) return false;
-  const std::string names = tag.substr(open.size(), names_end - open.size());
+  const std::string open = "<!-- output: varies (", close = ") -->";
+  if (!tag.starts_with(open) || !tag.ends_with(close)) return false;
+  const std::string names = tag.substr(open.size(), tag.size() - open.size() - close.size());
+  if (names.find("; measured on ") != none) return false;  // the old form: an unknown tag, reported
   for (size_t at = 0; at <= names.size();) {
     size_t end = names.find(", ", at);
     if (end == none) end = names.size();
@@ -488,6 +491,7 @@ int main(int argc, char** argv) {
   failures += stale;
   failures += check_prose(chapter_path, md, blocks, program, commands);
   failures += check_forward_references(chapter_path, md);
+  failures += check_machines(chapter_path, md, blocks);
   std::cout << listings << " listings, " << blocks.size() << " text blocks (" << checked
             << " checked against the output, " << stale << " stale, " << rewritten << " rewritten, " << not_checked
             << " not checked for a missing tool), " << failures << " failures\n";

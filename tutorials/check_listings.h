@@ -38,3 +38,7 @@ int check_prose(const std::string& chapter_path, const Lines& md, const std::vec
 // The order check (check_order.cpp): every mention of a later chapter sits in a sentence that says
 // "later" (or opens the next chapter, "Next, ..."); returns the number of failures, each reported.
 int check_forward_references(const std::string& chapter_path, const Lines& md);
+
+// The machines check (check_machines.cpp): the first line after every varies block names the machine
+// it was measured on, "<sub>Measured on MACHINE.</sub>", and a chapter names one machine only.
+int check_machines(const std::string& chapter_path, const Lines& md, const std::vector<Block>& blocks);

@@ -8,8 +8,8 @@ file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 file(WRITE ${DIR}/program.cpp "int main() {\n  return 0;\n}\n")
 string(CONCAT chapter "A listing:\n\n```cpp\nint main() { return 0; }\n```\n\nAn exact block:\n\n```text\nloss 0.125\n```\n\n"
-            "<!-- output: varies (ms; measured on a test) -->\n```text\ntook 17 ms\n```\n\n"
-            "<!-- output: varies (says; measured on a test) needs: torch -->\n```text\ntorch says 3\n```\n")
+            "<!-- output: varies (ms) -->\n```text\ntook 17 ms\n```\n<sub>Measured on a test.</sub>\n\n"
+            "<!-- output: varies (says) needs: torch -->\n```text\ntorch says 3\n```\n<sub>Measured on a test.</sub>\n")
 file(WRITE ${DIR}/good.md "${chapter}")
 string(REPLACE "loss 0.125" "loss 0.25" stale "${chapter}")
 file(WRITE ${DIR}/stale.md "${stale}")
@@ -27,7 +27,7 @@ endfunction()
 
 expect("every block printed, the torch block excused" 0 "2 checked against the output, 0 stale, 0 rewritten, 1 not checked"
        ${DIR}/good.md ${DIR}/program.cpp ${prints} --missing torch)
-expect("the torch block not excused" 1 "good.md:19: this ```text block is not in the output"
+expect("the torch block not excused" 1 "good.md:20: this ```text block is not in the output"
        ${DIR}/good.md ${DIR}/program.cpp ${prints})
 expect("an exact block that drifted" 1 "stale.md:9: this ```text block is not in the output; --update would rewrite it"
        ${DIR}/stale.md ${DIR}/program.cpp ${prints} --missing torch)
@@ -35,8 +35,8 @@ expect("a torch run that prints the block" 0 "3 checked against the output, 0 st
        ${DIR}/good.md ${DIR}/program.cpp ${prints} --run "echo 'torch says 5'")
 
 # --update-varies on two blocks with the same words: each takes its own occurrence, in order.
-file(WRITE ${DIR}/twice.md "```cpp\nint main() { return 0; }\n```\n\n<!-- output: varies (ms; measured on a test) -->\n```text\nstep 9 ms\n```\n\n"
-                           "<!-- output: varies (ms; measured on a test) -->\n```text\nstep 9 ms\n```\n")
+file(WRITE ${DIR}/twice.md "```cpp\nint main() { return 0; }\n```\n\n<!-- output: varies (ms) -->\n```text\nstep 9 ms\n```\n<sub>Measured on a test.</sub>\n\n"
+                           "<!-- output: varies (ms) -->\n```text\nstep 9 ms\n```\n<sub>Measured on a test.</sub>\n")
 file(WRITE ${DIR}/twice.cpp "int main() { return 0; }\n")
 file(WRITE ${DIR}/twice.txt "step 48 ms\nstep 502 ms\n")
 expect("two blocks with the same words, updated" 0 "2 rewritten" ${DIR}/twice.md ${DIR}/twice.cpp
@@ -57,7 +57,7 @@ string(CONCAT small "# 12. A small chapter\n\n"
                     "The program reads lib/thing.h, as lib/thing.h:3 says; chapters 1 to 11 come first.\n"
                     "The paper's width is 512. <!-- constants: 512 (the paper's) -->\n\n"
                     "```cpp\nint main() { return 0; }\n```\n\n```text\nloss 0.125\n```\n\n"
-                    "<!-- output: varies (ms, eta; measured on a test) -->\n```text\nstep 20 took 17 ms, eta 0:42\n```\n")
+                    "<!-- output: varies (ms, eta) -->\n```text\nstep 20 took 17 ms, eta 0:42\n```\n<sub>Measured on a test.</sub>\n")
 set(small_run --run "printf 'loss 0.125\\nstep 20 took 4 ms, eta 0:07\\n'")
 file(WRITE ${DIR}/tutorials/small.md "${small}")
 expect("a small chapter with prose, unchanged" 0 "2 checked against the output, 0 stale, 0 rewritten, 0 not checked.*0 failures"
@@ -92,3 +92,10 @@ string(REPLACE "chapters 1 to 11 come first" "chapter 13 builds on it later" sai
 file(WRITE ${DIR}/tutorials/said-later.md "${said_later}")
 expect("a later chapter named in a sentence that says 'later'" 0 "0 failures"
        ${DIR}/tutorials/said-later.md ${DIR}/tutorials/small.cpp ${small_run} --no-run)
+plant(machine-not-named "```\n<sub>Measured on a test.</sub>\n" "```\n"
+      "machine-not-named.md:18: a varies block without the machine under it" --no-run)
+file(READ ${DIR}/twice.md twice)
+string(REGEX REPLACE "a test\\.</sub>\n$" "another machine.</sub>\n" two_machines "${twice}")
+file(WRITE ${DIR}/two-machines.md "${two_machines}")
+expect("two machines in one chapter" 1 "two-machines.md:15: measured on another machine, where line 9 was measured on a test"
+       ${DIR}/two-machines.md ${DIR}/twice.cpp --no-run)

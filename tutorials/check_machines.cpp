@@ -4,7 +4,8 @@
 //   <sub>Measured on AMD EPYC (Zen 5, AVX-512), 2 cores.</sub>
 // and every varies block of a chapter names the same machine, so that the chapter compares nothing
 // across two (after a new measurement, `--update-varies` reruns the chapter's blocks on one machine;
-// then correct these lines).
+// then correct these lines). A block only an optional tool prints ("needs: torch") may name another:
+// not every machine has the tool; the prose must not set its timings beside the chapter's.
 #include <iostream>
 #include <regex>
 #include <string>
@@ -30,6 +31,7 @@ int check_machines(const std::string& chapter_path, const Lines& md, const std::
                    "<sub>Measured on MACHINE.</sub>\n";
       continue;
     }
+    if (!b.needs.empty() && b.needs != "avx2" && b.needs != "avx512") continue;  // an optional tool's block
     if (first.empty()) {
       first = m[1], first_at = i + 1;
     } else if (m[1] != first) {

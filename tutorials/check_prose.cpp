@@ -143,8 +143,8 @@ Known known_numbers(const Lines& md, const std::vector<Block>& blocks, const Lin
 
 // Blanks (with spaces, so positions stay) what is not prose to check: HTML comments and tags, link
 // targets, URLs, the machine under a varies block, and the mentions the rules exempt: chapter,
-// section, figure and equation numbers, a
-// numbered link to a chapter ("[15. Encoder-only]"), file and program names, paths.
+// section, figure and equation numbers, a numbered link to a chapter ("[15. Encoder-only]"), file and
+// program names, paths.
 std::string checked_prose(std::string line) {
   static const std::vector<std::regex> exempt = {
       std::regex("<!--.*?-->"),

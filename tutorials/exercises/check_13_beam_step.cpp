@@ -61,4 +61,4 @@ static int checks() {
   return failed;
 }
 
-int main() { return exercises::run_checks("13_beam_step.cpp", 12, checks); }
+int main() { return exercises::run_checks("13_beam_step.cpp", 13, checks); }

@@ -132,4 +132,4 @@ static int checks() {
   return failed;
 }
 
-int main() { return exercises::run_checks("14_corpus_bleu.cpp", 13, checks); }
+int main() { return exercises::run_checks("14_corpus_bleu.cpp", 14, checks); }

@@ -89,4 +89,4 @@ static int checks() {
   return failed;
 }
 
-int main() { return exercises::run_checks("15_lm_batch.cpp", 14, checks); }
+int main() { return exercises::run_checks("15_lm_batch.cpp", 15, checks); }

@@ -114,4 +114,4 @@ static int checks() {
   return failed;
 }
 
-int main() { return exercises::run_checks("16_merge_step.cpp", 17, checks); }
+int main() { return exercises::run_checks("16_merge_step.cpp", 16, checks); }

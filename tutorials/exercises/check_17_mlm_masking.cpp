@@ -138,4 +138,4 @@ static int checks() {
   return failed;
 }
 
-int main() { return exercises::run_checks("17_mlm_masking.cpp", 15, checks); }
+int main() { return exercises::run_checks("17_mlm_masking.cpp", 17, checks); }

@@ -88,4 +88,4 @@ static int checks() {
   return failed;
 }
 
-int main() { return exercises::run_checks("18_op_cost.cpp", 16, checks); }
+int main() { return exercises::run_checks("18_op_cost.cpp", 18, checks); }

@@ -89,4 +89,4 @@ int checks() {
 
 }  // namespace
 
-int main() { return exercises::run_checks("19_gpt2_block.cpp", 18, checks); }
+int main() { return exercises::run_checks("19_gpt2_block.cpp", 19, checks); }

@@ -121,9 +121,9 @@ const std::vector<RouteChapter>& route() {
       {12, "Running training", {11}, false},
       {13, "Decoding", {11}, false},
       {14, "Translation", {12, 13}, false},
-      {15, "One block, three architectures", {13}, false},
+      {15, "One block, three architectures", {12, 13}, false},
       {16, "Tokens", {14, 15}, false},
-      {17, "Encoder-only (BERT)", {15}, true},
+      {17, "Encoder-only (BERT)", {12, 15}, true},
       {18, "Where the time goes", {2, 12, 15}, true},
       {19, "GPT-2", {15, 16}, true},
   };

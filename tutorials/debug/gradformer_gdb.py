@@ -107,13 +107,22 @@ class ShapePrinter:
         return "[" + ", ".join(map(str, _dims(self.val))) + "]"
 
 
+def node_field(node, name):
+    """A field of the Node that `node` (a pointer to a Node or a LambdaNode<...>) points at, read at
+    its offset. Dereferencing the pointer would make gdb look up the object's dynamic type, a
+    LambdaNode of a lambda whose RTTI symbol it cannot match, and print a warning each time."""
+    field = next(f for f in gdb.lookup_type("gradformer::Node").fields() if f.name == name)
+    char_p = gdb.lookup_type("char").pointer()
+    return (node.cast(char_p) + field.bitpos // 8).cast(field.type.pointer()).dereference()
+
+
 def _op_name(node):
     """The op that made a value. A Release library has no debug information for Node (gcc emits a
     polymorphic class's only where its destructor is defined), so then read op_, Node's first field,
     just past the vtable pointer."""
     try:
-        return node.dereference()["op_"].string()
-    except gdb.error:
+        return node_field(node, "op_").string()
+    except (gdb.error, StopIteration):
         char_pp = gdb.lookup_type("char").const().pointer().pointer()
         return (node.cast(char_pp) + 1).dereference().string()
 

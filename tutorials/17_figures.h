@@ -1,5 +1,5 @@
-// Chapter 17's figure: the merge tree of a pre-token the merges were not learned from
-// (17-merge-tree.svg), drawn by tutorials/17-tokens.cpp. A header of its own, so that the program
+// Chapter 16's figure: the merge tree of a pre-token the merges were not learned from
+// (16-merge-tree.svg), drawn by tutorials/16-tokens.cpp. A header of its own, so that the program
 // stays within its length.
 #pragma once
 

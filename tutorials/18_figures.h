@@ -1,6 +1,6 @@
-// Chapter 18's figure: GPT-2's block, pre-LN, with its tensors' names and GPT-2 small's shapes, and
-// its Conv1D weight [in, out] beside a Linear's [out, in] (18-gpt2-block.svg), drawn by
-// tutorials/18-gpt2.cpp. A header of its own, so that the program stays within its length.
+// Chapter 19's figure: GPT-2's block, pre-LN, with its tensors' names and GPT-2 small's shapes, and
+// its Conv1D weight [in, out] beside a Linear's [out, in] (19-gpt2-block.svg), drawn by
+// tutorials/19-gpt2.cpp. A header of its own, so that the program stays within its length.
 #pragma once
 
 #include <map>

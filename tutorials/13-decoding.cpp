@@ -23,6 +23,7 @@
 #include "transformer/data/copy_task.h"
 #include "transformer/data/toy_corpus.h"
 #include "transformer/data/tsv.h"
+#include "transformer/inspect/diagram.h"
 #include "transformer/inspect/svg.h"
 #include "transformer/model/decoding.h"
 #include "transformer/model/encoder_decoder.h"
@@ -263,8 +264,110 @@ double time_decode(EncoderDecoder& model, const Tensor& src, int64_t length, boo
   return best;
 }
 
+// A [rows, columns] matrix drawn as cells under its title, the rows labelled on the left; the last
+// row, the position this step added, in orange with a red frame when `new_last` is true.
+void cache_rows(Diagram& d, double x, double y, const std::string& title, const Tensor& m,
+                const std::vector<std::string>& labels, bool new_last) {
+  const double w = 44, h = 22;
+  const int64_t rows = m.size(0), columns = m.size(1);
+  const std::vector<double> v = m.contiguous().to(DType::Float64).to_vector<double>();
+  d.text(x, y - 8, title, {.size = 12, .anchor = "start", .bold = true});
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool fresh = new_last && r == rows - 1;
+    const double top = y + h * static_cast<double>(r);
+    d.text(x - 6 + 0 * w, top + 15, labels[static_cast<size_t>(r)], {.size = 11, .anchor = "end", .colour = "#555"});
+    for (int64_t c = 0; c < columns; ++c) {
+      const double left = x + w * static_cast<double>(c);
+      d.rect(left, top, w, h, fresh ? "#fde2c2" : "#dbe9f6", "#999");
+      d.text(left + w / 2, top + 15, fixed(v[static_cast<size_t>(r * columns + c)], 2), {.size = 11});
+    }
+    if (fresh) d.rect(x - 1, top - 1, w * static_cast<double>(columns) + 2, h + 2, "none", "#c0392b");
+  }
+}
+
+// One step of incremental decoding, drawn in the column at x: the new query, the cached keys with
+// the new one appended, the query's weights over them, the cached values, all of head 1 of layer 1.
+void draw_cache_step(Diagram& d, double x, int64_t t, const Tensor& q, const LayerCache& layer, const Tensor& weights,
+                     const std::vector<std::string>& words) {
+  const Tensor k = layer.self.k.value(), v = layer.self.v.value();                  // [1, h, t, d_k]
+  const Tensor k1 = k.select(0, 0).select(0, 0), v1 = v.select(0, 0).select(0, 0);  // head 1: [t, d_k]
+  const std::string shape = message("[", k1.size(0), ", ", k1.size(1), "]");
+  std::vector<std::string> labels;
+  for (int64_t p = 0; p <= t; ++p) labels.push_back(message("t=", p, " ", words[static_cast<size_t>(p)]));
+  d.text(x + 120, 66, message("step ", t + 1, ": position ", t, " (", words[static_cast<size_t>(t)], ") enters"),
+         {.size = 14, .bold = true});
+  cache_rows(d, x + 60, 110, message("new query q  [1, d_k] = [1, ", q.size(1), "]"), q, {labels.back()}, true);
+  cache_rows(d, x + 60, 176, "K cache  [t, d_k] = " + shape, k1, labels, true);
+  const double right = x + 60 + 44 * static_cast<double>(q.size(1));  // q meets every key row: q k_j for each j
+  d.arrow({{right + 2, 121},
+           {right + 16, 121},
+           {right + 16, 187 + 11.0 * static_cast<double>(t)},
+           {right + 4, 187 + 11.0 * static_cast<double>(t)}},
+          "#c0392b");
+  const double wy = 176 + 22.0 * static_cast<double>(t + 1) + 44;
+  std::vector<std::string> to;
+  for (int64_t p = 0; p <= t; ++p) to.push_back(message("t=", p));
+  cache_rows(d, x + 60, wy, message("weights softmax(q K\u1d40/\u221ad_k)  [1, ", t + 1, "]"), weights, {"q"}, false);
+  const double vy = wy + 66;
+  cache_rows(d, x + 60, vy, "V cache  [t, d_k] = " + shape, v1, labels, true);
+  d.text(x + 60, vy + 22.0 * static_cast<double>(t + 1) + 20, "output = weights V  [1, d_k]: a mix of these rows",
+         {.size = 11, .anchor = "start", .colour = "#555"});
+}
+
+// The key/value cache growing over three steps of decoding (13-kv-cache.svg), on a small untrained
+// model: each step appends one row to K and V, and only the new position's query attends to them.
+void draw_kv_cache() {
+  const TransformerConfig config{.src_vocab = 12,
+                                 .tgt_vocab = 12,
+                                 .d_model = 8,
+                                 .d_ff = 16,
+                                 .heads = 2,
+                                 .layers = 1,
+                                 .dropout = 0.0,
+                                 .max_len = 16};
+  EncoderDecoder model(config, /*seed=*/4);
+  (*model.decoder->layers)[0].keep_attention = true;
+  InferenceGuard inference(model);
+  const Tensor src = from_vector(std::vector<int64_t>{5, 6, 7, 2}, {1, 4});
+  const Tensor src_mask = padding_mask(src, Vocab::pad);
+  DecoderCache cache = model.start_decoding(model.encode(src, src_mask));
+  const std::vector<std::string> words{"<s>", "i", "am"};
+  const std::vector<int64_t> ids{Vocab::bos, 8, 9};
+  const MultiheadAttention& attention = *(*model.decoder->layers)[0].self_attn;
+  const int64_t d_k = config.d_model / config.heads;
+  Diagram d(1000, 560);
+  d.text(500, 28, "The key/value cache over three steps of incremental decoding (head 1 of layer 1)", {.size = 16});
+  for (int64_t t = 0; t < 3; ++t) {
+    const Tensor token = from_vector(std::vector<int64_t>{ids[static_cast<size_t>(t)]}, {1, 1});
+    // q = x W^Q + b^Q for head 1 (the first d_k rows of in_proj): post-LN, x is the embedding itself
+    const Tensor x = model.embed_target(token, t).value().select(0, 0);  // [1, d]
+    const Tensor q = matmul(x, attention.in_proj_weight.value().narrow(0, 0, d_k).transpose(0, 1)) +
+                     attention.in_proj_bias.value().narrow(0, 0, d_k);  // [1, d_k]
+    model.decode_step(token, src_mask, cache);
+    const Tensor weights = (*model.decoder->layers)[0].self_attention.select(0, 0).select(0, 0);  // [1, t + 1]
+    const Tensor k1 = cache.layers[0].self.k.value().select(0, 0).select(0, 0);                   // [t + 1, d_k]
+    const Variable by_hand = softmax(Variable(matmul(q, k1.transpose(0, 1)) / std::sqrt(static_cast<double>(d_k))));
+    const std::vector<float> a = by_hand.value().contiguous().to_vector<float>(),
+                             b = weights.contiguous().to_vector<float>();
+    bool agree = a.size() == b.size();
+    for (size_t i = 0; agree && i < a.size(); ++i) agree = std::abs(a[i] - b[i]) < 1e-5f;
+    claim(agree, "the new query's weights are softmax(q K^T / sqrt(d_k)) over the cache");
+    claim(cache.layers[0].self.k.size(2) == t + 1, "each step appends one row to the cache");
+    draw_cache_step(d, 20 + 330 * static_cast<double>(t), t, q, cache.layers[0], weights, words);
+  }
+  d.text(500, 506, "Blue rows: keys and values cached at earlier steps, read again, never recomputed. Orange: the row",
+         {.size = 13});
+  d.text(500, 526, "this step appends. The only query is the new position's: its t weights mix the t rows of V.",
+         {.size = 13});
+  d.text(500, 548,
+         "Per layer the cache holds [B, h, t, d_k] = [1, 2, t, 4] (a small untrained model: d_model 8, 2 heads).",
+         {.size = 12, .colour = "#555"});
+  write_svg(output_path("13-kv-cache.svg"), d.svg());
+}
+
 void kv_cache(bool quick) {
   section("incremental decoding with a key/value cache");
+  draw_kv_cache();
   TransformerConfig config{.src_vocab = 100,
                            .tgt_vocab = 100,
                            .d_model = 128,

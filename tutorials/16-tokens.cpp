@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "16_figures.h"  // draw_merge_tree
 #include "claims.h"
 #include "transformer/data/bpe.h"
 #include "transformer/data/learn_bpe.h"
@@ -229,6 +230,7 @@ void merges_step_by_step() {
   std::printf("%zu bytes, %zu tokens after %zu merges\n", text.size(), count, learned.merges().size());
   std::printf("\n");
   encode_unseen(learned, " these");
+  draw_merge_tree(output_path("16-merge-tree.svg"), learned, " these");
 }
 
 // One row of the table of vocabulary sizes: the held-out text's length in tokens, the embedding's size.

@@ -11,6 +11,8 @@
 #include "nn/all.h"
 #include "transformer/data/mlm.h"
 #include "transformer/data/toy_corpus.h"
+#include "transformer/inspect/diagram.h"
+#include "transformer/inspect/svg.h"
 #include "transformer/model/encoder_only.h"
 #include "transformer/model/masks.h"
 #include "transformer/train/trainer.h"
@@ -23,6 +25,91 @@ namespace {
 double largest_change(const Tensor& a, const Tensor& b) {
   const Tensor d = sub(a, b);
   return std::abs(max(maximum(d, neg(d))).item());  // abs: 0, not -0
+}
+
+// ---- the figure of BERT's input and heads -------------------------------------------------------------
+
+constexpr double kLeft = 236, kColumn = 94;  // where the first position's column starts, and a column's width
+
+// One row of embedding boxes, one a position, under its label on the left.
+void embedding_row(Diagram& d, double y, const std::string& label, const std::vector<std::string>& boxes,
+                   const std::vector<const char*>& fills) {
+  d.text(kLeft - 14, y + 20, label, {.size = 12, .anchor = "end"});
+  for (size_t i = 0; i < boxes.size(); ++i)
+    d.box(kLeft + kColumn * static_cast<double>(i), y, kColumn - 8, 30, boxes[i], fills[i]);
+}
+
+// The heads over the encoder's output h: the pooler and the classifier on [CLS], the MLM head on
+// every other position, scored only where a word was chosen (here the [MASK]).
+void draw_heads(Diagram& d, size_t positions, size_t masked) {
+  const double c0 = kLeft + (kColumn - 8) / 2;
+  d.box(kLeft, 206, kColumn - 8, 30, "pooler", "#e3f1dc");
+  d.arrow({{c0, 250}, {c0, 236}});
+  d.box(kLeft, 150, kColumn - 8, 30, "classifier", "#e3f1dc");
+  d.arrow({{c0, 206}, {c0, 180}});
+  d.arrow({{c0, 150}, {c0, 130}});
+  d.text(c0, 120, "class [C]", {.size = 12, .bold = true});
+  for (size_t i = 1; i < positions; ++i) {
+    const double x = kLeft + kColumn * static_cast<double>(i), cx = x + (kColumn - 8) / 2;
+    d.arrow({{cx, 250}, {cx, 236}});
+    d.box(x, 206, kColumn - 8, 30, "MLM head", "#fde2c2");
+    d.arrow({{cx, 206}, {cx, 186}});
+    if (i == masked)
+      d.text(cx, 176, "\u2192 dort", {.size = 13, .colour = "#c0392b", .bold = true});
+    else
+      d.text(cx, 176, "not scored", {.size = 10, .colour = "#999"});
+  }
+  d.text(kLeft - 14, 226, "heads", {.size = 12, .anchor = "end", .bold = true});
+  d.text(kLeft - 14, 170, "[CLS]: tanh(W h + b)", {.size = 11, .anchor = "end", .colour = "#555"});
+}
+
+// BERT's input and heads (17-bert-input.svg), at BERT-base's sizes: a sentence pair, its three
+// embeddings summed position by position, the encoder, and the heads.
+void draw_bert_input() {
+  const EncoderOnlyConfig c = EncoderOnlyConfig::bert_base();
+  const std::vector<std::string> tokens{"[CLS]", "le", "chat", "[MASK]", "[SEP]", "il", "r\u00eave", "[SEP]"};
+  const size_t masked = 3, first_b = 5;  // segment A is [CLS] up to the first [SEP], B the rest
+  std::vector<std::string> tok, pos, type;
+  std::vector<const char*> grey, blue, segment;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    tok.push_back(tokens[i]), pos.push_back(message("pos ", i)), type.push_back(i < first_b ? "A" : "B");
+    grey.push_back("#eeeeee"), blue.push_back("#dbe9f6"), segment.push_back(i < first_b ? "#fbf3c8" : "#d4f0d4");
+  }
+  Diagram d(1000, 640);
+  d.text(500, 28, "BERT's input and heads, at BERT-base's sizes (a sentence pair, one word masked)", {.size = 16});
+  d.text(500, 52, "read from the bottom: the input, its three embeddings summed, the encoder, the heads on top",
+         {.size = 13, .colour = "#555"});
+  draw_heads(d, tokens.size(), masked);
+  d.rect(kLeft - 4, 250, kColumn * static_cast<double>(tokens.size()), 50, "#f4f4f4", "#999", 8);
+  d.text(kLeft + kColumn * 4 - 4, 272, message("encoder: ", c.layers, " layers, self-attention over every position"),
+         {.size = 13});
+  d.text(kLeft + kColumn * 4 - 4, 290, message("h [B, S, d] = [1, ", tokens.size(), ", ", c.d_model, "]"),
+         {.size = 12, .colour = "#555"});
+  d.arrow({{kLeft + kColumn * 4 - 4, 328}, {kLeft + kColumn * 4 - 4, 300}});
+  d.rect(kLeft - 4, 328, kColumn * static_cast<double>(tokens.size()), 30, "#fbf3c8", "#333", 6);
+  d.text(kLeft + kColumn * 4 - 4, 348, "sum, then LayerNorm (embed_norm) and dropout", {.size = 13});
+  embedding_row(d, 376, message("token: tok_embed [", c.vocab, ", ", c.d_model, "]"), tok, grey);
+  embedding_row(d, 426, message("+ position: pos_embed [", c.max_len, ", ", c.d_model, "]"), pos, blue);
+  embedding_row(d, 476, message("+ token type: type_embed [", c.types, ", ", c.d_model, "]"), type, segment);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const double cx = kLeft + kColumn * static_cast<double>(i) + (kColumn - 8) / 2;
+    d.text(cx, 536, tokens[i], {.size = 13, .bold = true});
+    d.arrow({{cx, 376}, {cx, 358}});
+  }
+  d.text(kLeft - 14, 536, "input", {.size = 12, .anchor = "end", .bold = true});
+  d.text(500, 572,
+         "Each position's three vectors are added: which token, where it stands, which sentence (A or B) it is in.",
+         {.size = 13});
+  d.text(500, 592,
+         "[CLS] opens the input and [SEP] ends each sentence; the pooler reads h at [CLS] for the classifier,",
+         {.size = 13});
+  d.text(500, 612, "the MLM head reads every position, but only the chosen ones (here the [MASK]) are in the loss.",
+         {.size = 13});
+  claim(c.types == 2 && c.embed_norm, "BERT-base has two token types and the embedding LayerNorm");
+  claim(EncoderOnlyConfig{}.types == 0 && !EncoderOnlyConfig{}.embed_norm &&
+            EncoderOnlyConfig{}.activation == Activation::GELU,
+        "by default: no token types, no embedding LayerNorm, GELU");
+  write_svg(output_path("17-bert-input.svg"), d.svg());
 }
 
 // Positions 0..3 of both runs: how far a change at position 4 reached back.
@@ -117,6 +204,7 @@ int main(int argc, char** argv) {
   for (const auto& p : corpus.train) french.push_back(p.source);
   const Vocab vocab = encoder_only_vocab(french);
 
+  draw_bert_input();
   bidirectional_versus_causal();
   masking_statistics(corpus, vocab);
 
@@ -124,6 +212,7 @@ int main(int argc, char** argv) {
   TrainOptions pre = default_train_options("mlm", Architecture::EncoderOnly);
   pre.quiet = true, pre.out_dir = "runs/encoder-only-mlm";
   if (quick) pre.steps = 30;
+  claim(pre.activation == Activation::GELU, "the chapter's models use GELU");
   const TrainReport pretrained = train(pre);
   const double unigram = unigram_loss(corpus);
   std::printf(

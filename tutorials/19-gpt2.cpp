@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "19_figures.h"  // draw_gpt2_block
 #include "autograd/all.h"
 #include "claims.h"
 #include "gpt2_files.h"        // gpt2_layout, write_toy_tokenizer, write_config_json: GPT-2's files
@@ -168,14 +169,14 @@ struct Term {
 
 // decoder_only_parameter_count's formula (transformer/model/decoder_only.cpp), term by term.
 std::vector<Term> formula_terms(const TransformerConfig& c) {
-  const int64_t d = c.d_model, V = c.tgt_vocab, N = c.layers, ff = c.d_ff;
+  const int64_t d = c.d_model, V = c.tgt_vocab, L = c.layers, ff = c.d_ff;
   return {{"wte", "V d", V * d},
           {"wpe", "n_ctx d", c.max_len * d},
-          {"ln_1, ln_2", "N 4 d", N * 4 * d},
-          {"attn.c_attn", "N (3 d^2 + 3 d)", N * (3 * d * d + 3 * d)},
-          {"attn.c_proj", "N (d^2 + d)", N * (d * d + d)},
-          {"mlp.c_fc", "N (d d_ff + d_ff)", N * (d * ff + ff)},
-          {"mlp.c_proj", "N (d_ff d + d)", N * (ff * d + d)},
+          {"ln_1, ln_2", "L 4 d", L * 4 * d},
+          {"attn.c_attn", "L (3 d^2 + 3 d)", L * (3 * d * d + 3 * d)},
+          {"attn.c_proj", "L (d^2 + d)", L * (d * d + d)},
+          {"mlp.c_fc", "L (d d_ff + d_ff)", L * (d * ff + ff)},
+          {"mlp.c_proj", "L (d_ff d + d)", L * (ff * d + d)},
           {"ln_f", "2 d", 2 * d}};
 }
 
@@ -212,7 +213,7 @@ void gpt2_file(const DecoderOnly& model, const fs::path& path) {
   for (const auto& [name, t] : file.tensors)
     std::printf("  %-24s %-12s %lld\n", name.c_str(), shape_text(t.shape()).c_str(), ll(t.numel()));
   const TransformerConfig& c = model.config();
-  std::printf("counted against the formula (V %lld, n_ctx %lld, d %lld, N %lld, d_ff %lld):\n", ll(c.tgt_vocab),
+  std::printf("counted against the formula (V %lld, n_ctx %lld, d %lld, L %lld, d_ff %lld):\n", ll(c.tgt_vocab),
               ll(c.max_len), ll(c.d_model), ll(c.layers), ll(c.d_ff));
   const int64_t total = count_by_term(file.tensors, c);
   claim(total == decoder_only_parameter_count(c), "the file holds decoder_only_parameter_count numbers");
@@ -259,6 +260,7 @@ void conv1d_and_linear() {
     return s;
   };
   std::printf("x = [%s]\n", row(x).c_str());
+  std::printf("b = [%s]\n", row(b).c_str());
   std::printf("Conv1D weight [3, 2] rows: [%s] [%s] [%s]\n", row(conv_w.narrow(0, 0, 1)).c_str(),
               row(conv_w.narrow(0, 1, 1)).c_str(), row(conv_w.narrow(0, 2, 1)).c_str());
   std::printf("Linear weight [2, 3] rows: [%s] [%s]\n", row(linear_w.narrow(0, 0, 1)).c_str(),
@@ -338,7 +340,7 @@ void import_and_generate(const DecoderOnly& toy, const fs::path& dir) {
 // A real GPT-2 from the hub (model.safetensors, config.json, vocab.json, merges.txt in one folder):
 // its tensors counted as the toy's were, and its continuation of the prompt. Not in the chapter's
 // checked outputs: the files are not in the repository.
-// The sizes a GPT-2 file's shapes tell (the heads aside): V and d from wte, n_ctx from wpe, N from
+// The sizes a GPT-2 file's shapes tell (the heads aside): V and d from wte, n_ctx from wpe, L from
 // the blocks, d_ff from the first block's c_fc. Names may start with "transformer.".
 TransformerConfig sizes_of(const StateDict& file) {
   std::map<std::string, Shape> shapes;
@@ -358,7 +360,7 @@ void real_gpt2(const fs::path& dir) {
   {  // the file counted term by term, then let go before the import reads it again
     const SafetensorsFile file = load_safetensors(path);
     const TransformerConfig sizes = sizes_of(file.tensors);
-    std::printf("%s: V %lld, n_ctx %lld, d %lld, N %lld, d_ff %lld\n", path.c_str(), ll(sizes.tgt_vocab),
+    std::printf("%s: V %lld, n_ctx %lld, d %lld, L %lld, d_ff %lld\n", path.c_str(), ll(sizes.tgt_vocab),
                 ll(sizes.max_len), ll(sizes.d_model), ll(sizes.layers), ll(sizes.d_ff));
     count_by_term(file.tensors, sizes);
   }
@@ -381,16 +383,16 @@ void real_gpt2(const fs::path& dir) {
 
 // Generating one token with the KV cache multiplies one vector by every weight matrix: each weight is
 // read once and used for one multiply-add, so the time is set by the bytes read, not by the flops:
-//   bytes per token = 4 (parameters + the cache's 2 N T d keys and values),   time >= bytes / bandwidth
+//   bytes per token = 4 (parameters + the cache's 2 L T d keys and values),   time >= bytes / bandwidth
 // Reading a prompt is the other half of generating: all of its P tokens go through the model in one
 // step, so each weight is read once for P multiply-adds, and the products are matrix-matrix ones again.
 // Their rate is compared with a plain 1024 x 1024 x 1024 product timed right after.
-//   flops = P (2 (N (4 d^2 + 2 d d_ff) + V d))  +  N 4 P^2 d      (the layers and the output; attention)
+//   flops = P (2 (L (4 d^2 + 2 d d_ff) + V d))  +  L 4 P^2 d      (the layers and the output; attention)
 void reading_a_prompt(const DecoderOnly& model, bool quick) {
   const TransformerConfig& c = model.config();
-  const double d = static_cast<double>(c.d_model), N = static_cast<double>(c.layers);
+  const double d = static_cast<double>(c.d_model), L = static_cast<double>(c.layers);
   const double per_token =
-      2 * (N * (4 * d * d + 2 * d * static_cast<double>(c.d_ff)) + static_cast<double>(c.tgt_vocab) * d);
+      2 * (L * (4 * d * d + 2 * d * static_cast<double>(c.d_ff)) + static_cast<double>(c.tgt_vocab) * d);
   const Tensor a = full({1024, 1024}, 0.01), b = full({1024, 1024}, 0.01);
   Generator gen(3);
   std::printf(
@@ -398,7 +400,7 @@ void reading_a_prompt(const DecoderOnly& model, bool quick) {
       "  prompt   ms/prompt   GFLOP/s   matmul GFLOP/s   of it\n");
   for (int64_t prompt : quick ? std::vector<int64_t>{64} : std::vector<int64_t>{128, 512, 1024}) {
     const Tensor ids = randint({1, prompt}, 0, c.tgt_vocab, gen);
-    const double P = static_cast<double>(prompt), flops = P * per_token + N * 4 * P * P * d;
+    const double P = static_cast<double>(prompt), flops = P * per_token + L * 4 * P * P * d;
     const double seconds = best_wall_seconds(2, [&] {
       DecoderOnlyCache cache = model.start_cache();
       model.forward_step(ids, cache);
@@ -420,7 +422,7 @@ void cost_of_a_token(bool quick) {
   Generator gen(2);
   model.eval();
   const double parameters = static_cast<double>(model.parameter_count());
-  std::printf("model: d %lld, N %lld, V %lld: %.1fM parameters, %.0f MB in float32\n", ll(c.d_model), ll(c.layers),
+  std::printf("model: d %lld, L %lld, V %lld: %.1fM parameters, %.0f MB in float32\n", ll(c.d_model), ll(c.layers),
               ll(c.tgt_vocab), parameters / 1e6, parameters * 4 / 1e6);
   std::printf("a token: 2 flops per weight of 4 bytes, %.2f flops per byte read\n", 2.0 / 4.0);
   std::printf("  prompt   ms/token   MB read/token   GB/s   a read's GB/s   of it   GFLOP/s\n");
@@ -441,7 +443,7 @@ void cost_of_a_token(bool quick) {
       fractions.push_back(bytes / token_seconds.back() / 1e9 / read_gbs.back());
     }
     const double per_token = median(token_seconds);
-    // a multiply-add per weight, and attention's q k^T and p v over the cache: 4 N T d
+    // a multiply-add per weight, and attention's q k^T and p v over the cache: 4 L T d
     const double flops = 2 * parameters + 4.0 * static_cast<double>(c.layers * (prompt + generated / 2) * c.d_model);
     std::printf("  %6lld   %8.1f   %13.0f   %4.1f   %13.1f   %4.0f%%   %7.1f\n", ll(prompt), per_token * 1e3,
                 bytes / 1e6, bytes / per_token / 1e9, median(read_gbs), 100 * median(fractions),
@@ -474,6 +476,7 @@ int main(int argc, char** argv) {
   gpt2_init_(toy, init);
   gpt2_file(toy, work / "model.safetensors");
   gpt2_small_shapes();
+  draw_gpt2_block(output_path("19-gpt2-block.svg"), gpt2_small_config());
   conv1d_and_linear();
   import_and_generate(toy, work);
   cost_of_a_token(quick);

@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   text(380, 28, "The Transformer (Vaswani et al., 2017, figure 1), by chapter", "middle", 17);
 
   // ---- the encoder (left): N x [self-attention, add & norm, feed-forward, add & norm] ----------
-  input(60, "inputs: source tokens (ch 11, 13)", "Input embedding");
+  input(60, "inputs: source tokens (ch 11, 14)", "Input embedding");
   svg << "<rect x='40' y='356' width='300' height='270' rx='10' fill='#f2f2f2' stroke='#999'/>\n";
   text(28, 496, "N x", "end");
   text(332, 614, "encoder layer (ch 8)", "end", 12);
@@ -238,12 +238,12 @@ int main(int argc, char** argv) {
   box(420, 96, 260, 36, "Softmax", "4", "#d9f2d9");
   arrow(550, 150, 550, 132);
   arrow(550, 96, 550, 70);
-  text(550, 62, "next-token probabilities (ch 12: decoding)");
+  text(550, 62, "next-token probabilities (ch 13: decoding)");
 
   // ---- what every box stands on, and what is done with the whole ----------------------------------
   svg << "<rect x='40' y='820' width='680' height='62' rx='8' fill='#eef3ee' stroke='#8a8'/>\n";
   text(380, 843, "Under every box: tensors and views (ch 1), matrix multiply (ch 2), autograd (ch 3),");
-  text(380, 865, "layers, losses and optimizers (ch 4). Around the whole: training (ch 11), translation (ch 13).");
+  text(380, 865, "layers, losses and optimizers (ch 4). Around the whole: training (ch 11, 12), translation (ch 14).");
   text(190, 150, "The full model and its", "middle", 13);
   text(190, 168, "parameter count: ch 10", "middle", 13);
   svg << "<text x='190' y='214' text-anchor='middle' font-size='13' fill='#c0392b'>red: the residual "

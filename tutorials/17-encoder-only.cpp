@@ -59,8 +59,9 @@ void draw_heads(Diagram& d, size_t positions, size_t masked) {
     else
       d.text(cx, 176, "not scored", {.size = 10, .colour = "#999"});
   }
-  d.text(kLeft - 14, 226, "heads", {.size = 12, .anchor = "end", .bold = true});
-  d.text(kLeft - 14, 170, "[CLS]: tanh(W h + b)", {.size = 11, .anchor = "end", .colour = "#555"});
+  d.text(kLeft - 14, 218, "heads", {.size = 12, .anchor = "end", .bold = true});
+  d.text(kLeft - 14, 234, "pooler: p = tanh(W h + b)", {.size = 11, .anchor = "end", .colour = "#555"});
+  d.text(kLeft - 14, 170, "classifier: W p + b", {.size = 11, .anchor = "end", .colour = "#555"});
 }
 
 // BERT's input and heads (17-bert-input.svg), at BERT-base's sizes: a sentence pair, its three

@@ -101,7 +101,7 @@ inline void draw_gpt2_block(const std::string& path, const gradformer::Transform
   d.text(705, 366 + out * scale / 2, message("out ", w[1]), {.size = 11, .anchor = "end", .colour = "#555"});
   qkv_weight(d, 760 - in * scale / 2, 360, in * scale, out * scale, false);
   d.text(760, 662, "each output: x times a column of the Conv1D weight,", {.size = 12});
-  d.text(760, 680, "the same numbers as a row of the Linear's", {.size = 12});
+  d.text(760, 680, "the same numbers as a row of the Linear's weight", {.size = 12});
   claim(w[1] == 3 * w[0], "c_attn's outputs are q, k and v side by side");
   gradformer::write_svg(path, d.svg());
 }

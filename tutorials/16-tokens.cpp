@@ -1,8 +1,8 @@
 // Chapter 16: tokens. The companion program of tutorials/16-tokens.md: every listing of the chapter
 // is a piece of this file, and every output the chapter shows is what this program prints. It exits
 // non-zero if a claim does not hold.
-// The text is tutorials/data/chapters.txt, the book's first seventeen chapters as they stood when
-// this chapter was written (a frozen copy); a path given as an argument replaces it.
+// The text is tutorials/data/chapters.txt, the book as an earlier edition had it before this
+// chapter was written (a frozen copy); a path given as an argument replaces it.
 //   16-tokens [PATH]           the chapter's run: its language models train for a few minutes
 //   16-tokens --quick [PATH]   the same code on tiny models for a few steps (what the test suite runs)
 #include <algorithm>

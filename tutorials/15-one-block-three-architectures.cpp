@@ -119,7 +119,7 @@ void draw_three_architectures(const Tensor& ids, const Tensor& src) {
               {{"masked self-attention", attn}, {"feed forward", ffn}}});
   draw_stack(d, 860, 180,
              {"tokens, some <mask> [B, S]",
-              "MLM head; pooler",
+              "masked-word head; classifier",
               "words [B, S, V]; class [B, C]",
               {{"self-attention", attn}, {"feed forward", ffn}}});
   const Tensor padding = padding_mask(ids, 0).expand({1, 6, 6}).select(0, 0), causal = target_mask(ids, 0).select(0, 0);
@@ -153,7 +153,7 @@ void kept_row(Diagram& d, double left, double y, const std::string& name, const 
 // Temperature, top-k and top-p on one distribution (15-sampling.svg): eight tokens with fixed logits,
 // so the picture is the same after any training: bars for three temperatures, then what each filter keeps.
 void draw_sampling() {
-  const std::vector<std::string> words{"ne", "mange", "est", "dort", "regarde", "noir", "n'", "."};
+  const std::vector<std::string> words{"A", "B", "C", "D", "E", "F", "G", "H"};
   const std::vector<float> l{2.2f, 1.4f, 1.1f, 0.8f, 0.5f, 0.3f, 0.0f, -0.6f};
   const Tensor logits = from_vector(l, {8});
   const std::vector<std::pair<const char*, const char*>> temperatures{
@@ -161,7 +161,7 @@ void draw_sampling() {
   const double left = 140, base = 316, scale = 300;  // pixels per unit of probability
   Diagram d(1000, 540);
   d.text(500, 28, "Temperature, top-k and top-p applied to one next-token distribution", {.size = 16});
-  d.text(500, 50, "eight tokens after \"le chat\", their logits fixed for the picture: 2.2 1.4 1.1 0.8 0.5 0.3 0 -0.6",
+  d.text(500, 50, "eight made-up tokens A to H, their logits fixed for the picture: 2.2 1.4 1.1 0.8 0.5 0.3 0 -0.6",
          {.size = 13, .colour = "#555"});
   for (double tick : {0.0, 0.2, 0.4, 0.6}) {
     d.arrow({{left, base - scale * tick}, {left + 840, base - scale * tick}}, "#dddddd", false, false);

@@ -265,9 +265,10 @@ double time_decode(EncoderDecoder& model, const Tensor& src, int64_t length, boo
 }
 
 // A [rows, columns] matrix drawn as cells under its title, the rows labelled on the left; the last
-// row, the position this step added, in orange with a red frame when `new_last` is true.
+// row, the position this step added, in orange with a red frame when `new_last` is true. `fill`: the
+// other rows' colour (blue: cached).
 void cache_rows(Diagram& d, double x, double y, const std::string& title, const Tensor& m,
-                const std::vector<std::string>& labels, bool new_last) {
+                const std::vector<std::string>& labels, bool new_last, const char* fill = "#dbe9f6") {
   const double w = 44, h = 22;
   const int64_t rows = m.size(0), columns = m.size(1);
   const std::vector<double> v = m.contiguous().to(DType::Float64).to_vector<double>();
@@ -278,7 +279,7 @@ void cache_rows(Diagram& d, double x, double y, const std::string& title, const 
     d.text(x - 6 + 0 * w, top + 15, labels[static_cast<size_t>(r)], {.size = 11, .anchor = "end", .colour = "#555"});
     for (int64_t c = 0; c < columns; ++c) {
       const double left = x + w * static_cast<double>(c);
-      d.rect(left, top, w, h, fresh ? "#fde2c2" : "#dbe9f6", "#999");
+      d.rect(left, top, w, h, fresh ? "#fde2c2" : fill, "#999");
       d.text(left + w / 2, top + 15, fixed(v[static_cast<size_t>(r * columns + c)], 2), {.size = 11});
     }
     if (fresh) d.rect(x - 1, top - 1, w * static_cast<double>(columns) + 2, h + 2, "none", "#c0392b");
@@ -299,15 +300,15 @@ void draw_cache_step(Diagram& d, double x, int64_t t, const Tensor& q, const Lay
   cache_rows(d, x + 60, 110, message("new query q  [1, d_k] = [1, ", q.size(1), "]"), q, {labels.back()}, true);
   cache_rows(d, x + 60, 176, "K cache  [t, d_k] = " + shape, k1, labels, true);
   const double right = x + 60 + 44 * static_cast<double>(q.size(1));  // q meets every key row: q k_j for each j
-  d.arrow({{right + 2, 121},
-           {right + 16, 121},
-           {right + 16, 187 + 11.0 * static_cast<double>(t)},
-           {right + 4, 187 + 11.0 * static_cast<double>(t)}},
+  const double k_bottom = 176 + 22.0 * static_cast<double>(t + 1);  // a bracket over every key row
+  d.arrow({{right + 4, 176}, {right + 8, 176}, {right + 8, k_bottom}, {right + 4, k_bottom}}, "#c0392b", false, false);
+  d.arrow({{right + 2, 121}, {right + 22, 121}, {right + 22, (176 + k_bottom) / 2}, {right + 10, (176 + k_bottom) / 2}},
           "#c0392b");
   const double wy = 176 + 22.0 * static_cast<double>(t + 1) + 44;
   std::vector<std::string> to;
   for (int64_t p = 0; p <= t; ++p) to.push_back(message("t=", p));
-  cache_rows(d, x + 60, wy, message("weights softmax(q K\u1d40/\u221ad_k)  [1, ", t + 1, "]"), weights, {"q"}, false);
+  cache_rows(d, x + 60, wy, message("weights softmax(q K\u1d40/\u221ad_k)  [1, ", t + 1, "]"), weights, {"q"}, false,
+             "#eeeeee");
   const double vy = wy + 66;
   cache_rows(d, x + 60, vy, "V cache  [t, d_k] = " + shape, v1, labels, true);
   d.text(x + 60, vy + 22.0 * static_cast<double>(t + 1) + 20, "output = weights V  [1, d_k]: a mix of these rows",

@@ -1,4 +1,4 @@
-// Chapter 16's "an exp of our own": the C library's exp against the library's (tensor/kernels/exp_kernel.h),
+// Chapter 18's "an exp of our own": the C library's exp against the library's (tensor/kernels/exp_kernel.h),
 // timed over a row of scores.
 #pragma once
 

@@ -9,6 +9,8 @@
 
 #include "claims.h"
 #include "tensor/all.h"
+#include "transformer/inspect/diagram.h"
+#include "transformer/inspect/svg.h"
 
 using namespace gradformer;
 using namespace tutorial;
@@ -65,6 +67,105 @@ void views() {
   std::cout << cols << "\n";
   cols.fill_(-1);  // writes through the view, into x's storage
   std::cout << x << "\n";
+}
+
+// ---- the picture: two headers over one storage (01-views.svg) -------------------------------------
+// Drawn from the tensors themselves: x = arange(12) holds 0, 1, ..., 11, so the number in a cell is
+// also the storage element it reads; a cell's colour is the row of x that element belongs to.
+constexpr const char* kRowColours[] = {"#f4a6a6", "#a6c8f4", "#b5e3a1"};
+constexpr double kCellW = 44, kCellH = 30, kStoreW = 56, kStoreLeft = 164, kStoreTop = 430;
+
+// Where element [i, j] of a 2-d tensor lives: offset + i * strides[0] + j * strides[1]
+int64_t storage_index(const Tensor& t, int64_t i, int64_t j) {
+  return t.offset() + i * t.strides()[0] + j * t.strides()[1];
+}
+
+double storage_centre(int64_t k) { return kStoreLeft + kStoreW * (static_cast<double>(k) + 0.5); }
+
+// A cell with a red double border: the element the figure follows.
+void highlight(Diagram& d, double x, double y, double w, double h) {
+  d.rect(x - 1, y - 1, w + 2, h + 2, "none", "#c0392b");
+  d.rect(x + 1, y + 1, w - 2, h - 2, "none", "#c0392b");
+}
+
+// A tensor's header (a box with its shape, strides and offset) and, below it, its elements as a
+// grid whose cells show the value each reads; [hi, hj] is outlined.
+void header_and_grid(Diagram& d, double cx, const char* name, const Tensor& t, int64_t hi, int64_t hj) {
+  d.rect(cx - 130, 72, 260, 62, "#fbf3c8", "#333", 6);
+  d.text(cx, 98, message(name, "'s header: shape ", to_string(t.shape())), {.bold = true});
+  d.text(cx, 120, message("strides ", to_string(t.strides()), ", offset ", t.offset()));
+  const int64_t rows = t.size(0), columns = t.size(1);
+  const double left = cx - kCellW * static_cast<double>(columns) / 2, top = 180;
+  d.arrow({{cx, 134}, {cx, top - 24}}, "#999");
+  for (int64_t j = 0; j < columns; ++j)
+    d.text(left + kCellW * (static_cast<double>(j) + 0.5), top - 6, message("j=", j), {.size = 11, .colour = "#555"});
+  for (int64_t i = 0; i < rows; ++i) {
+    const double y = top + kCellH * static_cast<double>(i);
+    d.text(left - 6, y + kCellH / 2 + 4, message("i=", i), {.size = 11, .anchor = "end", .colour = "#555"});
+    for (int64_t j = 0; j < columns; ++j) {
+      const double x = left + kCellW * static_cast<double>(j);
+      const int64_t k = storage_index(t, i, j);
+      d.rect(x, y, kCellW, kCellH, kRowColours[k / 4], "#777");
+      d.text(x + kCellW / 2, y + kCellH / 2 + 5, fixed(t.at({i, j}), 0));
+      if (i == hi && j == hj) highlight(d, x, y, kCellW, kCellH);
+    }
+  }
+  const int64_t k = storage_index(t, hi, hj);
+  d.text(cx, 338,
+         message(name, "[", hi, ", ", hj, "] reads storage[", t.offset(), " + ", hi, "\u00b7", t.strides()[0], " + ",
+                 hj, "\u00b7", t.strides()[1], "] = storage[", k, "]"),
+         {.colour = "#c0392b"});
+  d.arrow({{cx + (cx < 500 ? 60 : -60), 346}, {storage_centre(k) + (cx < 500 ? -6 : 6), 408}}, "#c0392b");
+}
+
+// A comb below the storage: a tick at each element one row of a view reads, `depth` px down.
+void comb(Diagram& d, const std::vector<int64_t>& ks, double depth, double shift, const char* colour) {
+  const double y = kStoreTop + 34;
+  d.arrow({{storage_centre(ks.front()) + shift, y + depth}, {storage_centre(ks.back()) + shift, y + depth}}, colour,
+          false, false);
+  for (int64_t k : ks) {
+    d.arrow({{storage_centre(k) + shift, y + depth}, {storage_centre(k) + shift, y + 3}}, colour, false, false);
+    d.circle(storage_centre(k) + shift, y + 4, 3, colour, colour);
+  }
+}
+
+void draw_views() {
+  const Tensor x = arange(12).reshape({3, 4});  // [3, 4]
+  const Tensor xt = x.transpose(0, 1);          // [4, 3]: the same storage, the strides swapped
+  const int64_t i = 1, j = 2;                   // x[1, 2] is xt[2, 1]
+  claim(storage_index(x, i, j) == storage_index(xt, j, i) && xt.shares_storage_with(x),
+        "x[i, j] and xt[j, i] read the same storage element");
+  Diagram d(1000, 580);
+  d.text(500, 30, "One storage, two headers: x = arange(12).reshape({3, 4}) and xt = x.transpose(0, 1)", {.size = 16});
+  d.text(500, 52,
+         "element [i, j] is storage[offset + i\u00b7strides[0] + j\u00b7strides[1]]; a cell shows the value it reads",
+         {.colour = "#555"});
+  header_and_grid(d, 260, "x", x, i, j);
+  header_and_grid(d, 740, "xt", xt, j, i);
+  const float* storage = x.data<float>();  // x is contiguous from offset 0: its storage in order
+  d.text(kStoreLeft - 8, kStoreTop + 23, "storage", {.anchor = "end", .bold = true});
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    const double left = kStoreLeft + kStoreW * static_cast<double>(k);
+    d.text(left + kStoreW / 2, kStoreTop - 6, std::to_string(k), {.size = 11, .colour = "#555"});
+    d.rect(left, kStoreTop, kStoreW, 34, kRowColours[k / 4], "#777");
+    d.text(left + kStoreW / 2, kStoreTop + 22, fixed(storage[k], 0));
+    if (k == storage_index(x, i, j)) highlight(d, left, kStoreTop, kStoreW, 34);
+  }
+  std::vector<int64_t> x_row, xt_row;  // the storage elements x's row i and xt's row j read, in order
+  for (int64_t c = 0; c < x.size(1); ++c) x_row.push_back(storage_index(x, i, c));
+  for (int64_t c = 0; c < xt.size(1); ++c) xt_row.push_back(storage_index(xt, j, c));
+  comb(d, x_row, 16, -6, "#1f5fa8");
+  comb(d, xt_row, 34, 6, "#c0392b");
+  const auto list = [](const std::vector<int64_t>& ks) {
+    std::string s;
+    for (int64_t k : ks) s += (s.empty() ? "" : ", ") + std::to_string(k);
+    return s;
+  };
+  d.text(500, 530, message("blue: x's row ", i, " reads ", list(x_row), ", strides[1] = ", x.strides()[1], " apart"),
+         {.colour = "#1f5fa8"});
+  d.text(500, 552, message("red: xt's row ", j, " reads ", list(xt_row), ", strides[1] = ", xt.strides()[1], " apart"),
+         {.colour = "#c0392b"});
+  write_svg(output_path("01-views.svg"), d.svg());
 }
 
 // ---- 4. why transpose is free and contiguous is not ------------------------------------------
@@ -237,10 +338,12 @@ int main() {
   storage();
   shape_and_strides();
   views();
+  draw_views();
   transpose_is_free();
   view_and_reshape();
   broadcasting();
   dtypes();
   reductions();
   seeded_generator();
+  return failures == 0 ? 0 : 1;
 }

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "autograd/all.h"
 #include "autograd/fused_attention.h"
+#include "autograd/node.h"
 #include "claims.h"
 #include "nn/layers.h"
 #include "transformer/inspect/diagram.h"
@@ -136,12 +138,37 @@ void masks() {
   claim(max_abs_diff(by_hand, dec.output.value()) < 1e-5, "the listing and the library agree");
 }
 
+// The ops recorded in the graph behind v (each once), and how many of them made a tensor of `shape`
+std::pair<size_t, size_t> graph_nodes(const Variable& v, const Shape& shape) {
+  std::set<const Node*> seen;
+  std::vector<const Node*> todo;
+  if (v.grad_fn()) todo.push_back(v.grad_fn().get());
+  size_t of_shape = 0;
+  while (!todo.empty()) {
+    const Node* node = todo.back();
+    todo.pop_back();
+    if (!seen.insert(node).second) continue;
+    of_shape += node->shape() == shape;
+    for (const Variable& input : node->inputs())
+      if (input.grad_fn()) todo.push_back(input.grad_fn().get());
+  }
+  return {seen.size(), of_shape};
+}
+
 void fused_vs_unfused() {
   section("fused and unfused");
   Generator gen(2);
   // The copy task's shapes: batch 80, 8 heads, 10 positions, d_k 16.
   const Tensor q0 = randn({80, 8, 10, 16}, gen), k0 = randn({80, 8, 10, 16}, gen), v0 = randn({80, 8, 10, 16}, gen);
   const Tensor mask = causal_mask(10);
+  {  // the graphs one forward pass records: the composition's ops, and the fused op's one
+    const Variable q(q0, true), k(k0, true), v(v0, true);
+    const Shape scores{80, 8, 10, 10};  // [B, H, Tq, Tk]
+    const auto [unfused, of_scores] = graph_nodes(scaled_dot_product_attention_unfused(q, k, v, mask).output, scores);
+    const auto [fused, fused_scores] = graph_nodes(scaled_dot_product_attention(q, k, v, mask).output, scores);
+    std::printf("graph nodes of one forward pass: unfused %zu (%zu of them [B, H, Tq, Tk]), fused %zu (%zu)\n", unfused,
+                of_scores, fused, fused_scores);
+  }
   double seconds[2] = {0, 0};
   Tensor grads[2];
   for (int fused = 0; fused < 2; ++fused) {

@@ -236,11 +236,147 @@ void draw_encoder_decoder() {
   write_svg(output_path("08-encoder-decoder.svg"), d.svg());
 }
 
+// ---- the picture: post-LN and pre-LN side by side (08-pre-post-ln.svg) ------------------------------
+
+constexpr const char* kStream = "#c0392b";  // the residual stream
+
+// One sub-layer of a layer whose residual stream runs up the line x = cx from y, drawn in red; the
+// sub-layer sits on a branch to the right, at bx, and its result comes back into the adder. Post-LN
+// puts a LayerNorm on the stream after the adder; pre-LN puts it on the branch, before the sub-layer.
+// Returns where the stream leaves the unit, 170 px higher.
+double placement_unit(Diagram& d, double cx, double y, const char* sublayer, const char* fill, bool pre) {
+  const double bx = cx + 120, add_y = pre ? y - 150 : y - 110;
+  d.arrow({{cx, y}, {cx, add_y + 10}}, kStream);  // x itself, up to the adder
+  d.circle(cx, y - 10, 3, kStream, kStream);      // where the branch leaves the stream
+  const double box_bottom = pre ? y - 85 : y - 40;
+  if (pre) {
+    d.arrow({{cx, y - 10}, {bx, y - 10}, {bx, y - 40}});
+    d.box(bx - 85, y - 70, 170, 30, "LayerNorm", "#fbf3c8");
+    d.arrow({{bx, y - 70}, {bx, box_bottom}});
+  } else {
+    d.arrow({{cx, y - 10}, {bx, y - 10}, {bx, box_bottom}});
+  }
+  d.box(bx - 85, box_bottom - 40, 170, 40, sublayer, fill);
+  d.arrow({{bx, box_bottom - 40}, {bx, add_y}, {cx + 10, add_y}});  // Sublayer(...) into the adder
+  d.plus(cx, add_y);
+  if (pre) {
+    d.arrow({{cx, add_y - 10}, {cx, y - 170}}, kStream, false, false);
+    return y - 170;
+  }
+  d.arrow({{cx, add_y - 10}, {cx, y - 140}}, kStream);
+  d.box(cx - 70, y - 170, 140, 30, "LayerNorm", "#fbf3c8");
+  return y - 170;
+}
+
+// One encoder layer in a placement, from the input at `bottom` up; pre-LN's final norm after the stack.
+void placement_column(Diagram& d, double cx, bool pre) {
+  const double bottom = 640;
+  d.text(cx + 60, 92, pre ? "pre-LN" : "post-LN (the paper; the library's default)", {.size = 15, .bold = true});
+  d.text(cx + 60, 114, pre ? "x \u2190 x + Sublayer(LayerNorm(x))" : "x \u2190 LayerNorm(x + Sublayer(x))",
+         {.colour = "#555"});
+  d.rect(cx - 110, bottom - 372, 350, 362, "#f4f4f4", "#999", 10);
+  d.text(cx - 100, bottom - 354, "encoder layer, \u00d7 N", {.size = 12, .anchor = "start"});
+  d.text(cx, bottom + 30, "x", {.size = 14, .bold = true});
+  d.arrow({{cx, bottom + 14}, {cx, bottom}}, kStream, false, false);
+  double top = placement_unit(d, cx, bottom, "Self-attention", "#fde2c2", pre);
+  top = placement_unit(d, cx, top, "Feed forward", "#d2ecf9", pre);
+  if (pre) {  // the stream is never normalised inside the stack: once, after the last layer
+    d.arrow({{cx, top}, {cx, top - 50}}, kStream);
+    d.box(cx - 90, top - 80, 180, 30, "final LayerNorm", "#fbf3c8");
+    top -= 80;
+  }
+  d.arrow({{cx, top}, {cx, 150}}, pre ? "#333" : kStream);
+  d.text(cx, 142, pre ? "after the last layer" : "to the next layer", {.size = 12, .colour = "#555"});
+}
+
+void draw_pre_and_post() {
+  Generator gen(0);  // the placements' own layers: only their structure is read
+  const Encoder post({64, 4, 256, 0.0, NormPlacement::Post, DType::Float64}, 1, gen, std::make_shared<Generator>(0));
+  const Encoder pre({64, 4, 256, 0.0, NormPlacement::Pre, DType::Float64}, 1, gen, std::make_shared<Generator>(0));
+  claim(!post.norm && pre.norm, "only the pre-LN encoder ends in a final LayerNorm, as drawn");
+  Diagram d(1000, 720);
+  d.text(500, 30, "Where the LayerNorm sits: post-LN and pre-LN, one encoder layer each", {.size = 16});
+  d.text(500, 52, "red: the residual stream x, from the layer's input to its output; the sub-layers branch off it",
+         {.colour = "#555"});
+  placement_column(d, 190, false);
+  placement_column(d, 660, true);
+  d.text(500, 696, "Post-LN normalises the stream after every adder; pre-LN only adds to it, and normalises once.",
+         {.colour = "#555"});
+  write_svg(output_path("08-pre-post-ln.svg"), d.svg());
+}
+
+// ---- the picture: the position-wise feed-forward network (08-feed-forward.svg) ------------------------
+
+constexpr double kRowH = 6, kFeatureW = 1.5;  // a [T, n] activation: T rows of 6 px, n features of 1.5 px
+
+// An activation [T, n] as T thin rows, centred on cx from `top`, row `follow` in red; its label on the right.
+void activation_block(Diagram& d, double cx, double top, const Tensor& t, int64_t follow, const std::string& label) {
+  const int64_t rows = t.size(0);
+  const double w = kFeatureW * static_cast<double>(t.size(1));
+  for (int64_t r = 0; r < rows; ++r)
+    d.rect(cx - w / 2, top + kRowH * static_cast<double>(r), w, kRowH, r == follow ? "#f4a6a6" : "#d2ecf9", "#8aa");
+  d.text(590, top + kRowH * static_cast<double>(rows) / 2 + 5, label, {.anchor = "start"});
+  d.text(cx - w / 2 - 8, top + kRowH * (static_cast<double>(follow) + 1) + 3, message("position ", follow),
+         {.size = 11, .anchor = "end", .colour = "#c0392b"});
+}
+
+void draw_feed_forward() {
+  Generator gen(0);  // the chapter's layer sizes (d 64, d_ff 256) with weights of its own
+  const Encoder encoder({64, 4, 256, 0.0, NormPlacement::Post, DType::Float64}, 1, gen, std::make_shared<Generator>(0));
+  const EncoderLayer& layer = (*encoder.layers)[0];
+  const int64_t T = 16, follow = 3;  // 16 positions, as the chapter's inputs [4, 16, 64]; one position followed
+  const Tensor x = randn({T, layer.linear1->weight.size(1)}, gen, DType::Float64);  // [T, d_model]
+  const Tensor h = relu(layer.linear1->forward(Variable(x))).value();               // [T, d_ff]
+  const Tensor y = feed_forward(Variable(x), *layer.linear1, *layer.linear2, *layer.dropout).value();
+  Tensor x_changed = x.clone();
+  x_changed.select(0, follow).fill_(1.0);  // another input at one position
+  const Tensor change = feed_forward(Variable(x_changed), *layer.linear1, *layer.linear2, *layer.dropout).value() - y;
+  const Tensor moved = sum(change * change, {1});  // [T]: how far each position's output moved
+  claim(sum(moved).item() == moved.at({follow}) && moved.at({follow}) > 0, "each position goes through on its own");
+  const double zeros = mean(eq(h, zeros_like(h)).to(DType::Float64)).item();
+  const auto shape = [](const Tensor& t) { return to_string(t.shape()); };
+
+  Diagram d(1000, 670);
+  d.text(500, 30, "The position-wise feed-forward network: FFN(x) = max(0, x W\u2081 + b\u2081) W\u2082 + b\u2082",
+         {.size = 16});
+  d.text(500, 52, "one row per position; the same weights for every row, and no row sees another (red: position 3)",
+         {.colour = "#555"});
+  const double cx = 330;
+  activation_block(d, cx, 80, x, follow, "x [T, d_model] = " + shape(x));
+  d.arrow({{cx, 180}, {cx, 204}});
+  d.box(cx - 150, 206, 300, 40, "linear1: x W\u2081 + b\u2081", "#fde2c2");
+  d.text(590, 224,
+         message("weight ", shape(layer.linear1->weight.value()), ", bias ", shape(layer.linear1->bias.value())),
+         {.anchor = "start"});
+  d.text(590, 242, "(stored [out, in], as PyTorch: x W\u1d40)", {.size = 12, .anchor = "start", .colour = "#555"});
+  d.arrow({{cx, 246}, {cx, 270}});
+  d.box(cx - 150, 272, 300, 34, "ReLU: max(0, \u00b7), element by element", "#fbf3c8");
+  d.arrow({{cx, 306}, {cx, 330}});
+  activation_block(d, cx, 332, h, follow, "hidden [T, d_ff] = " + shape(h));
+  d.text(590, 405, message(fixed(100 * zeros, 0), "% of it is 0 after the ReLU"),
+         {.size = 12, .anchor = "start", .colour = "#555"});
+  d.arrow({{cx, 432}, {cx, 456}});
+  d.box(cx - 150, 458, 300, 40, "linear2: h W\u2082 + b\u2082", "#fde2c2");
+  d.text(590, 483,
+         message("weight ", shape(layer.linear2->weight.value()), ", bias ", shape(layer.linear2->bias.value())),
+         {.anchor = "start"});
+  d.arrow({{cx, 498}, {cx, 522}});
+  activation_block(d, cx, 524, y, follow, "FFN(x) [T, d_model] = " + shape(y));
+  const int64_t d_model = layer.linear1->weight.size(1), d_ff = layer.linear1->weight.size(0);
+  d.text(500, 656,
+         message("d_model ", d_model, " \u2192 d_ff ", d_ff, " \u2192 d_model ", layer.linear2->weight.size(0),
+                 ": each row widened ", d_ff / d_model, " times, then brought back"),
+         {.colour = "#555"});
+  write_svg(output_path("08-feed-forward.svg"), d.svg());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   draw_encoder_decoder();
+  draw_pre_and_post();
+  draw_feed_forward();
   without_residuals();
   section("post-LN and pre-LN");
   const int64_t layers = 6;

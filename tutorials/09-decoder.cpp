@@ -35,7 +35,7 @@ std::vector<std::string> words_of(const Tensor& ids, const Vocab& vocab) {
 
 // A trained decoder: teacher forcing in words, and where its cross-attention looks.
 void trained_decoder() {
-  const SmallTranslator small = train_small_translator();  // a few seconds; chapter 11 explains training
+  const SmallTranslator small = train_small_translator();  // a few seconds; chapters 11 and 12 explain training
   EncoderDecoder& model = *small.loaded.model;
   const Vocab &fr = small.loaded.info.source_tokenizer.vocab(), &en = small.loaded.info.target_tokenizer.vocab();
   const TranslationReport& test = *small.report.test_translation;

@@ -4,7 +4,7 @@
 // 100 tokens; both rows come from one run, so the speedup is their tokens/s ratio.
 //   BM_GreedyDecode/cache:0   every step decodes the whole prefix again: step t costs t positions
 //   BM_GreedyDecode/cache:1   every step decodes one new position against the cached keys and values
-// Tutorial chapter 12 explains and measures the same at several output lengths.
+// Tutorial chapter 13 explains and measures the same at several output lengths.
 #include <benchmark/benchmark.h>
 
 #include "nn/all.h"

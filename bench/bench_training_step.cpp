@@ -6,7 +6,7 @@
 //   tokens/s = 720 target tokens / time per step
 //   GFLOP/s  = the step's floating-point operations (counted once, by the profiler, as the kernels
 //              report them: the matmuls' 2 M N K and attention's) / time per step; against the
-//              machine's peak (chapter 16's program measures it) this is the step's share of peak.
+//              machine's peak (chapter 18's program measures it) this is the step's share of peak.
 // BM_Gpt2SmallStep: one step of GPT-2 small (bench/gpt2_step.h) on 4 x 256 random tokens, the
 // causal language-modelling loss, backward, Adam; its PyTorch twin is bench/torch_gpt2_step.py and
 // its peak memory is printed by gpt2_step_memory. tokens/s = 1024 scored tokens / time per step.

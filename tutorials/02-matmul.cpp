@@ -5,7 +5,7 @@
 //   02-matmul --quick    a quick check that every step runs and agrees (what the test suite runs)
 //
 // Every step is checked against the definition: the library's matmul_reference
-// (tensor/matmul_reference.h). Chapter 16's program includes this file, with
+// (tensor/matmul_reference.h). Chapter 18's program includes this file, with
 // GRADFORMER_LADDER_NO_MAIN defined, for the FMA loops that measure the peak.
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 // GPT-2's files as the hub distributes them, written from a gradformer model: model.safetensors under
 // GPT-2's names (its Conv1D weights transposed), config.json, and a tokenizer's vocab.json and
-// merges.txt. Chapter 18 writes a small random GPT-2 with them, to import it as the real one is.
+// merges.txt. Chapter 19 writes a small random GPT-2 with them, to import it as the real one is.
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
-// The memory-bandwidth measurements chapters 16 and 18 share: STREAM's "add" (chapter 16's ceiling
-// for ops that read two arrays and write one) and a pure read (chapter 18's ceiling for generating a
+// The memory-bandwidth measurements chapters 18 and 19 share: STREAM's "add" (chapter 18's ceiling
+// for ops that read two arrays and write one) and a pure read (chapter 19's ceiling for generating a
 // token, which reads every weight once). Both run on every thread over arrays far larger than the
-// caches, and keep the best of several runs. And the clocks they and chapter 18's timings use.
+// caches, and keep the best of several runs. And the clocks they and chapter 19's timings use.
 #pragma once
 
 #include <algorithm>

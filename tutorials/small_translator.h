@@ -1,5 +1,5 @@
 // A small trained translator for the chapters that look at a trained model before chapter 11 explains
-// training (9, the decoder, and 12, decoding): chapter 13's toy French -> English task
+// training (9, the decoder, and 12, decoding): chapter 14's toy French -> English task
 // (transformer/data/toy_corpus.h) at a fraction of its size, trained by the library's loop
 // (transformer/train/trainer.h) in a few seconds, the same model in both chapters.
 #pragma once
@@ -25,7 +25,7 @@ struct SmallTranslator {
 };
 
 /// d_model 64, one encoder and one decoder layer, 4 heads, d_ff 128; 600 steps of 64 sentence pairs,
-/// the learning rate warming up for 200 of them. Chapter 13's model is 2 layers at d_model 128, 1884 steps.
+/// the learning rate warming up for 200 of them. Chapter 14's model is 2 layers at d_model 128, 1884 steps.
 /// With early_steps, also the model as it was at each of those steps (saving changes nothing in the run).
 inline SmallTranslator train_small_translator(const std::vector<int64_t>& early_steps = {}) {
   using namespace gradformer;

@@ -1,7 +1,7 @@
-// How the cost of a training step grows (chapter 16): the decoder-only model of chapter 14, trained
+// How the cost of a training step grows (chapter 18): the decoder-only model of chapter 15, trained
 // as a causal language model, one step timed at each width d_model and at each sequence length T,
 // and each step split by the profiler into the matmuls, the attention op and the rest. Printed as
-// two tables, and drawn as 16-scaling.svg (fixed axes and a fixed list of points, so that every run
+// two tables, and drawn as 18-scaling.svg (fixed axes and a fixed list of points, so that every run
 // draws the same elements and only the measured values move).
 //
 // What the profiler counts where (tensor/support/profiler.h, autograd/fused_attention.cpp):
@@ -41,7 +41,7 @@ namespace tutorial {
 
 using namespace gradformer;
 
-// The model: chapter 14's decoder-only configuration (pre-LN, dropout 0.1), 2 layers of 8 heads,
+// The model: chapter 15's decoder-only configuration (pre-LN, dropout 0.1), 2 layers of 8 heads,
 // d_ff = 4 d_model, a vocabulary of 256 tokens, positions up to 1024.
 constexpr int64_t kScalingLayers = 2, kScalingHeads = 8, kScalingVocab = 256;
 constexpr int64_t kScalingWidths[] = {128, 256, 512, 768, 1024};      // at length kWidthSweepLength
@@ -286,7 +286,7 @@ inline void draw_scaling(const ScalingPanel& widths, const ScalingPanel& lengths
     d.rect(x, 762, 14, 14, colours[k], "#222");
     d.text(x + 20, 774, names[k], {.size = 12, .anchor = "start"});
   }
-  write_svg(tutorial::output_path("16-scaling.svg"), d.svg());
+  write_svg(tutorial::output_path("18-scaling.svg"), d.svg());
 }
 
 // The chapter's claims: the counts exact, and the directions of the measurements, never their sizes.

@@ -19,7 +19,7 @@ constexpr const char* kSummary =
     "out_proj.weight, out_proj.bias}, .linear1.weight [d_ff, d] .bias, .linear2.weight [d, d_ff] .bias,\n"
     ".norm1.* .norm2.*, decoder.layers.{i}.{self_attn, multihead_attn, linear1, linear2, norm1, norm2, norm3}.*,\n"
     "encoder.norm.* and decoder.norm.* with pre-LN, positional_encoding.weight [max_len, d] with learned\n"
-    "positions: PyTorch's nn.TransformerEncoderLayer / TransformerDecoderLayer names, as chapter 13 shows.\n"
+    "positions: PyTorch's nn.TransformerEncoderLayer / TransformerDecoderLayer names, as chapter 14 shows.\n"
     "\n"
     "The shapes tell d_model, d_ff, the layers, both vocabulary sizes, whether the embeddings are tied (no\n"
     "tgt_embed.weight and generator.weight, or both identical to src_embed.weight), pre- or post-LN\n"

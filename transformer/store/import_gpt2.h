@@ -44,7 +44,7 @@ struct Gpt2Name {
 
 /// GPT-2's name table: every tensor of a GPT-2 of these sizes, with its gradformer name, in the
 /// order of the table at the top of this file (wte, wpe, h.0.ln_1.weight, ..., ln_f.bias). Without
-/// lm_head.weight, which GPT-2 ties to wte. The importer, chapter 18's writer of GPT-2 files and
+/// lm_head.weight, which GPT-2 ties to wte. The importer, chapter 19's writer of GPT-2 files and
 /// the tests all read the names here.
 std::vector<Gpt2Name> gpt2_names(const Gpt2Sizes& sizes);
 

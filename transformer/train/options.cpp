@@ -56,7 +56,7 @@ TrainOptions default_train_options(const std::string& task, Architecture arch) {
     o.dropout = task == "toy-lm" ? 0.0 : 0.1, o.epochs = 10, o.lr = 0.5;
     if (task == "toy-translation" || task == "corpus") {
       o.layers = 5, o.d_ff = 480;  // 990,048 parameters: the encoder-decoder's 981,881, within 1%
-      o.epochs = 5, o.lr = 1.0, o.label_smoothing = 0.1;  // toy-translation: 785 steps, test BLEU 99.7 (chapter 14)
+      o.epochs = 5, o.lr = 1.0, o.label_smoothing = 0.1;  // toy-translation: 785 steps, test BLEU 99.7 (chapter 15)
     }
     if (task == "toy-translation") o.out_dir = "runs/toy-translation-decoder-only";
     // text: a file's bytes in blocks of max_len tokens; a short warmup, so that a run of a few minutes
@@ -67,7 +67,7 @@ TrainOptions default_train_options(const std::string& task, Architecture arch) {
     o.d_model = 64, o.d_ff = 256, o.heads = 4, o.activation = Activation::GELU, o.tie_embeddings = true;
     o.max_len = 64, o.batch_size = 32, o.epochs = 5, o.steps = 1500, o.lr = 1.0, o.warmup = 300, o.clip = 1.0;
     o.log_every = 100, o.out_dir = "runs/encoder-only-" + task;
-    // few enough labels that pre-training shows (chapter 15)
+    // few enough labels that pre-training shows (chapter 17)
     if (task == "classify") o.steps = 20, o.lr = 0.5, o.warmup = 10, o.batch_size = 16, o.log_every = 10;
   }
   return o;

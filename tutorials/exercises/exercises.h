@@ -114,30 +114,30 @@ double noam_rate(int64_t d_model, int64_t warmup, int64_t step);
 void adam_step(std::vector<double>& p, const std::vector<double>& g, std::vector<double>& m, std::vector<double>& v,
                int64_t t, const gradformer::AdamOptions& options);
 
-/// Chapter 12: one beam-search step. alive_log_probs [rows]: log P of each live prefix (-inf: a row
+/// Chapter 13: one beam-search step. alive_log_probs [rows]: log P of each live prefix (-inf: a row
 /// not alive); log_probs [rows, V] float64: log P(next token | prefix). -> the `count` best extensions
 /// (row, token, alive_log_probs[row] + log_probs[row, token]), best first; none of log-probability
 /// -inf; of equal ones, the smaller row * V + token first.
 std::vector<gradformer::BeamCandidate> beam_step(const std::vector<double>& alive_log_probs,
                                                  const gradformer::Tensor& log_probs, int64_t count);
 
-/// Chapter 13: corpus BLEU-4, one reference per sentence, no smoothing (every field of BleuScore:
+/// Chapter 14: corpus BLEU-4, one reference per sentence, no smoothing (every field of BleuScore:
 /// clipped matches and totals of n-grams summed over the corpus, p_n, the lengths, BP and BLEU).
 gradformer::BleuScore corpus_bleu(const std::vector<std::vector<std::string>>& hypotheses,
                                   const std::vector<std::vector<std::string>>& references);
 
-/// Chapter 14: the batch of causal language modelling from sequences (each <s> ... </s>): pad them
+/// Chapter 15: the batch of causal language modelling from sequences (each <s> ... </s>): pad them
 /// with <pad> to the longest, L; inputs = tokens[:, :-1] [B, L-1], targets = tokens[:, 1:] [B, L-1]
 /// with <pad> where a token is not scored (position < first_scored, or padding); ntokens the scored.
 gradformer::LmBatch lm_batch(const std::vector<gradformer::LmSequence>& sequences);
 
-/// Chapter 15: BERT's masked-LM corruption of ids [B, S] int64 (<s> words </s> <pad>...): each word
+/// Chapter 17: BERT's masked-LM corruption of ids [B, S] int64 (<s> words </s> <pad>...): each word
 /// position (id >= 5) chosen with probability 0.15; a chosen one becomes <mask> (id 4) 80% of the
 /// time, a word drawn uniformly from [5, vocab_size) 10%, and stays 10%. input: the corrupted ids,
 /// labels: the original id at chosen positions, <pad> elsewhere (the counts may stay 0).
 gradformer::MlmBatch mask_tokens(const gradformer::Tensor& ids, int64_t vocab_size, gradformer::Generator& gen);
 
-/// Chapter 16: what an op costs, counted the profiler's way: the floating-point operations it does
+/// Chapter 18: what an op costs, counted the profiler's way: the floating-point operations it does
 /// and the bytes of the tensors it reads and writes, each once. Its intensity is flops / bytes.
 struct OpCost {
   int64_t flops = 0;
@@ -151,7 +151,7 @@ OpCost matmul_backward_cost(int64_t M, int64_t K, int64_t N, int64_t element_byt
 /// c = a + b elementwise over n elements of `element_bytes` bytes each.
 OpCost add_cost(int64_t n, int64_t element_bytes);
 
-/// Chapter 17: a distinct pre-token of a text as token ids, and how often it occurs in the text.
+/// Chapter 16: a distinct pre-token of a text as token ids, and how often it occurs in the text.
 struct WordCount {
   std::vector<int64_t> ids;
   int64_t count = 0;
@@ -161,7 +161,7 @@ struct ChosenPair {
   int64_t left = -1, right = -1;
   int64_t count = 0;
 };
-/// Chapter 17: one step of learning byte-pair merges. Count every pair of neighbouring ids inside
+/// Chapter 16: one step of learning byte-pair merges. Count every pair of neighbouring ids inside
 /// each word, weighted by the word's count (each place i, i + 1 once: "7 7 7" holds (7, 7) twice);
 /// choose the most frequent pair, of equal counts the smaller (smaller left id, then smaller right
 /// id); replace its occurrences in every word, left to right without overlap, by new_id ("7 7 7"
@@ -169,7 +169,7 @@ struct ChosenPair {
 /// has two tokens left.
 ChosenPair merge_step(std::vector<WordCount>& words, int64_t new_id);
 
-/// Chapter 18: block i of a GPT-2 file (names h.{i}.ln_1.*, attn.c_attn.*, attn.c_proj.*, ln_2.*,
+/// Chapter 19: block i of a GPT-2 file (names h.{i}.ln_1.*, attn.c_attn.*, attn.c_proj.*, ln_2.*,
 /// mlp.c_fc.*, mlp.c_proj.*; Conv1D weights [in, out]) as the twelve tensors of gradformer's
 /// decoder-only model (decoder.layers.{i}.norm1.*, self_attn.in_proj_weight, self_attn.in_proj_bias,
 /// self_attn.out_proj.*, norm2.*, linear1.*, linear2.*; Linear weights [out, in], contiguous).

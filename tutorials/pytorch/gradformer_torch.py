@@ -1,4 +1,4 @@
-"""A gradformer checkpoint in PyTorch and back (chapter 13).
+"""A gradformer checkpoint in PyTorch and back (chapter 14).
 
     python3 gradformer_torch.py CHECKPOINT PAIRS.tsv OUT_DIR [--gradformer PROGRAM]
 

@@ -1,4 +1,4 @@
-"""gradformer's decoder-only language model of a text file, in PyTorch (chapter 17).
+"""gradformer's decoder-only language model of a text file, in PyTorch (chapter 16).
 
     python3 lm_text.py TEXT --gradformer PROGRAM [--bytes | --tokenizer TOK.json | --checkpoint MODEL]
                       [--steps 200] [--context 128] [--batch-size 64] [--d-model 128] [--layers 4] ...

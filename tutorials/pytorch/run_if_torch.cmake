@@ -1,5 +1,5 @@
 # cmake -DSCRIPT=script.py -DARGS="a|b|c" -DPYTHONS="python|python" -P run_if_torch.cmake
-# Runs a PyTorch script (chapter 13's gradformer_torch.py) with the first of PYTHONS that can
+# Runs a PyTorch script (chapter 14's gradformer_torch.py) with the first of PYTHONS that can
 # `import torch`, and fails if the script does. With none (PyTorch is not a dependency of gradformer,
 # and CI has none) it prints "SKIPPED: ..." and succeeds; the test's SKIP_REGULAR_EXPRESSION then
 # reports it as skipped, not passed. ARGS and PYTHONS separate items with '|'.

@@ -56,7 +56,6 @@ set(allowed_functions
   "tutorials/02-matmul.cpp: main|a chapter's program: the machine, the ladder and one attention head, in the chapter's order"
   "tutorials/07-positional-encoding.cpp: longer_than_trained|one experiment of the chapter: train both kinds of positions, then print their table"
   "tutorials/11-training-step.cpp: copy_task|one experiment of the chapter: the copy-task run, step by step as the chapter tells it"
-  "tutorials/18-where-the-time-goes.cpp: main|a chapter's program: prints the chapter's measurements in the order the chapter reads them"
   "tutorials/check_listings.cpp: main|the checker's one pass: arguments, the chapter's blocks, the runs, each block checked or rewritten"
 )
 # "<file>|<why it may stay longer>", one line each.

@@ -1,9 +1,9 @@
-// Chapter 18: where the time goes. The companion program of tutorials/18-where-the-time-goes.md:
-// the machine's two ceilings (peak GFLOP/s, memory bandwidth), the profile of one copy-task training
-// step at d_model 128 and 512, each op placed under its roofline (a table, and 18-roofline.svg drawn
-// in the working directory, in both runs), how a decoder-only model's step grows with d_model and
-// with the sequence length (18-scaling.svg, step_scaling.h), what a tiny op costs, and the speed-ups'
-// measurements (the matmul kernels side by side, the library's exp against the C library's).
+// Chapter 18: where the time goes. The companion program of tutorials/18-where-the-time-goes.md, in
+// the chapter's order: what the profiler costs, the machine's two ceilings (peak GFLOP/s, memory
+// bandwidth), the profile of one copy-task training step at d_model 128, what a tiny op costs, each
+// op of the step under its roofline (a table, and 18-roofline.svg, drawn in both runs), how a
+// decoder-only model's step grows with d_model and with the sequence length (18-scaling.svg,
+// step_scaling.h), and one speed-up: Adam's update loop as first written against the library's.
 //
 //   18-where-the-time-goes            the chapter's measurements
 //   18-where-the-time-goes --quick    the same code with fewer repetitions (what the test suite runs)
@@ -11,21 +11,21 @@
 // It exits with a non-zero status if a claim the chapter makes does not hold.
 #define GRADFORMER_LADDER_NO_MAIN
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "02-matmul.cpp"  // ladder::fma_flops, chapter 2's measurement of the FMA units' peak
+#include "02-matmul.cpp"  // ladder::fma_flops, chapter 2's FMA loops, run here on this machine
 #include "claims.h"
-#include "exp_cost.h"          // exp_cost: the C library's exp against the library's
-#include "memory_bandwidth.h"  // cpu_seconds, bandwidth_gbs
+#include "memory_bandwidth.h"  // cpu_seconds, wall_seconds, bandwidth_gbs
 #include "nn/all.h"
 #include "step_scaling.h"  // measure_step_scaling: the step against d_model and the length
+#include "tensor/kernels/parallel.h"
+#include "tensor/support/memory.h"
 #include "tensor/support/profiler.h"
 #include "transformer/data/batch_stream.h"
 #include "transformer/inspect/diagram.h"
@@ -33,12 +33,8 @@
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/train/trainer.h"
 
-#if defined(__GLIBC__)
-#include <sys/resource.h>
-#endif
-
-// A sanitizer's build instruments every load and store and brings its own malloc: what it times is
-// mostly the sanitizer, so the claims about speed and about malloc are not made there.
+// A sanitizer's build instruments every load and store: what it times is mostly the sanitizer, so
+// the claim about speed is not made there.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define CHAPTER_16_SANITIZED 1
 #else
@@ -97,8 +93,8 @@ profiler::Trace profile_one_step(CopyTask& task) {
   return profiler::stop();
 }
 
-// One step, profiled, after warm-up steps: the first steps allocate Adam's moments, start the pool's
-// threads and fault in fresh memory, which later steps do not. Of `tries` profiled steps the
+// One step, profiled, after warm-up steps: the first steps start the pool's threads and fault in
+// fresh memory, which later steps do not. Of `tries` profiled steps the
 // fastest: on a shared machine, noise only ever slows a step.
 profiler::Trace profile_copy_step(int64_t d_model, int warmup, int tries) {
   CopyTask task(d_model);
@@ -130,6 +126,46 @@ std::vector<OpTotal> op_totals(const profiler::Trace& trace) {
   std::vector<OpTotal> out;  // by name, then phase
   for (const auto& [key, t] : totals) out.push_back(t);
   return out;
+}
+
+// The profile of one step as the chapter reads it: the columns of profiler::key_averages_table, but
+// the rows in a fixed order, grouped as the chapter walks them (sorted by time, close rows would
+// swap places from run to run), then any op the list leaves out, then the table's last two lines.
+void print_step_table(const profiler::Trace& trace) {
+  const char* const order[] = {"matmul",
+                               "scaled_dot_product_attention",
+                               "add",
+                               "dropout",
+                               "layer_norm",
+                               "relu",
+                               "Adam.step",
+                               "narrow",
+                               "view",
+                               "reshape",
+                               "transpose",
+                               "clip_grad_norm",
+                               "index_select",
+                               "mul",
+                               "cross_entropy",
+                               "backward: topological order",
+                               "copy task batch",
+                               "zero_grad"};
+  const auto rank = [&](const OpTotal& t) { return std::find(std::begin(order), std::end(order), t.name) - order; };
+  std::vector<OpTotal> rows = op_totals(trace);  // by name, then phase (forward first)
+  std::stable_sort(rows.begin(), rows.end(), [&](const OpTotal& a, const OpTotal& b) { return rank(a) < rank(b); });
+  const double wall_ms = static_cast<double>(profiler::wall_ns(trace)) * 1e-6;
+  std::printf("%-28s  %-9s%7s%10s%8s%10s%9s%8s\n", "op", "phase", "calls", "total ms", "% wall", "mean us", "GFLOP/s",
+              "GB/s");
+  for (const OpTotal& t : rows) {
+    const double ms = static_cast<double>(t.ns) * 1e-6;
+    const std::string per_second =
+        t.ns > 0 ? fixed(static_cast<double>(t.flops > 0 ? t.flops : t.bytes) / ms * 1e-6, 1) : "";
+    std::printf("%-28s  %-9s%7lld%10.3f%7.1f%%%10.1f%9s%8s\n", t.name.c_str(), profiler::phase_name(t.phase),
+                static_cast<long long>(t.calls), ms, 100 * ms / wall_ms, ms * 1e3 / static_cast<double>(t.calls),
+                t.flops > 0 ? per_second.c_str() : "", t.flops == 0 && t.bytes > 0 ? per_second.c_str() : "");
+  }
+  const std::string table = profiler::key_averages_table(trace);
+  std::fputs(table.substr(table.find("wall time ")).c_str(), stdout);
 }
 
 // The roofline: an op doing I flops per byte it moves can run no faster than
@@ -166,30 +202,25 @@ void roofline(const profiler::Trace& trace, double peak, double bandwidth) {
   }
 }
 
-// The roofline as a picture (18-roofline.svg): on the left the ops that count flops, at both widths,
-// under the machine's two ceilings; on the right the others, whose roof is the bandwidth. Log axes
+// The roofline as a picture (18-roofline.svg): on the left the ops that count flops, under the
+// machine's two ceilings; on the right the others, whose roof is the bandwidth. Log axes
 // with fixed ranges and a fixed list of rows, so that every run draws the same elements and only
 // the measured numbers (positions, values) differ: the check compares it with its numbers masked.
 struct RooflinePoint {
-  std::string op;  // "matmul forward", "add backward", ...
-  int64_t d_model;
+  std::string op;                 // "matmul forward", "add backward", ...
   double intensity, gflops, gbs;  // intensity 0 and gflops 0: the op counts no flops
 };
 
-void add_roofline_points(std::vector<RooflinePoint>& points, const profiler::Trace& trace, int64_t d_model) {
+std::vector<RooflinePoint> roofline_points(const profiler::Trace& trace) {
+  std::vector<RooflinePoint> points;
   for (const OpTotal& t : op_totals(trace)) {
     if (!on_the_roofline(t)) continue;
     const double seconds = static_cast<double>(t.ns) * 1e-9, flops = static_cast<double>(t.flops);
     const std::string name = t.name == "scaled_dot_product_attention" ? "attention" : t.name;
-    points.push_back({message(name, " ", profiler::phase_name(t.phase)), d_model, flops / static_cast<double>(t.bytes),
+    points.push_back({message(name, " ", profiler::phase_name(t.phase)), flops / static_cast<double>(t.bytes),
                       flops / seconds / 1e9, static_cast<double>(t.bytes) / seconds / 1e9});
   }
-}
-
-// One point: a circle at d_model 128, a square at 512.
-void marker(Diagram& d, double x, double y, int64_t d_model, const char* colour) {
-  if (d_model == 128) d.circle(x, y, 6, colour, "#222");
-  if (d_model != 128) d.rect(x - 6, y - 6, 12, 12, colour, "#222");
+  return points;
 }
 
 // Log-scale ticks, one a decade, from 10^first: along x (y_or_x is the axis's y) or along y.
@@ -225,15 +256,11 @@ void draw_roof_panel(Diagram& d, const std::vector<RooflinePoint>& points, doubl
   const char* ops[] = {"matmul forward", "matmul backward", "attention forward", "attention backward"};
   for (const RooflinePoint& p : points)
     for (int k = 0; k < 4; ++k)
-      if (p.op == ops[k]) marker(d, px(p.intensity), py(p.gflops), p.d_model, colours[k]);
+      if (p.op == ops[k]) d.circle(px(p.intensity), py(p.gflops), 6, colours[k], "#222");
   for (int k = 0; k < 4; ++k) {  // the legend, top left: above the roof, where no op can be
-    d.rect(100, 82 + 18 * k, 12, 12, colours[k], "#222");
+    d.circle(106, 88 + 18 * k, 6, colours[k], "#222");
     d.text(118, 93 + 18 * k, ops[k], {.size = 12, .anchor = "start"});
   }
-  marker(d, 106, 160, 128, "#fff");
-  d.text(118, 164, "d_model 128", {.size = 12, .anchor = "start"});
-  marker(d, 106, 178, 512, "#fff");
-  d.text(118, 182, "d_model 512", {.size = 12, .anchor = "start"});
 }
 
 // The ops that count no flops: their achieved GB/s, one row each, against the bandwidth.
@@ -255,13 +282,16 @@ void draw_memory_panel(Diagram& d, const std::vector<RooflinePoint>& points, dou
     const double y = top + row * (k + 0.5);
     d.text(left - 8, y + 4, ops[k], {.size = 12, .anchor = "end"});
     for (const RooflinePoint& p : points)
-      if (p.op == ops[k]) marker(d, px(p.gbs), y, p.d_model, "#8c8c8c");
+      if (p.op == ops[k]) d.circle(px(p.gbs), y, 6, "#8c8c8c", "#222");
   }
 }
 
-void draw_roofline(const std::vector<RooflinePoint>& points, double peak, double bandwidth) {
+void draw_roofline(const profiler::Trace& trace, double peak, double bandwidth) {
+  const std::vector<RooflinePoint> points = roofline_points(trace);
   Diagram d(1100, 600);
-  d.text(550, 26, message("The roofline of one copy-task step, measured on this machine (", num_threads(), " threads)"),
+  d.text(550, 26,
+         message("The roofline of one copy-task step at d_model 128, measured on this machine (", num_threads(),
+                 " threads)"),
          {.size = 15});
   d.text(550, 46, "one run's measurements: the points move from run to run", {.size = 12, .colour = "#555"});
   draw_roof_panel(d, points, peak, bandwidth);
@@ -301,120 +331,146 @@ int64_t op_events(const profiler::Trace& trace) {
                        [](const profiler::Event& e) { return e.kind == profiler::Kind::Op; });
 }
 
-// ---- 5. fresh pages ---------------------------------------------------------------------------------
+// ---- 5. one speed-up: Adam's update loop -------------------------------------------------------------
 
-// Page faults and time in the kernel per step, from the operating system's count for the process
-// (getrusage: POSIX). This program keeps freed memory for the next step, as the gradformer program
-// does: main calls keep_freed_memory (tensor/support/memory.h) first thing. The same steps with malloc as
-// glibc sets it show what that saves: they run in a second copy of this program, which skips the call.
-#if defined(__GLIBC__) && !CHAPTER_16_SANITIZED
-#define CHAPTER_16_FRESH_PAGES
-struct KernelCost {
-  double faults = 0, system_ms = 0, step_ms = 0;  // per step
+// Adam's update as the library first wrote it, float32 only (the model's dtype): nn/adam.cpp's
+// arithmetic, in the same order, but the loop reads its scalars through the lambda's references to
+// the enclosing function's variables, and this file is compiled without -fno-math-errno.
+class AdamAsFirstWritten : public Optimizer {
+ public:
+  AdamAsFirstWritten(std::vector<Variable> params, const AdamOptions& options)
+      : Optimizer(std::move(params), options.lr, "adam", "AdamAsFirstWritten.step"),
+        options_(options),
+        m_(zeros_like_each(params_)),
+        v_(zeros_like_each(params_)),
+        t_(params_.size(), 0) {}
+
+ protected:
+  void update() override {
+    const double beta1 = options_.beta1, beta2 = options_.beta2;
+    for_each_with_grad([&](size_t i, Tensor& value, const Tensor& grad) {
+      const int64_t t = ++t_[i];
+      const double step_size = lr_ / (1 - std::pow(beta1, static_cast<double>(t)));
+      const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, static_cast<double>(t)));
+      float* p = value.data<float>();
+      const float* g = grad.data<float>();
+      float* m = m_[i].data<float>();
+      float* v = v_[i].data<float>();
+      const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+      const float one_minus_b1 = static_cast<float>(1 - beta1), one_minus_b2 = static_cast<float>(1 - beta2);
+      const float size = static_cast<float>(step_size), bc2 = static_cast<float>(bias_correction2_sqrt);
+      const float eps = static_cast<float>(options_.eps);
+      parallel_for(0, value.numel(), grain_for(2), [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k) {
+          m[k] = b1 * m[k] + one_minus_b1 * g[k];
+          v[k] = b2 * v[k] + one_minus_b2 * g[k] * g[k];
+          p[k] -= size * m[k] / (std::sqrt(v[k]) / bc2 + eps);
+        }
+      });
+    });
+  }
+  int passes_over_parameters() const override { return 7; }  // p, g, m and v read, p, m and v written
+  std::vector<std::pair<std::string, Tensor>> buffers() const override { return {}; }
+
+ private:
+  AdamOptions options_;
+  std::vector<Tensor> m_, v_;  // the moments, as Adam's
+  std::vector<int64_t> t_;     // each parameter's own step count
 };
 
-KernelCost kernel_cost(int steps) {
-  CopyTask task(128);
-  for (int step = 0; step < 3; ++step) task.step();
-  const auto usage = [] {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return u;
-  };
-  const rusage before = usage();
-  const auto start = std::chrono::steady_clock::now();
-  for (int step = 0; step < steps; ++step) task.step();
-  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  const rusage after = usage();
-  const double system_ms = static_cast<double>(after.ru_stime.tv_sec - before.ru_stime.tv_sec) * 1e3 +
-                           static_cast<double>(after.ru_stime.tv_usec - before.ru_stime.tv_usec) * 1e-3;
-  return {static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, system_ms / steps, wall_ms / steps};
+// The copy-task model's parameters at d_model 128 with the gradients of one training step: a copy
+// of each, so that the two optimizers update parameters of their own from the same start.
+std::vector<Variable> copy_with_gradients(const std::vector<Variable>& params) {
+  std::vector<Variable> out;
+  for (const Variable& p : params) {
+    Variable copy(p.value().clone(), true);
+    copy.set_grad(p.grad().clone());
+    out.push_back(copy);
+  }
+  return out;
 }
 
-// kernel_cost(steps) in a copy of this program whose malloc is glibc's as it comes.
-KernelCost kernel_cost_with_glibc_defaults(const char* self, int steps) {
-  const std::string command = std::string(self) + " --kernel-cost " + std::to_string(steps);
-  KernelCost cost;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    if (std::fscanf(pipe, "%lf %lf %lf", &cost.faults, &cost.system_ms, &cost.step_ms) != 3) cost = KernelCost{};
-    pclose(pipe);
-  }
-  return cost;
+bool same_bits(const std::vector<Variable>& a, const std::vector<Variable>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(a[i].value().data<float>(), b[i].value().data<float>(), a[i].numel() * sizeof(float)) != 0)
+      return false;
+  return true;
 }
+
+// The two loops on the same parameters and gradients, in alternating turns of `steps` steps, so that
+// a busy moment of the machine falls on both alike; each keeps its fastest turn (noise only slows).
+void time_adam_loops(int turns, int steps) {
+  CopyTask task(128);
+  task.step();  // for the gradients
+  const AdamOptions options{.lr = 1e-4, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9};
+  std::vector<Variable> first_params = copy_with_gradients(task.model.parameters());
+  std::vector<Variable> library_params = copy_with_gradients(task.model.parameters());
+  AdamAsFirstWritten first(first_params, options);
+  Adam library(library_params, options);
+  int64_t count = 0;
+  for (const Variable& p : first_params) count += p.numel();
+  double best[2] = {1e30, 1e30};
+  for (int turn = 0; turn < turns; ++turn) {
+    best[0] = std::min(best[0], wall_seconds([&] {
+                                  for (int s = 0; s < steps; ++s) first.step();
+                                }) / steps);
+    best[1] = std::min(best[1], wall_seconds([&] {
+                                  for (int s = 0; s < steps; ++s) library.step();
+                                }) / steps);
+  }
+  const double bytes = 7.0 * sizeof(float) * static_cast<double>(count);  // p, g, m, v read; p, m, v written
+  std::printf("Adam's update of %lld parameters, %.0f bytes each moved; the fastest of %d turns of %d steps:\n",
+              static_cast<long long>(count), bytes / static_cast<double>(count), turns, steps);
+  std::printf("  as first written:      %6.2f ms a step, %5.1f GB/s\n", best[0] * 1e3, bytes / best[0] * 1e-9);
+  std::printf("  as the library has it: %6.2f ms a step, %5.1f GB/s\n", best[1] * 1e3, bytes / best[1] * 1e-9);
+  const bool same = same_bits(first_params, library_params);
+  std::printf("after %d steps of each, the parameters %s bit for bit\n", turns * steps,
+              same ? "are the same" : "DIFFER");
+  claim(same, "the rewritten loop computes the same bits");
+#if !CHAPTER_16_SANITIZED
+  claim(turns == 1 || best[1] < best[0], "the library's loop is faster than the loop as first written");
 #endif
+}
 
 }  // namespace
 
-// ---- 6. the matmul kernel ---------------------------------------------------------------------------
-
-// `steps` profiled steps of the task with the given matmul kernel: per step, its time and in it the
-// time of the matmuls and of the attention op (whose products are one head's).
-struct KernelStep {
-  double step_ms = 1e30, matmul_ms = 0, attention_ms = 0;
-};
-
-KernelStep steps_with_kernel(CopyTask& task, MatmulKernel kernel, int steps) {
-  const MatmulKernel before = matmul_kernel();
-  set_matmul_kernel(kernel);
-  profiler::start();
-  {
-    const profiler::Scope region("train steps", profiler::Phase::Other, profiler::Kind::Region);
-    for (int s = 0; s < steps; ++s) task.step();
-  }
-  const profiler::Trace trace = profiler::stop();
-  set_matmul_kernel(before);
-  KernelStep step{static_cast<double>(profiler::wall_ns(trace)) * 1e-6 / steps, 0, 0};
-  for (const OpTotal& op : op_totals(trace)) {
-    if (op.name == "matmul") step.matmul_ms += static_cast<double>(op.ns) * 1e-6 / steps;
-    if (op.name == "scaled_dot_product_attention") step.attention_ms += static_cast<double>(op.ns) * 1e-6 / steps;
-  }
-  return step;
-}
-
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-#if defined(CHAPTER_16_FRESH_PAGES)
-  if (argc > 2 && std::strcmp(argv[1], "--kernel-cost") == 0) {  // the second copy, for "fresh pages"
-    const KernelCost cost = kernel_cost(std::atoi(argv[2]));     // malloc as glibc sets it
-    std::printf("%f %f %f\n", cost.faults, cost.system_ms, cost.step_ms);
-    return 0;
-  }
-#endif
   // What a training program does: keep a step's freed memory for the next step (a no-op without
   // glibc, or when the environment tunes malloc). Every measurement below is made with it.
   keep_freed_memory();
   const int runs = quick ? 2 : 10;
+
+  section("what the profiler costs");
+  const double off = ns_per_tiny_op(quick ? 20 : 200);
+  profiler::start();
+  const double on = ns_per_tiny_op(quick ? 20 : 200);
+  const profiler::Trace tiny_trace = profiler::stop();
+  // Each op of the chain makes two events (its forward, its node), plus one sort per backward.
+  std::printf("a tiny op: %.0f ns off, %.0f ns on: %.0f ns per event\n", off, on, (on - off) / 2);
+  claim(op_events(tiny_trace) == (quick ? 20 : 200) * 2001, "two events per op and one per backward");
 
   section("the machine");
   const double peak = peak_gflops(runs), bandwidth = bandwidth_gbs(runs);
   std::printf("threads %d; peak %.1f GFLOP/s, memory bandwidth %.1f GB/s: balance %.1f flops per byte\n", num_threads(),
               peak, bandwidth, peak > 0 ? peak / bandwidth : 0.0);
 
-  std::map<int64_t, double> flop_share;
-  std::vector<RooflinePoint> roofline_points;
-  for (const int64_t d_model : {int64_t{128}, int64_t{512}}) {
-    const profiler::Trace trace = profile_copy_step(d_model, quick ? 1 : 3, quick ? 1 : 3);
-    section(("one copy-task step at d_model " + std::to_string(d_model)).c_str());
-    std::fputs(profiler::key_averages_table(trace).c_str(), stdout);
-    section(("the roofline at d_model " + std::to_string(d_model)).c_str());
-    if (peak > 0) roofline(trace, peak, bandwidth);
-    add_roofline_points(roofline_points, trace, d_model);
-    flop_share[d_model] = flop_ops_share(trace);
-    std::printf("ops that count flops: %.0f%% of the step; %lld op events in the step\n", 100 * flop_share[d_model],
-                static_cast<long long>(op_events(trace)));
-    if (d_model == 128) {
-      section("the cost of an op at any size");
-      const double tiny = ns_per_tiny_op(quick ? 20 : 200);
-      const double overhead_ms = tiny * static_cast<double>(op_events(trace)) * 1e-6;
-      std::printf("a one-element op, forward and backward: %.0f ns; x %lld ops = %.2f ms, %.1f%% of this step\n", tiny,
-                  static_cast<long long>(op_events(trace)), overhead_ms,
-                  100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
-    }
-  }
-  // A claim about measured times holds in the full run, which keeps the fastest of several steps; the
-  // quick run times one step of each, and a busy machine (the test suite beside another) can swap two.
-  if (!quick) claim(flop_share[512] > flop_share[128], "the matmuls' share of the step grows with d_model");
-  draw_roofline(roofline_points, peak, bandwidth);
+  const profiler::Trace trace = profile_copy_step(128, quick ? 1 : 3, quick ? 1 : 3);
+  section("one copy-task step at d_model 128");
+  print_step_table(trace);
+
+  section("the cost of an op at any size");
+  const double tiny = ns_per_tiny_op(quick ? 20 : 200);
+  const double overhead_ms = tiny * static_cast<double>(op_events(trace)) * 1e-6;
+  std::printf("a one-element op, forward and backward: %.0f ns; x %lld ops = %.2f ms, %.1f%% of this step\n", tiny,
+              static_cast<long long>(op_events(trace)), overhead_ms,
+              100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
+
+  section("the roofline at d_model 128");
+  if (peak > 0) roofline(trace, peak, bandwidth);
+  std::printf("ops that count flops: %.0f%% of the step; %lld op events in the step\n", 100 * flop_ops_share(trace),
+              static_cast<long long>(op_events(trace)));
+  draw_roofline(trace, peak, bandwidth);
 
   // The decoder-only model's step at five widths and six lengths, the same tokens a step throughout.
   section("how the cost of a step grows");
@@ -422,56 +478,7 @@ int main(int argc, char** argv) {
       quick ? ScalingRun{.width_tokens = 256, .length_tokens = 1024, .warmup = 1, .rounds = 1, .timing_claims = false}
             : ScalingRun{.width_tokens = 2048, .length_tokens = 2048, .warmup = 1, .rounds = 3});
 
-#if defined(CHAPTER_16_FRESH_PAGES)
-  section("fresh pages");
-  const int steps = quick ? 3 : 20;
-  const KernelCost kept = kernel_cost(steps), fresh = kernel_cost_with_glibc_defaults(argv[0], steps);
-  std::printf("glibc's malloc as it comes: %.0f page faults a step, %.1f of its %.1f ms in the kernel\n", fresh.faults,
-              fresh.system_ms, fresh.step_ms);
-  std::printf("freed memory kept:          %.0f page faults a step, %.1f of its %.1f ms in the kernel\n", kept.faults,
-              kept.system_ms, kept.step_ms);
-  claim(kept.faults * 10 < fresh.faults, "kept memory faults in less than a tenth of the pages");
-#endif
-
-  section("the matmul kernel");
-  if (!matmul_kernel_available(MatmulKernel::Avx2) || !matmul_kernel_available(MatmulKernel::Avx512)) {
-    std::printf("(this CPU or build has one SIMD kernel at most: nothing to compare)\n");
-  } else {
-    // One model per kernel (the same seeds, so the same training, bit for bit), warmed up; then the
-    // two take turns, a few steps at a time, so that a busy moment of the machine does not fall on
-    // one alone, and each keeps its fastest turn (noise only slows).
-    const MatmulKernel kernels[2] = {MatmulKernel::Avx2, MatmulKernel::Avx512};
-    CopyTask tasks[2] = {CopyTask(128), CopyTask(128)};
-    KernelStep best[2];
-    for (int i = 0; i < 2; ++i) steps_with_kernel(tasks[i], kernels[i], 2);
-    for (int round = 0; round < (quick ? 1 : 6); ++round)
-      for (int i = 0; i < 2; ++i) {
-        const KernelStep step = steps_with_kernel(tasks[i], kernels[i], quick ? 1 : 4);
-        if (step.step_ms < best[i].step_ms) best[i] = step;
-      }
-    for (int i = 0; i < 2; ++i)
-      std::printf("%-7s step %5.1f ms: matmuls %5.1f ms, attention %4.1f ms\n", matmul_kernel_name(kernels[i]),
-                  best[i].step_ms, best[i].matmul_ms, best[i].attention_ms);
-  }
-
-  section("an exp of our own");
-  const ExpCost exp_ns = exp_cost(quick ? 5 : 200);
-  std::printf("exp over a row of scores: the C library's %.2f ns an element, the library's %.2f ns\n", exp_ns.libm_ns,
-              exp_ns.portable_ns);
-  if (exp_ns.avx2_ns > 0) std::printf("the library's exp with AVX2: %.2f ns an element\n", exp_ns.avx2_ns);
-#if !CHAPTER_16_SANITIZED
-  if (!quick)
-    claim(exp_ns.portable_ns < exp_ns.libm_ns,
-          "the library's exp is faster than the C library's, even four floats a vector");
-#endif
-
-  section("what the profiler costs");
-  const double off = ns_per_tiny_op(quick ? 20 : 200);
-  profiler::start();
-  const double on = ns_per_tiny_op(quick ? 20 : 200);
-  const profiler::Trace trace = profiler::stop();
-  // Each op of the chain makes two events (its forward, its node), plus one sort per backward.
-  std::printf("a tiny op: %.0f ns off, %.0f ns on: %.0f ns per event\n", off, on, (on - off) / 2);
-  claim(op_events(trace) == (quick ? 20 : 200) * 2001, "two events per op and one per backward");
+  section("one speed-up: Adam's update loop");
+  time_adam_loops(quick ? 1 : 10, quick ? 1 : 5);
   return failures == 0 ? 0 : 1;
 }

@@ -116,8 +116,8 @@ struct ScalingPoint {
   int64_t d_model, length, tokens;
 };
 
-// Every point's model is built first and trained `warmup` steps (the first steps allocate Adam's
-// moments and fault in fresh memory). Then the models take turns, one profiled step each per round,
+// Every point's model is built first and trained `warmup` steps (the first steps fault in fresh
+// memory). Then the models take turns, one profiled step each per round,
 // so that a busy moment of the shared machine falls on all the points alike rather than on one, and
 // each point keeps its fastest step: noise only ever slows a step.
 inline std::vector<StepCost> step_costs(const std::vector<ScalingPoint>& points, int warmup, int rounds) {

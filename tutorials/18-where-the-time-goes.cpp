@@ -460,10 +460,13 @@ int main(int argc, char** argv) {
   print_step_table(trace);
 
   section("the cost of an op at any size");
-  const double tiny = ns_per_tiny_op(quick ? 20 : 200);
-  const double overhead_ms = tiny * static_cast<double>(op_events(trace)) * 1e-6;
-  std::printf("a one-element op, forward and backward: %.0f ns; x %lld ops = %.2f ms, %.1f%% of this step\n", tiny,
-              static_cast<long long>(op_events(trace)), overhead_ms,
+  // The profiler-off time of a one-element op above covers its forward and its backward: two of the
+  // step's op events.
+  const int64_t ops = op_events(trace) / 2;
+  const double overhead_ms = off * static_cast<double>(ops) * 1e-6;
+  std::printf("a one-element op, forward and backward: %.0f ns; x %lld ops (half the step's op events) = %.2f ms, "
+              "%.1f%% of this step\n",
+              off, static_cast<long long>(ops), overhead_ms,
               100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
 
   section("the roofline at d_model 128");

@@ -157,7 +157,11 @@ std::string you_are_here_svg(int here) {
       const char* fill = n == here ? "#c0392b" : is_need(n) ? "#f5c6a5" : c.optional ? "#eeeeee" : "#ffffff";
       d.rect(x, top, box, 28, fill, c.optional ? "#999" : "#333", 5);
       d.text(x + box / 2, top + 19, std::to_string(n),
-             {.size = 13, .colour = n == here ? "#fff" : c.optional ? "#777" : "#222", .bold = n == here});
+             {.size = 13,
+              .colour = n == here    ? "#fff"
+                        : c.optional ? "#777"
+                                     : "#222",
+              .bold = n == here});
     }
     x += part_gap - gap + gap;
   }

@@ -300,7 +300,7 @@ void draw_cache_step(Diagram& d, double x, int64_t t, const Tensor& q, const Lay
   cache_rows(d, x + 60, 110, message("new query q  [1, d_k] = [1, ", q.size(1), "]"), q, {labels.back()}, true);
   cache_rows(d, x + 60, 176, "K cache  [t, d_k] = " + shape, k1, labels, true);
   const double right = x + 60 + 44 * static_cast<double>(q.size(1));  // q meets every key row: q k_j for each j
-  const double k_bottom = 176 + 22.0 * static_cast<double>(t + 1);  // a bracket over every key row
+  const double k_bottom = 176 + 22.0 * static_cast<double>(t + 1);    // a bracket over every key row
   d.arrow({{right + 4, 176}, {right + 8, 176}, {right + 8, k_bottom}, {right + 4, k_bottom}}, "#c0392b", false, false);
   d.arrow({{right + 2, 121}, {right + 22, 121}, {right + 22, (176 + k_bottom) / 2}, {right + 10, (176 + k_bottom) / 2}},
           "#c0392b");

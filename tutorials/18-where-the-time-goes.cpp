@@ -464,10 +464,11 @@ int main(int argc, char** argv) {
   // step's op events.
   const int64_t ops = op_events(trace) / 2;
   const double overhead_ms = off * static_cast<double>(ops) * 1e-6;
-  std::printf("a one-element op, forward and backward: %.0f ns; x %lld ops (half the step's op events) = %.2f ms, "
-              "%.1f%% of this step\n",
-              off, static_cast<long long>(ops), overhead_ms,
-              100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
+  std::printf(
+      "a one-element op, forward and backward: %.0f ns; x %lld ops (half the step's op events) = %.2f ms, "
+      "%.1f%% of this step\n",
+      off, static_cast<long long>(ops), overhead_ms,
+      100 * overhead_ms / (static_cast<double>(profiler::wall_ns(trace)) * 1e-6));
 
   section("the roofline at d_model 128");
   if (peak > 0) roofline(trace, peak, bandwidth);

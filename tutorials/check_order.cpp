@@ -52,8 +52,8 @@ std::vector<Sentence> sentences(const Lines& md) {
     }
     for (size_t c = 0; c < line.size(); ++c) {
       out.back().text += line[c], out.back().line_of.push_back(i + 1);
-      const bool stop = (line[c] == '.' || line[c] == '!' || line[c] == '?') &&
-                        (c + 1 == line.size() || line[c + 1] == ' ');
+      const bool stop =
+          (line[c] == '.' || line[c] == '!' || line[c] == '?') && (c + 1 == line.size() || line[c + 1] == ' ');
       if (stop) cut();
     }
     out.back().text += ' ', out.back().line_of.push_back(i + 1);

@@ -131,8 +131,8 @@ void draw_decoder_flow(const Decoder& decoder, const Variable& memory, const Ten
   d.text(500, 30, message("The decoder's data flow: T = ", T, " target positions read S = ", S, " source positions"),
          {.size = 16});
   d.text(500, 52,
-         "layer 1 of this chapter's decoder (untrained), weights averaged over its heads, darker: more weight; "
-         "residuals and LayerNorms as in chapter 8",
+         "layer 1 of this chapter's decoder (untrained; random target and memory), weights averaged over its heads, "
+         "darker: more weight; residuals and LayerNorms as in chapter 8",
          {.size = 12, .colour = "#555"});
   d.text(470, 744, message("target tokens, shifted right: T = ", T), {.bold = true});
   d.arrow({{470, 728}, {470, 700}});
@@ -151,7 +151,7 @@ void draw_decoder_flow(const Decoder& decoder, const Variable& memory, const Ten
   carries(d, 380, 280, td);
   flow_box(d, 240, "feed-forward", "#d2ecf9");
   carries(d, 240, 110, message("output ", to_string(out.select(0, 0).shape())));
-  d.text(470, 98, "Linear, softmax: next-token probabilities (chapter 10)", {.size = 12});
+  d.text(470, 98, "to layer 2; after the last layer: Linear, softmax (chapter 10)", {.size = 12});
 
   d.text(150, 744, message("source tokens: S = ", S), {.bold = true});
   d.arrow({{150, 728}, {150, 700}});

@@ -348,7 +348,8 @@ void draw_feed_forward() {
   d.text(590, 224,
          message("weight ", shape(layer.linear1->weight.value()), ", bias ", shape(layer.linear1->bias.value())),
          {.anchor = "start"});
-  d.text(590, 242, "(stored [out, in], as PyTorch: W\u2081 is its transpose)", {.size = 12, .anchor = "start", .colour = "#555"});
+  d.text(590, 242, "(stored [out, in], as PyTorch: W\u2081 is its transpose)",
+         {.size = 12, .anchor = "start", .colour = "#555"});
   d.arrow({{cx, 246}, {cx, 270}});
   d.box(cx - 150, 272, 300, 34, "ReLU: max(0, \u00b7), element by element", "#fbf3c8");
   d.arrow({{cx, 306}, {cx, 330}});

@@ -1,6 +1,7 @@
 // What check_listings.cpp and check_prose.cpp share: a chapter's lines, its ```text blocks and the
 // numbers in a line. The rules themselves are in check_listings.cpp's first comment.
 #pragma once
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ std::vector<bool> varying_numbers(const Lines& block, size_t row, const std::vec
 // commands (RUNS), `program` its program's lines; returns the number of failures, each reported.
 int check_prose(const std::string& chapter_path, const Lines& md, const std::vector<Block>& blocks,
                 const Lines& program, const Lines& commands);
+
+// A mention of chapters by number: "chapter 11", "chapters 14-16", "chapters 1 to 13 and 16" (the
+// prose check exempts its numbers; the order check finds the later ones among them).
+const std::regex& chapter_mention();
 
 // The order check (check_order.cpp): every mention of a later chapter sits in a sentence that says
 // "later" (or opens the next chapter, "Next, ..."); returns the number of failures, each reported.

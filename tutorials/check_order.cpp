@@ -72,7 +72,7 @@ bool says_later(const std::string& sentence) {
 int check_forward_references(const std::string& chapter_path, const Lines& md) {
   const int here = chapter_number(md);
   if (here <= 0) return 0;  // the map (chapter 0) names every chapter; a page without a title is no chapter
-  static const std::regex mention("\\b[Cc]hapters?\\s+[0-9]+((\\s*(,|–|to|and|or)\\s*)[0-9]+)*");
+  const std::regex& mention = chapter_mention();
   static const std::regex number("[0-9]+");
   int failures = 0;
   for (const Sentence& s : sentences(md)) {

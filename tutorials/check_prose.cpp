@@ -13,6 +13,12 @@
 #include "check_listings.h"
 
 namespace fs = std::filesystem;
+
+const std::regex& chapter_mention() {
+  static const std::regex mention("\\b[Cc]hapters?\\s+[0-9]+((\\s*(,|-|–|to|and|or)\\s*)[0-9]+)*");
+  return mention;
+}
+
 namespace {
 
 constexpr size_t none = std::string::npos;
@@ -152,7 +158,7 @@ std::string checked_prose(std::string line) {
       std::regex("<[^>\\n]*>"),
       std::regex("\\]\\([^)\\n]*\\)"),
       std::regex("https?://[^ )>]+"),
-      std::regex("\\b[Cc]hapters?\\s+[0-9]+((\\s*(,|-|–|to|and|or)\\s*)[0-9]+)*"),
+      chapter_mention(),
       std::regex("\\b([Ss]ections?|[Ff]igures?|[Ee]quations?|[Ee]q\\.)\\s*\\(?[0-9]+(\\.[0-9]+)*\\)?"),
       std::regex("\\[[0-9]+\\. "),
       std::regex("(^|\\n)#+ [0-9]+\\. "),

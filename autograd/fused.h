@@ -30,6 +30,20 @@ Variable layer_norm_unfused(const Variable& x, const Variable& weight, const Var
 /// x: [..., D], weight and bias: [D] (either may be undefined: no scale / no shift) -> [..., D]
 Variable layer_norm(const Variable& x, const Variable& weight, const Variable& bias, double eps = 1e-5);
 
+Variable rms_norm_unfused(const Variable& x, const Variable& weight, double eps = 1e-6);
+/// RMSNorm over the last dimension (Zhang and Sennrich, 2019): LayerNorm without the mean and the bias,
+///   y = x / sqrt(mean(x^2) + eps) * weight        (eps inside the root, as Llama computes it)
+/// x: [..., D], weight: [D] (may be undefined: no scale) -> [..., D]
+Variable rms_norm(const Variable& x, const Variable& weight, double eps = 1e-6);
+
+Variable rotary_unfused(const Variable& x, const Tensor& cos, const Tensor& sin, int64_t start = 0);
+/// Rotary position embedding (Su et al., 2021), in the "rotate half" layout Llama's released weights
+/// use: the pairs (x_i, x_{i+h}), h = d_k / 2, each turned by the angle of its position times its own
+/// frequency,
+///   out_i = x_i cos - x_{i+h} sin,   out_{i+h} = x_{i+h} cos + x_i sin,   at position start + t
+/// x: [..., T, d_k], cos and sin: [positions, h] (the tables, row p the angles of position p) -> [..., T, d_k]
+Variable rotary(const Variable& x, const Tensor& cos, const Tensor& sin, int64_t start = 0);
+
 struct CrossEntropyOptions {
   int64_t ignore_index = -100;   // targets equal to this (padding) contribute no loss and no gradient
   double label_smoothing = 0.0;  // eps: the target distribution is (1 - eps) one-hot + eps uniform

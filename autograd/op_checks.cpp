@@ -73,6 +73,7 @@ void add_pointwise(Checks& c, const Inputs& in) {
   c.push_back({"relu", [](const V& v) { return relu(v[0]); }, {tensor({-1.5, -0.2, 0.3, 2.0}, {4}, DType::Float64)}});
   c.push_back({"gelu", [](const V& v) { return gelu(v[0]); }, {random({2, 3}, 12, -3, 3)}});
   c.push_back({"gelu_tanh", [](const V& v) { return gelu_tanh(v[0]); }, {random({2, 3}, 13, -3, 3)}});
+  c.push_back({"silu", [](const V& v) { return silu(v[0]); }, {random({2, 3}, 14, -4, 4)}});
   const Tensor mask = tensor({0, 1, 0, 1, 0, 0}, {2, 3}).to(DType::Bool), row = tensor({1, 0, 1}, {3}).to(DType::Bool);
   c.push_back({"where", [mask](const V& v) { return where(mask, v[0], v[1]); }, {in.x, in.bias}});
   c.push_back({"where (condition and b broadcast)",
@@ -166,6 +167,19 @@ void add_fused(Checks& c, const Inputs& in) {
   c.push_back({"layer_norm (non-contiguous inputs)",
                [](const V& v) { return layer_norm(v[0], v[1], v[2]); },
                {random({5, 4}, 42).transpose(0, 1), random({10}, 43).slice(0, 0, 10, 2), random({5}, 44)}});
+  c.push_back({"rms_norm", [](const V& v) { return rms_norm(v[0], v[1]); }, {cube, random({4}, 46)}});
+  c.push_back({"rms_norm (no weight, eps 1e-3)",
+               [](const V& v) { return rms_norm(v[0], Variable(), 1e-3); },
+               {random({4, 5}, 47, -2, 2)}});
+  c.push_back({"rms_norm (non-contiguous inputs, 33 rows: two blocks of the weight's sums)",
+               [](const V& v) { return rms_norm(v[0], v[1]); },
+               {random({4, 33}, 48).transpose(0, 1), random({8}, 49).slice(0, 0, 8, 2)}});
+  // Rotary tables of arbitrary angles: the op must be right for any cos and sin, not only a rotation's.
+  const Tensor cos = random({6, 2}, 50), sin = random({6, 2}, 51);
+  c.push_back({"rotary", [cos, sin](const V& v) { return rotary(v[0], cos, sin); }, {random({2, 3, 4}, 52)}});
+  c.push_back({"rotary (from position 2, a transposed [B, H, T, d_k] input)",
+               [cos, sin](const V& v) { return rotary(v[0], cos, sin, 2); },
+               {random({2, 3, 2, 4}, 53).transpose(1, 2)}});
   const Tensor targets = tensor({1, 0, 2, 2}, {4}, DType::Int64),
                grid = tensor({2, 0, 4, 1, 4, 3}, {2, 3}, DType::Int64);
   c.push_back(

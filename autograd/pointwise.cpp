@@ -110,6 +110,19 @@ Variable gelu_tanh(const Variable& x) {
   });
 }
 
+// silu(x) = x s,  s = sigmoid(x) = 1 / (1 + exp(-x))
+//   =>  silu'(x) = s + x s (1 - s) = s (1 + x (1 - s))
+// exp(-x) = inf for very negative x gives s = 0 and a slope of 0, the limit.
+Variable silu(const Variable& x) {
+  return record("silu", gradformer::silu(x.value()), {x}, [](const Tensor& g, Grads& dx) {
+    dx[0] = chain("silu_backward", g, dx.input(0), [](auto gi, auto xi) {
+      using T = decltype(xi);
+      const T s = T(1) / (T(1) + std::exp(-xi));
+      return gi * s * (1 + xi * (1 - s));
+    });
+  });
+}
+
 // d/da where(c, a, b) = c, d/db = not c (broadcast gradients are summed back by the engine).
 Variable where(const Tensor& cond, const Variable& a, const Variable& b) {
   return record("where", gradformer::where(cond, a.value(), b.value()), {a, b}, [cond](const Tensor& g, Grads& dx) {

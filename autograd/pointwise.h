@@ -16,6 +16,7 @@ Variable tanh(const Variable& x);
 Variable relu(const Variable& x);
 Variable gelu(const Variable& x);       // x * Phi(x), the exact (erf) form
 Variable gelu_tanh(const Variable& x);  // GPT-2's tanh approximation of gelu
+Variable silu(const Variable& x);       // x * sigmoid(x), the gate of Llama's SwiGLU
 
 /// cond ? a : b elementwise (cond is a bool tensor; all three broadcast together).
 Variable where(const Tensor& cond, const Variable& a, const Variable& b);

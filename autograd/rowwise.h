@@ -7,6 +7,7 @@
 #include "autograd/variable.h"
 #include "autograd/views.h"
 #include "tensor/kernels/parallel.h"
+#include "tensor/kernels/vector_loops.h"
 
 namespace gradformer::rowwise {
 
@@ -34,6 +35,28 @@ Variable along_last(const Variable& x, int64_t dim, const char* op, F last_dim_o
   const int d = normalize_dim(dim, x.dim(), op);
   if (d == x.dim() - 1) return last_dim_op(x);
   return transpose(last_dim_op(transpose(x, d, -1)), d, -1);
+}
+
+// A row's sums are kept in kLanes running sums (element j goes to lane j % kLanes), added pairwise at
+// the end. One running sum would wait for each add to finish (about four cycles); sixteen independent
+// ones are what the compiler puts in vector registers of whatever width the CPU has (four floats with
+// SSE, sixteen with AVX-512). The additions happen in the same order on every one of them, so the bits
+// do not depend on the CPU, the build's vector width or the thread count.
+constexpr int kLanes = 16;
+
+// sum of term(j) for j in [0, n), in kLanes lanes (the last n % kLanes terms in a sum of their own:
+// indexing a lane by a run-time number would keep the lanes in memory), accumulated in A
+template <class A, class F>
+GRADFORMER_ALWAYS_INLINE A lane_sum(int64_t n, F term) {
+  A lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += term(j + l);
+  A rest = 0;
+  for (; j < n; ++j) rest += term(j);
+  for (int width = kLanes / 2; width > 0; width /= 2)  // lanes l and l + width, halving: a fixed tree
+    for (int l = 0; l < width; ++l) lane[l] += lane[l + width];
+  return lane[0] + rest;
 }
 
 }  // namespace gradformer::rowwise

@@ -40,7 +40,8 @@ void Embedding::reset_parameters(Generator& gen) { normal_(weight, 0.0, 1.0, gen
 
 Variable Embedding::forward(const Tensor& ids) const { return embedding(weight, ids); }
 
-LayerNorm::LayerNorm(int64_t dim, double eps_, DType dtype) : eps(eps_) {
+LayerNorm::LayerNorm(int64_t dim, double eps_, DType dtype) {
+  eps = eps_;
   if (dim <= 0) throw ValueError(message("LayerNorm: size must be positive, got ", dim));
   weight = register_parameter("weight", ones({dim}, dtype));
   bias = register_parameter("bias", zeros({dim}, dtype));
@@ -52,6 +53,16 @@ void LayerNorm::reset_parameters() {
 }
 
 Variable LayerNorm::forward(const Variable& x) const { return layer_norm(x, weight, bias, eps); }
+
+RMSNorm::RMSNorm(int64_t dim, double eps_, DType dtype) {
+  eps = eps_;
+  if (dim <= 0) throw ValueError(message("RMSNorm: size must be positive, got ", dim));
+  weight = register_parameter("weight", ones({dim}, dtype));
+}
+
+void RMSNorm::reset_parameters() { fill_(weight, 1.0); }
+
+Variable RMSNorm::forward(const Variable& x) const { return rms_norm(x, weight, eps); }
 
 Dropout::Dropout(double p_, std::shared_ptr<Generator> gen) : p(p_), gen_(std::move(gen)) {
   if (!(p >= 0 && p < 1)) throw ValueError(message("Dropout: p must be in [0, 1), got ", p));

@@ -1,4 +1,4 @@
-// The basic layers: Linear, Embedding, LayerNorm, Dropout, ReLU. Parameter names and layouts are
+// The basic layers: Linear, Embedding, LayerNorm and RMSNorm, Dropout, ReLU. Parameter names and layouts are
 // PyTorch's (a Linear's weight is [out, in]), so checkpoints load into PyTorch unchanged.
 //
 // Initialisation: a constructor given a Generator draws PyTorch's default for that layer (its
@@ -39,16 +39,37 @@ class Embedding : public Module {
   Variable weight;
 };
 
+/// What a Transformer layer normalises its sub-layers by: LayerNorm or RMSNorm, one interface.
+class Norm : public Module {
+ public:
+  virtual Variable forward(const Variable& x) const = 0;
+  /// The gain 1 again (and LayerNorm's bias 0): nothing random, the identity up to normalisation.
+  virtual void reset_parameters() = 0;
+  /// "LayerNorm", "RMSNorm": for traces and messages.
+  virtual const char* kind() const = 0;
+  Variable weight;    // the gain g [d], 1 at first
+  double eps = 1e-5;  // added to the variance (LayerNorm) or the mean square (RMSNorm) under the root
+};
+
 /// y = (x - mean) / sqrt(var + eps) * weight + bias over the last dimension (Ba et al., 2016),
 /// with the biased variance.   x: [..., d] -> y: [..., d];  weight = 1, bias = 0 at first
-class LayerNorm : public Module {
+class LayerNorm : public Norm {
  public:
   explicit LayerNorm(int64_t dim, double eps = 1e-5, DType dtype = DType::Float32);
-  Variable forward(const Variable& x) const;
-  /// weight = 1, bias = 0 again (nothing random: the identity, up to normalisation).
-  void reset_parameters();
-  Variable weight, bias;
-  double eps;
+  Variable forward(const Variable& x) const override;
+  void reset_parameters() override;
+  const char* kind() const override { return "LayerNorm"; }
+  Variable bias;
+};
+
+/// y = x / sqrt(mean(x^2) + eps) * weight over the last dimension (Zhang and Sennrich, 2019): no
+/// mean subtracted, no bias.   x: [..., d] -> y: [..., d];  weight = 1 at first
+class RMSNorm : public Norm {
+ public:
+  explicit RMSNorm(int64_t dim, double eps = 1e-6, DType dtype = DType::Float32);
+  Variable forward(const Variable& x) const override;
+  void reset_parameters() override;
+  const char* kind() const override { return "RMSNorm"; }
 };
 
 /// Zeroes each element with probability p while training and scales the rest by 1/(1-p), so the

@@ -122,6 +122,16 @@ Tensor gelu_tanh(const Tensor& a) {
   });
 }
 
+// SiLU, the sigmoid-weighted linear unit (Elfwing et al., 2017; "Swish" with beta 1 in Ramachandran
+// et al., 2017): silu(x) = x sigmoid(x) = x / (1 + exp(-x)). For x below -T's largest exponent,
+// exp(-x) is infinite and the result is x / inf = -0, the limit.
+Tensor silu(const Tensor& a) {
+  return floating_unary("silu", a, [](auto x) {
+    using T = decltype(x);
+    return x / (T(1) + std::exp(-x));
+  });
+}
+
 Tensor eq(const Tensor& a, const Tensor& b) {
   return compare("eq", a, b, [](auto x, auto y) { return x == y; });
 }

@@ -26,6 +26,7 @@ Tensor tanh(const Tensor& a);
 Tensor relu(const Tensor& a);       // max(0, a)
 Tensor gelu(const Tensor& a);       // a * Phi(a), the exact (erf) form
 Tensor gelu_tanh(const Tensor& a);  // GPT-2's approximation: a/2 (1 + tanh(sqrt(2/pi) (a + 0.044715 a^3)))
+Tensor silu(const Tensor& a);       // a * sigmoid(a) = a / (1 + exp(-a)), Llama's (SwiGLU's gate)
 
 // ---- comparisons and masks: results are bool -------------------------------------------------
 Tensor eq(const Tensor& a, const Tensor& b);

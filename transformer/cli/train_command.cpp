@@ -109,8 +109,12 @@ std::string help_of(const std::string& option) {
       {"tie_embeddings", "share the embedding and the output projection: true or false"},
       {"max_len", "longest sequence, in tokens, the model takes"},
       {"activation",
-       "feed-forward nonlinearity: relu (the paper), gelu (GPT, BERT) or gelu-tanh (GPT-2's approximation)"},
-      {"positions", "sinusoidal (the paper) or learned (GPT-2, BERT: a trained [max-len, d] matrix)"},
+       "feed-forward nonlinearity: relu (the paper), gelu (GPT, BERT), gelu-tanh (GPT-2's approximation) or swiglu "
+       "(Llama's gated network down(silu(gate(x)) * up(x)): three d x d-ff matrices where the others have two, so "
+       "d-ff 2/3 as wide holds as many parameters)"},
+      {"positions",
+       "sinusoidal (the paper), learned (GPT-2, BERT: a trained [max-len, d] matrix) or rope (Llama: each "
+       "self-attention turns its queries and keys by their positions; nothing added to the embedding)"},
       {"batch_size", "sentences per batch"},
       {"max_tokens", "encoder-decoder corpus: padded tokens per batch (0: no budget)"},
       {"batching",
@@ -153,6 +157,46 @@ std::string default_text(const std::string& option, const T& value) {
     return option == "out_dir" ? "" : option_text(value);
 }
 
+// The block's settings (not run options: the model's configuration keeps them) and --block.
+void declare_block_flags(Flags& f) {
+  f.add("--block", "",
+        "a block by name, each of its settings unless given by its own flag: llama (--norm pre --normalization "
+        "rmsnorm --positions rope --activation swiglu --bias false)");
+  f.add("--normalization", "layernorm",
+        "what each sub-layer is normalised by: layernorm (the paper) or rmsnorm (Llama: x / sqrt(mean(x^2) + eps) * g, "
+        "no mean, no bias)");
+  f.add("--kv-heads", "0",
+        "key/value heads (grouped-query attention: each serves heads / kv-heads query heads; 1 is multi-query "
+        "attention; 0: as many as --heads, multi-head attention); must divide --heads");
+  f.add("--head-dim", "0", "each head's width d_k (0: d-model / heads)");
+  f.add("--bias", "true",
+        "which projections have biases: true (all, the paper), false (none, Llama), attention (q, k, v and the "
+        "output) or qkv (Qwen2)");
+  f.add("--rope-theta", "10000", "rope: the base of the rotation's frequencies, pair i turning by theta^(-2i/d_k)");
+}
+
+// --block's settings, then the block flags given, over `o`'s.
+void read_block_flags(const Flags& f, TrainOptions& o) {
+  if (f.given("--block") && f.choice("--block", {"llama"}) == "llama") {
+    if (!f.given("--norm")) o.norm = NormPlacement::Pre;
+    if (!f.given("--positions")) o.positions = Positions::Rotary;
+    if (!f.given("--activation")) o.activation = Activation::SwiGLU;
+    o.block.normalization = Normalization::RMSNorm, o.block.bias = Bias::None;
+  }
+  if (f.given("--normalization"))
+    o.block.normalization = f.choice("--normalization", {"layernorm", "rmsnorm"}) == "rmsnorm"
+                                ? Normalization::RMSNorm
+                                : Normalization::LayerNorm;
+  if (f.given("--kv-heads")) o.block.kv_heads = f.integer("--kv-heads");
+  if (f.given("--head-dim")) o.block.head_dim = f.integer("--head-dim");
+  if (f.given("--bias")) {
+    const std::string name = f.choice("--bias", {"true", "false", "attention", "qkv"});
+    for (Bias b : {Bias::All, Bias::None, Bias::Attention, Bias::QKV})
+      if (name == bias_name(b)) o.block.bias = b;
+  }
+  if (f.given("--rope-theta")) o.block.rope_theta = f.number("--rope-theta");
+}
+
 // Every flag of a run, with the defaults `d` of one task.
 void declare_train_flags(Flags& f, const TrainOptions& d) {
   visit_options(d, [&](const char* option, const auto& value) {
@@ -161,6 +205,7 @@ void declare_train_flags(Flags& f, const TrainOptions& d) {
                                  : help_of(option);
     f.add(flag_of(option), default_text(option, value), help);
   });
+  declare_block_flags(f);
   f.add("--threads", "0", "threads (0: GRADFORMER_THREADS or all cores)");
   f.add_switch("--force",
                "replace the run already in the output directory (only the files gradformer wrote there), and an "
@@ -206,12 +251,14 @@ void read_flag(const Flags& f, const std::string& flag, NormPlacement& value) {
   value = f.choice(flag, {"post", "pre"}) == "pre" ? NormPlacement::Pre : NormPlacement::Post;
 }
 void read_flag(const Flags& f, const std::string& flag, Activation& value) {
-  const std::string name = f.choice(flag, {"relu", "gelu", "gelu-tanh"});
-  for (Activation a : {Activation::ReLU, Activation::GELU, Activation::GELUTanh})
+  const std::string name = f.choice(flag, {"relu", "gelu", "gelu-tanh", "swiglu"});
+  for (Activation a : {Activation::ReLU, Activation::GELU, Activation::GELUTanh, Activation::SwiGLU})
     if (name == activation_name(a)) value = a;
 }
 void read_flag(const Flags& f, const std::string& flag, Positions& value) {
-  value = f.choice(flag, {"sinusoidal", "learned"}) == "learned" ? Positions::Learned : Positions::Sinusoidal;
+  const std::string name = f.choice(flag, {"sinusoidal", "learned", "rope"});
+  for (Positions p : {Positions::Sinusoidal, Positions::Learned, Positions::Rotary})
+    if (name == positions_name(p)) value = p;
 }
 
 // A resumed run continues as it began: only these flags may differ from the original run's; any
@@ -241,6 +288,7 @@ TrainOptions options_of(const Flags& f, const TrainOptions& d, const std::string
     read_flag(f, flag_of(option), value);
   });
   o.task = f.choice("--task", architecture_tasks(d.arch));
+  read_block_flags(f, o);
   // 4 x d_model only for a d_model in range: 4 x 2^62 would overflow before the check names --d-model.
   const bool sane_width = o.d_model > 0 && o.d_model <= TransformerConfig::max_d_model;
   if (!f.given("--d-ff")) o.d_ff = !sane_width ? 1 : o.d_model == d.d_model ? d.d_ff : 4 * o.d_model;

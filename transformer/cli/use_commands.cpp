@@ -204,13 +204,46 @@ namespace {
 long long ll(int64_t n) { return static_cast<long long>(n); }
 
 // How the configuration computes, beyond its sizes: "learned positions, pre-LN, LayerNorm eps 1e-05,
-// activation gelu-tanh, embedding not scaled by sqrt(d_model), output tied to the embedding".
+// activation gelu-tanh, embedding not scaled by sqrt(d_model), output tied to the embedding", then
+// the block's settings that are not the paper's ("; 3 key/value heads, no biases, rope theta 100000").
 void print_computation(const TransformerConfig& c) {
-  std::printf("%s positions, %s-LN, LayerNorm eps %g, activation %s, embedding %s by sqrt(d_model), %s\n",
-              c.positions == Positions::Learned ? "learned" : "sinusoidal",
-              c.norm == NormPlacement::Pre ? "pre" : "post", c.norm_eps, activation_name(c.activation),
-              c.scale_embedding ? "scaled" : "not scaled",
+  const BlockOptions& b = c.block;
+  std::printf("%s positions, %s-LN, %s eps %g, activation %s, embedding %s by sqrt(d_model), %s",
+              positions_name(c.positions), c.norm == NormPlacement::Pre ? "pre" : "post",
+              b.normalization == Normalization::RMSNorm ? "RMSNorm" : "LayerNorm", c.norm_eps,
+              activation_name(c.activation), c.scale_embedding ? "scaled" : "not scaled",
               c.tie_embeddings ? "output tied to the embedding" : "output projection untied");
+  std::string block;
+  if (c.layer().kv_heads() != c.heads) block += message(", ", c.layer().kv_heads(), " key/value heads");
+  if (b.head_dim != 0) block += message(", head width ", b.head_dim);
+  if (b.bias != Bias::All)
+    block += b.bias == Bias::None  ? ", no biases"
+             : b.bias == Bias::QKV ? ", biases on q, k, v only"
+                                   : ", attention biases only";
+  if (c.positions == Positions::Rotary) block += message(", rope theta ", b.rope_theta);
+  if (b.rope_scaling.factor != 0)
+    block +=
+        message(" (llama3 scaling: factor ", b.rope_scaling.factor, ", low ", b.rope_scaling.low_freq_factor, ", high ",
+                b.rope_scaling.high_freq_factor, ", original length ", b.rope_scaling.original_max_len, ")");
+  std::printf("%s\n", block.empty() ? "" : ("; " + block.substr(2)).c_str());
+}
+
+// One layer's count, term by term, as config.h's layer_parameter_count counts it.
+void print_layer_terms(const TransformerConfig& c) {
+  const LayerConfig l = c.layer();
+  const LayerCount n = layer_parameter_count(l, false);
+  const int64_t d = c.d_model, H = c.heads, N = l.kv_heads(), dk = l.head_dim();
+  std::printf(
+      "  per layer: attention %lld (W^Q %lld x %lld, W^K and W^V %lld x %lld each, W^O %lld x %lld, biases "
+      "%lld)\n",
+      ll(n.attention), ll(H * dk), ll(d), ll(N * dk), ll(d), ll(d), ll(H * dk),
+      ll(n.attention - (H + 2 * N) * dk * d - H * dk * d));
+  const int64_t matrices = c.activation == Activation::SwiGLU ? 3 : 2;
+  std::printf("             feed-forward %lld (%lld matrices of d x d_ff%s), 2 %s %lld\n", ll(n.feed_forward),
+              ll(matrices), c.block.bias == Bias::All ? " and their biases" : "",
+              c.block.normalization == Normalization::RMSNorm ? "RMSNorms (gains)" : "LayerNorms (gains, biases)",
+              ll(n.norms));
+  std::printf("  %lld layers x %lld = %lld\n", ll(c.layers), ll(n.total()), ll(c.layers * n.total()));
 }
 
 // A decoder-only model's parameters term by term (decoder_only_parameter_count's formula), then
@@ -224,10 +257,11 @@ int64_t print_decoder_only(const TransformerConfig& c, const std::string& title)
   if (c.positions == Positions::Learned)
     std::printf("  learned positions n_ctx d    %lld\n", ll(c.max_len * d));
   else
-    std::printf("  sinusoidal positions         0 (computed, not stored)\n");
-  std::printf("  %lld layers x (4 d^2 + 4 d + 2 d d_ff + d_ff + d + 4 d) = %lld x %lld\n", ll(c.layers), ll(c.layers),
-              ll(4 * d * d + 4 * d + 2 * d * c.d_ff + c.d_ff + d + 4 * d));
-  if (c.norm == NormPlacement::Pre) std::printf("  final LayerNorm 2 d          %lld\n", ll(2 * d));
+    std::printf("  %s positions %s0 (computed, not stored)\n", positions_name(c.positions),
+                c.positions == Positions::Rotary ? "              " : "        ");
+  print_layer_terms(c);
+  if (c.norm == NormPlacement::Pre)
+    std::printf("  final norm                   %lld\n", ll(norm_parameter_count(c.layer())));
   if (!c.tie_embeddings) std::printf("  output projection V d        %lld (no bias)\n", ll(V * d));
   const int64_t total = decoder_only_parameter_count(c);
   std::printf("parameters: %lld (%.1fM)\n", ll(total), static_cast<double>(total) / 1e6);
@@ -287,6 +321,10 @@ int params_of_checkpoint(const std::string& path) {
 
 }  // namespace
 
+namespace {
+int encoder_decoder_preset(const Flags& f, const std::string& preset);
+}  // namespace
+
 int params_command(int argc, char** argv) {
   Flags f("params",
           "Parameter count and FLOPs per target token of a model configuration, from the formulas in\n"
@@ -295,7 +333,9 @@ int params_command(int argc, char** argv) {
   f.add("--preset", "base",
         "base (d 512, d_ff 2048, h 8, N 6) or big (d 1024, d_ff 4096, h 16, N 6) or tutorial, or gpt2-small\n"
         "(decoder-only: V 50257, n_ctx 1024, d 768, N 12, h 12, learned positions, pre-LN, tied output), or bert-base\n"
-        "(encoder-only: V 30522, 512 learned positions, 2 token types, d 768, N 12, h 12, post-LN, GELU)");
+        "(encoder-only: V 30522, 512 learned positions, 2 token types, d 768, N 12, h 12, post-LN, GELU), or one of\n"
+        "the hub's models built like Llama (decoder-only: pre-LN RMSNorm, rope, SwiGLU, grouped-query attention):\n"
+        "smollm2-135m, llama-3.2-1b, qwen2.5-0.5b, tinyllama-1.1b");
   f.add("--vocab", "37000", "vocabulary size, shared by source and target as in the paper");
   f.add("--length", "25", "sentence length in tokens, for the FLOPs (source and target)");
   f.add("--checkpoint", "", "a checkpoint (any architecture) to describe instead of a preset");
@@ -309,18 +349,21 @@ int params_command(int argc, char** argv) {
           "params: --checkpoint describes the checkpoint's model; --preset, --vocab and --length do not go with it");
     return params_of_checkpoint(f.text("--checkpoint"));
   }
-  const std::string preset = f.choice("--preset", {"base", "big", "tutorial", "gpt2-small", "bert-base"});
-  if (preset == "gpt2-small") {
-    if (f.given("--vocab") || f.given("--length"))
-      throw UsageError("params: gpt2-small has its own vocabulary and context (50257, 1024)");
-    print_decoder_only(gpt2_small_config(), "preset gpt2-small");
-    return 0;
-  }
-  if (preset == "bert-base") {
-    if (f.given("--vocab") || f.given("--length"))
-      throw UsageError("params: bert-base has its own vocabulary and length (30522, 512)");
-    return bert_base_params();
-  }
+  std::vector<std::string> presets = {"base", "big", "tutorial", "gpt2-small", "bert-base"};
+  for (const std::string& name : hub_preset_names()) presets.push_back(name);
+  const std::string preset = f.choice("--preset", presets);
+  if (preset == "base" || preset == "big" || preset == "tutorial") return encoder_decoder_preset(f, preset);
+  if (f.given("--vocab") || f.given("--length"))
+    throw UsageError(message("params: ", preset, " has its own vocabulary and context"));
+  if (preset == "bert-base") return bert_base_params();
+  print_decoder_only(preset == "gpt2-small" ? gpt2_small_config() : hub_preset_config(preset), "preset " + preset);
+  return 0;
+}
+
+namespace {
+
+// params --preset base, big or tutorial: the paper's encoder-decoder, its count and FLOPs.
+int encoder_decoder_preset(const Flags& f, const std::string& preset) {
   const int64_t vocab = f.integer("--vocab"), length = f.integer("--length");
   if (vocab < 5 || length < 1) throw UsageError("params: --vocab must be at least 5 and --length at least 1");
   if (length > TransformerConfig::max_max_len)
@@ -344,5 +387,7 @@ int params_command(int argc, char** argv) {
               static_cast<long long>(length), flops.forward_per_target_token(), flops.training_per_target_token());
   return 0;
 }
+
+}  // namespace
 
 }  // namespace gradformer

@@ -30,6 +30,14 @@ LayerConfig tiny_layer(NormPlacement norm) {
   return {.d_model = 8, .heads = 2, .d_ff = 16, .dropout = 0, .norm = norm, .dtype = DType::Float64};
 }
 
+// Llama's block: pre-LN, RMSNorm, rotary positions, SwiGLU, no biases; 4 heads sharing 2 key/value heads.
+LayerConfig tiny_llama_layer() {
+  LayerConfig c = tiny_layer(NormPlacement::Pre);
+  c.heads = 4, c.activation = Activation::SwiGLU, c.rotary = true, c.max_len = 8;
+  c.block = {.normalization = Normalization::RMSNorm, .kv_heads = 2, .bias = Bias::None};
+  return c;
+}
+
 TransformerConfig tiny_model(NormPlacement norm) {
   return {.src_vocab = 7,
           .tgt_vocab = 6,
@@ -63,6 +71,9 @@ std::vector<NamedGradcheck> gradient_checks() {
   checks.push_back(layer(
       "LayerNorm", [] { return std::make_shared<LayerNorm>(4, 1e-5, DType::Float64); },
       [](LayerNorm& l, const Variable& x) { return l.forward(x); }, rnd({3, 4}, 11)));
+  checks.push_back(layer(
+      "RMSNorm", [] { return std::make_shared<RMSNorm>(4, 1e-6, DType::Float64); },
+      [](RMSNorm& l, const Variable& x) { return l.forward(x); }, rnd({3, 4}, 16)));
   const Tensor pad_mask =
       from_vector(std::vector<bool>{true, true, true, false}, {1, 1, 4}).expand({2, 1, 4}).contiguous();
   checks.push_back(layer(
@@ -73,6 +84,24 @@ std::vector<NamedGradcheck> gradient_checks() {
       },
       [pad_mask](MultiheadAttention& mha, const Variable& x) { return mha.forward(x, x, x, pad_mask).output; },
       rnd({2, 4, 8}, 12)));
+  checks.push_back(layer(
+      "Llama's block (RMSNorm, rotary, SwiGLU, grouped-query attention, no biases), causal",
+      [] {
+        Generator gen(9);
+        return std::make_shared<EncoderLayer>(tiny_llama_layer(), gen, std::make_shared<Generator>(1));
+      },
+      [](EncoderLayer& l, const Variable& x) { return l.forward(x, causal_mask(4).unsqueeze(0)); },
+      rnd({2, 4, 8}, 17)));
+  checks.push_back(layer(
+      "decoder layer with Llama's settings (rotary self-attention, grouped cross-attention)",
+      [] {
+        Generator gen(9);
+        return std::make_shared<DecoderLayer>(tiny_llama_layer(), gen, std::make_shared<Generator>(1));
+      },
+      [pad_mask](DecoderLayer& l, const Variable& x) {
+        return l.forward(x, Variable(rnd({2, 4, 8}, 18)), pad_mask, causal_mask(3).unsqueeze(0));
+      },
+      rnd({2, 3, 8}, 19)));
   for (NormPlacement norm : {NormPlacement::Post, NormPlacement::Pre}) {
     const std::string which = norm == NormPlacement::Post ? " (post-LN)" : " (pre-LN)";
     checks.push_back(layer(

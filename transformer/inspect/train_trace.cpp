@@ -31,13 +31,13 @@ struct KeptStage {
 // One sub-layer with its residual connection and LayerNorm (section 3.1, eval mode: no dropout):
 //   post-LN: y = LayerNorm(x + Sublayer(x))      pre-LN: y = x + Sublayer(LayerNorm(x))
 template <class Sublayer>
-Variable residual(KeptStage& s, const Variable& x, NormPlacement placement, const LayerNorm& norm,
+Variable residual(KeptStage& s, const Variable& x, NormPlacement placement, const Norm& norm,
                   const std::string& norm_name, const std::string& what, Sublayer sublayer) {
   if (placement == NormPlacement::Post) {
     const Variable out = s.keep(what, sublayer(x));
     return s.keep("add & norm (" + norm_name + ")", norm.forward(x + out));
   }
-  const Variable normed = s.keep("LayerNorm (" + norm_name + ")", norm.forward(x));
+  const Variable normed = s.keep(std::string(norm.kind()) + " (" + norm_name + ")", norm.forward(x));
   const Variable out = s.keep(what, sublayer(normed));
   return s.keep("add (residual)", x + out);
 }

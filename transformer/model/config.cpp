@@ -28,6 +28,69 @@ Architecture parse_architecture(const std::string& name) {
   throw ValueError(message("architecture: expected encoder-decoder, decoder-only or encoder-only, got '", name, "'"));
 }
 
+const char* bias_name(Bias b) {
+  switch (b) {
+    case Bias::All:
+      return "true";
+    case Bias::None:
+      return "false";
+    case Bias::Attention:
+      return "attention";
+    case Bias::QKV:
+      return "qkv";
+  }
+  return "?";
+}
+
+const char* positions_name(Positions p) {
+  return p == Positions::Learned ? "learned" : p == Positions::Rotary ? "rope" : "sinusoidal";
+}
+
+void validate_block(const char* who, const LayerConfig& c) {
+  const BlockOptions& b = c.block;
+  if (b.kv_heads < 0 || (b.kv_heads > 0 && c.heads % b.kv_heads != 0))
+    throw ValueError(message(who, ": kv_heads ", b.kv_heads, " must divide heads ", c.heads,
+                             " (each key/value head serves heads / kv_heads query heads)"));
+  if (b.head_dim < 0 || b.head_dim > TransformerConfig::max_d_model)
+    throw ValueError(message(who, ": head_dim must be in [0, ", TransformerConfig::max_d_model, "], got ", b.head_dim));
+  if (b.head_dim == 0 && c.d_model % c.heads != 0)
+    throw ValueError(message(who, ": d_model ", c.d_model, " is not divisible by heads ", c.heads));
+  if (c.rotary && c.head_dim() % 2 != 0)
+    throw ValueError(message(who,
+                             ": rotary positions turn pairs of a head's numbers, so the head width (d_model / heads "
+                             "or head_dim) must be even, got ",
+                             c.head_dim()));
+  if (!(b.rope_theta > 1 && b.rope_theta <= 1e12))
+    throw ValueError(message(who, ": rope_theta must be in (1, 1e12], got ", b.rope_theta));
+  const RopeScaling& r = b.rope_scaling;
+  if (r.factor != 0 && !(r.factor >= 1 && r.low_freq_factor > 0 && r.high_freq_factor > r.low_freq_factor &&
+                         r.original_max_len > 0 && r.factor <= 1e6 && r.high_freq_factor <= 1e6))
+    throw ValueError(message(who,
+                             ": rope scaling needs factor >= 1, 0 < low_freq_factor < high_freq_factor and a "
+                             "positive original length, got factor ",
+                             r.factor, ", low_freq_factor ", r.low_freq_factor, ", high_freq_factor ",
+                             r.high_freq_factor, ", original_max_len ", r.original_max_len));
+}
+
+int64_t norm_parameter_count(const LayerConfig& c) {
+  return c.block.normalization == Normalization::RMSNorm ? c.d_model : 2 * c.d_model;
+}
+
+// attention  W^Q [H d_k, d], W^K and W^V [N d_k, d], W^O [d, H d_k], and the biases the setting keeps
+// feed-forward  2 d d_ff + d_ff + d, or SwiGLU's three matrices 3 d d_ff (+ 2 d_ff + d with biases)
+LayerCount layer_parameter_count(const LayerConfig& c, bool with_cross_attention) {
+  const int64_t d = c.d_model, dk = c.head_dim(), H = c.heads, N = c.kv_heads(), qkv = (H + 2 * N) * dk;
+  const Bias bias = c.block.bias;
+  const int64_t attention_bias = bias == Bias::None ? 0 : bias == Bias::QKV ? qkv : qkv + d;
+  const bool swiglu = c.activation == Activation::SwiGLU;
+  LayerCount n;
+  n.attention = qkv * d + H * dk * d + attention_bias;
+  n.cross_attention = with_cross_attention ? n.attention : 0;
+  n.feed_forward = (swiglu ? 3 : 2) * d * c.d_ff + (bias == Bias::All ? (swiglu ? 2 : 1) * c.d_ff + d : 0);
+  n.norms = (with_cross_attention ? 3 : 2) * norm_parameter_count(c);
+  return n;
+}
+
 TransformerConfig TransformerConfig::tutorial(int64_t src_vocab, int64_t tgt_vocab) {
   TransformerConfig c;
   c.src_vocab = src_vocab, c.tgt_vocab = tgt_vocab;
@@ -69,17 +132,19 @@ void TransformerConfig::validate() const {
   // the parameters and the max_len x d_model positional-encoding table (training needs about four
   // times that, with the gradients and Adam's two moments).
   // parameter_count's formula (it calls validate(), so it cannot be called here).
-  const int64_t d = d_model, attention = 4 * d * d + 4 * d, ffn = 2 * d * d_ff + d_ff + d;
+  validate_block("TransformerConfig", layer());
+  const int64_t d = d_model;
+  const bool tied = tie_embeddings, encoder_decoder = arch == Architecture::EncoderDecoder;
+  const int64_t layer_parameters = layer_parameter_count(layer(), false).total() +
+                                   (encoder_decoder ? layer_parameter_count(layer(), true).total() : 0);
   const int64_t parameters =
-      (tie_embeddings ? src_vocab * d + tgt_vocab : (src_vocab + tgt_vocab) * d + d * tgt_vocab + tgt_vocab) +
-      layers * (3 * attention + 2 * ffn + 10 * d) + (norm == NormPlacement::Pre ? 4 * d : 0);
+      (tied ? src_vocab * d + tgt_vocab : (src_vocab + tgt_vocab) * d + d * tgt_vocab + tgt_vocab) +
+      layers * layer_parameters + (norm == NormPlacement::Pre ? 4 * d : 0);
   if (parameters + max_len * d > max_numbers)
     throw ValueError(message("TransformerConfig: the model would hold ", parameters, " parameters and a ", max_len,
                              " x ", d, " positional table, more than the ", max_numbers, " numbers allowed (d_model ",
                              d, ", d_ff ", d_ff, ", layers ", layers, ", vocabularies ", src_vocab, " and ", tgt_vocab,
                              ", max_len ", max_len, ")"));
-  if (d_model % heads != 0)
-    throw ValueError(message("TransformerConfig: d_model ", d_model, " is not divisible by heads ", heads));
   if (d_model % 2 != 0 && positions == Positions::Sinusoidal)
     throw ValueError(message("TransformerConfig: d_model must be even (sine and cosine pairs), got ", d_model));
   if (!(dropout >= 0 && dropout < 1))

@@ -2,21 +2,23 @@
 
 #include "autograd/all.h"
 #include "transformer/model/feed_forward.h"
+#include "transformer/model/layer_parts.h"
 
 namespace gradformer {
 
-DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen)
+DecoderLayer::DecoderLayer(const LayerConfig& c, SkipInit, std::shared_ptr<Generator> dropout_gen,
+                           std::shared_ptr<const RotaryTables> rotary)
     : norm_placement(c.norm), activation(c.activation) {
-  self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout,
-                                                                                skip_init, dropout_gen, c.dtype));
-  multihead_attn = register_module(
-      "multihead_attn",
-      std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, dropout_gen, c.dtype));
-  linear1 = register_module("linear1", std::make_shared<Linear>(c.d_model, c.d_ff, skip_init, true, c.dtype));
-  linear2 = register_module("linear2", std::make_shared<Linear>(c.d_ff, c.d_model, skip_init, true, c.dtype));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
-  norm3 = register_module("norm3", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
+  self_attn = register_module("self_attn", make_attention(c, dropout_gen));
+  if (c.rotary) self_attn->use_rotary(layer_rotary(c, std::move(rotary)));  // cross-attention: no positions
+  multihead_attn = register_module("multihead_attn", make_attention(c, dropout_gen));
+  linear1 = register_module("linear1", make_feed_forward_linear(c, c.d_model, c.d_ff));
+  linear2 = register_module("linear2", make_feed_forward_linear(c, c.d_ff, c.d_model));
+  if (c.activation == Activation::SwiGLU)
+    linear3 = register_module("linear3", make_feed_forward_linear(c, c.d_model, c.d_ff));
+  norm1 = register_module("norm1", make_norm(c));
+  norm2 = register_module("norm2", make_norm(c));
+  norm3 = register_module("norm3", make_norm(c));
   dropout = register_module("dropout", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(c.dropout, dropout_gen));
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(c.dropout, dropout_gen));
@@ -33,6 +35,7 @@ void DecoderLayer::reset_parameters(Generator& init_gen) {
   multihead_attn->reset_parameters(init_gen);
   linear1->reset_parameters(init_gen);
   linear2->reset_parameters(init_gen);
+  if (linear3) linear3->reset_parameters(init_gen);
   norm1->reset_parameters();
   norm2->reset_parameters();
   norm3->reset_parameters();
@@ -53,7 +56,7 @@ Variable DecoderLayer::layer(const Variable& x, SelfAttention self, CrossAttenti
     return dropout2->forward(a.output);
   };
   auto ffn = [&](const Variable& h) {
-    return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout, activation));
+    return dropout3->forward(feed_forward(h, *linear1, *linear2, *dropout, activation, linear3.get()));
   };
   if (norm_placement == NormPlacement::Post) {
     // LayerNorm(x + Sublayer(x)), three times
@@ -87,9 +90,10 @@ Variable DecoderLayer::forward_step(const Variable& x, const Tensor& src_mask, L
 Decoder::Decoder(const LayerConfig& c, int64_t num_layers, SkipInit, std::shared_ptr<Generator> dropout_gen) {
   if (num_layers <= 0) throw ValueError(message("Decoder: the number of layers must be positive, got ", num_layers));
   layers = register_module("layers", std::make_shared<ModuleList<DecoderLayer>>());
-  for (int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<DecoderLayer>(c, skip_init, dropout_gen));
-  if (c.norm == NormPlacement::Pre)
-    norm = register_module("norm", std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype));
+  const auto rotary = layer_rotary(c, nullptr);  // one table for every layer
+  for (int64_t i = 0; i < num_layers; ++i)
+    layers->push_back(std::make_shared<DecoderLayer>(c, skip_init, dropout_gen, rotary));
+  if (c.norm == NormPlacement::Pre) norm = register_module("norm", make_norm(c));
 }
 
 Decoder::Decoder(const LayerConfig& c, int64_t num_layers, Generator& init_gen, std::shared_ptr<Generator> dropout_gen)

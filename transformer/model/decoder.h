@@ -26,6 +26,7 @@
 #include "tensor/random.h"
 #include "transformer/model/config.h"
 #include "transformer/model/multihead_attention.h"
+#include "transformer/model/rotary.h"
 
 namespace gradformer {
 
@@ -39,7 +40,9 @@ class DecoderLayer : public Module {
   /// Initialised as PyTorch's TransformerDecoderLayer (reset_parameters).
   DecoderLayer(const LayerConfig& config, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
   /// The same, allocated but not initialised (see nn/init.h).
-  DecoderLayer(const LayerConfig& config, SkipInit, std::shared_ptr<Generator> dropout_gen);
+  /// With rotary positions, self-attention reads `rotary` (the stack's shared tables) or its own.
+  DecoderLayer(const LayerConfig& config, SkipInit, std::shared_ptr<Generator> dropout_gen,
+               std::shared_ptr<const RotaryTables> rotary = nullptr);
   /// Each attention as MultiheadAttention::reset_parameters, linear1 and linear2 a Linear's default,
   /// the LayerNorms 1 and 0.
   void reset_parameters(Generator& init_gen);
@@ -55,8 +58,8 @@ class DecoderLayer : public Module {
   Variable forward_step(const Variable& x, const Tensor& src_mask, LayerCache& cache) const;
 
   std::shared_ptr<MultiheadAttention> self_attn, multihead_attn;
-  std::shared_ptr<Linear> linear1, linear2;
-  std::shared_ptr<LayerNorm> norm1, norm2, norm3;
+  std::shared_ptr<Linear> linear1, linear2, linear3;  // linear3: SwiGLU's up projection only
+  std::shared_ptr<Norm> norm1, norm2, norm3;          // LayerNorm or RMSNorm
   std::shared_ptr<Dropout> dropout, dropout1, dropout2, dropout3;
   NormPlacement norm_placement;
   Activation activation;  // of the feed-forward network
@@ -91,7 +94,7 @@ class Decoder : public Module {
   Variable forward_step(const Variable& x, const Tensor& src_mask, DecoderCache& cache) const;
 
   std::shared_ptr<ModuleList<DecoderLayer>> layers;
-  std::shared_ptr<LayerNorm> norm;  // null with post-LN
+  std::shared_ptr<Norm> norm;  // null with post-LN
 };
 
 }  // namespace gradformer

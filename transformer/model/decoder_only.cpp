@@ -22,16 +22,53 @@ TransformerConfig gpt2_small_config() {
   return c;
 }
 
+TransformerConfig llama_config(int64_t vocab) {
+  TransformerConfig c = decoder_only_config(vocab);
+  c.norm = NormPlacement::Pre, c.positions = Positions::Rotary, c.activation = Activation::SwiGLU;
+  c.block.normalization = Normalization::RMSNorm, c.block.bias = Bias::None;
+  c.scale_embedding = false, c.dropout = 0, c.norm_eps = 1e-5;
+  return c;
+}
+
+std::vector<std::string> hub_preset_names() {
+  return {"smollm2-135m", "llama-3.2-1b", "qwen2.5-0.5b", "tinyllama-1.1b"};
+}
+
+TransformerConfig hub_preset_config(const std::string& name) {
+  struct Sizes {
+    const char* name;
+    int64_t vocab, d, layers, heads, kv_heads, d_ff, max_len;
+    double theta, eps;
+    bool tied;
+  };
+  static const Sizes presets[] = {{"smollm2-135m", 49152, 576, 30, 9, 3, 1536, 8192, 100000, 1e-5, true},
+                                  {"llama-3.2-1b", 128256, 2048, 16, 32, 8, 8192, 131072, 500000, 1e-5, true},
+                                  {"qwen2.5-0.5b", 151936, 896, 24, 14, 2, 4864, 32768, 1000000, 1e-6, true},
+                                  {"tinyllama-1.1b", 32000, 2048, 22, 32, 4, 5632, 2048, 10000, 1e-5, false}};
+  for (const Sizes& p : presets) {
+    if (name != p.name) continue;
+    TransformerConfig c = llama_config(p.vocab);
+    c.d_model = p.d, c.layers = p.layers, c.heads = p.heads, c.d_ff = p.d_ff, c.max_len = p.max_len;
+    c.block.kv_heads = p.kv_heads, c.block.rope_theta = p.theta, c.norm_eps = p.eps, c.tie_embeddings = p.tied;
+    if (name == "qwen2.5-0.5b") c.block.bias = Bias::QKV;
+    if (name == "llama-3.2-1b")
+      c.block.rope_scaling = {.factor = 32, .low_freq_factor = 1, .high_freq_factor = 4, .original_max_len = 8192};
+    return c;
+  }
+  std::string names;
+  for (const std::string& n : hub_preset_names()) names += (names.empty() ? "" : ", ") + n;
+  throw ValueError(message("hub_preset_config: no preset '", name, "' (the presets: ", names, ")"));
+}
+
 int64_t decoder_only_parameter_count(const TransformerConfig& c) {
   c.validate();
   if (c.arch != Architecture::DecoderOnly)
     throw ValueError(message("decoder_only_parameter_count: the configuration is ", architecture_name(c.arch)));
   const int64_t d = c.d_model, V = c.tgt_vocab;
-  const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d, norm = 2 * d;
   const int64_t embedding = V * d;
   const int64_t positions = c.positions == Positions::Learned ? c.max_len * d : 0;
-  const int64_t layers = c.layers * (attention + ffn + 2 * norm);
-  const int64_t final_norm = c.norm == NormPlacement::Pre ? norm : 0;
+  const int64_t layers = c.layers * layer_parameter_count(c.layer(), false).total();
+  const int64_t final_norm = c.norm == NormPlacement::Pre ? norm_parameter_count(c.layer()) : 0;
   const int64_t output = c.tie_embeddings ? 0 : V * d;
   return embedding + positions + layers + final_norm + output;
 }
@@ -64,10 +101,14 @@ void DecoderOnly::reset_parameters(Generator& init_gen) {
   for (const auto& [name, p] : named_parameters())
     if (p.dim() >= 2 && name != "positional_encoding.weight") xavier_uniform_(p, init_gen);
   for (const auto& layer : *decoder->layers) {
-    fill_(layer->self_attn->in_proj_bias, 0.0);
-    fill_(layer->self_attn->out_proj->bias, 0.0);
-    linear_default_(layer->linear1->bias, layer->linear1->weight.size(1), init_gen);  // fan_in d
-    linear_default_(layer->linear2->bias, layer->linear2->weight.size(1), init_gen);  // fan_in d_ff
+    const MultiheadAttention& a = *layer->self_attn;
+    if (a.in_proj_bias.defined()) fill_(a.in_proj_bias, 0.0);
+    if (a.out_proj->bias.defined()) fill_(a.out_proj->bias, 0.0);
+    if (layer->linear1->bias.defined()) {                                               // a block with biases
+      linear_default_(layer->linear1->bias, layer->linear1->weight.size(1), init_gen);  // fan_in d
+      linear_default_(layer->linear2->bias, layer->linear2->weight.size(1), init_gen);  // fan_in d_ff
+      if (layer->linear3) linear_default_(layer->linear3->bias, layer->linear3->weight.size(1), init_gen);
+    }
     layer->norm1->reset_parameters(), layer->norm2->reset_parameters();
   }
   if (decoder->norm) decoder->norm->reset_parameters();

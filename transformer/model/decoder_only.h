@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "autograd/variable.h"
@@ -61,10 +62,25 @@ TransformerConfig decoder_only_config(int64_t vocab);
 /// the embedding not scaled by sqrt(d), LayerNorm epsilon 1e-5.
 TransformerConfig gpt2_small_config();
 
+/// Llama's block on a decoder-only model of `vocab` tokens (Touvron et al., 2023): pre-LN with RMSNorm
+/// (eps 1e-5), rotary positions, the SwiGLU feed-forward network, no biases, the embedding not scaled
+/// by sqrt(d), no dropout; the sizes as decoder_only_config's until set.
+TransformerConfig llama_config(int64_t vocab);
+/// The configurations of the hub's small models built like Llama, as their config.json gives them:
+///   smollm2-135m    V 49152, d 576, N 30, H 9, 3 key/value heads, d_ff 1536, theta 100000, tied
+///   llama-3.2-1b    V 128256, d 2048, N 16, H 32, 8 key/value heads, d_ff 8192, theta 500000, llama3 scaling, tied
+///   qwen2.5-0.5b    V 151936, d 896, N 24, H 14, 2 key/value heads, d_ff 4864, theta 1000000, q/k/v biases, tied
+///   tinyllama-1.1b  V 32000, d 2048, N 22, H 32, 4 key/value heads, d_ff 5632, theta 10000, untied
+/// ValueError naming the presets for another name.
+TransformerConfig hub_preset_config(const std::string& name);
+/// The names hub_preset_config knows, in the order above.
+std::vector<std::string> hub_preset_names();
+
 /// The number of parameters of a decoder-only model, from the formula:
 ///   embedding        V d
 ///   positions        max_len d                    (learned only)
 ///   per layer        attention 4 d^2 + 4 d  +  feed-forward 2 d d_ff + d_ff + d  +  2 LayerNorms 4 d
+///                    (the paper's block; layer_parameter_count in config.h counts every setting)
 ///   final LayerNorm  2 d                          (pre-LN only)
 ///   output           V d                          (untied only; no bias)
 int64_t decoder_only_parameter_count(const TransformerConfig& config);

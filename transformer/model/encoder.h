@@ -23,6 +23,7 @@
 #include "tensor/random.h"
 #include "transformer/model/config.h"
 #include "transformer/model/multihead_attention.h"
+#include "transformer/model/rotary.h"
 
 namespace gradformer {
 
@@ -31,7 +32,9 @@ class EncoderLayer : public Module {
   /// Initialised as PyTorch's TransformerEncoderLayer (reset_parameters).
   EncoderLayer(const LayerConfig& config, Generator& init_gen, std::shared_ptr<Generator> dropout_gen);
   /// The same, allocated but not initialised (see nn/init.h).
-  EncoderLayer(const LayerConfig& config, SkipInit, std::shared_ptr<Generator> dropout_gen);
+  /// With rotary positions, the layer reads `rotary` (the stack's shared tables) or, when null, its own.
+  EncoderLayer(const LayerConfig& config, SkipInit, std::shared_ptr<Generator> dropout_gen,
+               std::shared_ptr<const RotaryTables> rotary = nullptr);
   /// Each attention as MultiheadAttention::reset_parameters, linear1 and linear2 a Linear's default,
   /// the LayerNorms 1 and 0.
   void reset_parameters(Generator& init_gen);
@@ -46,8 +49,8 @@ class EncoderLayer : public Module {
   Variable forward_step(const Variable& x, KVCache& cache) const;
 
   std::shared_ptr<MultiheadAttention> self_attn;
-  std::shared_ptr<Linear> linear1, linear2;
-  std::shared_ptr<LayerNorm> norm1, norm2;
+  std::shared_ptr<Linear> linear1, linear2, linear3;  // linear3: SwiGLU's up projection only
+  std::shared_ptr<Norm> norm1, norm2;                 // LayerNorm or RMSNorm
   std::shared_ptr<Dropout> dropout, dropout1, dropout2;
   NormPlacement norm_placement;
   Activation activation;  // of the feed-forward network
@@ -75,7 +78,7 @@ class Encoder : public Module {
   Variable forward_step(const Variable& x, std::vector<KVCache>& caches) const;
 
   std::shared_ptr<ModuleList<EncoderLayer>> layers;
-  std::shared_ptr<LayerNorm> norm;  // null with post-LN
+  std::shared_ptr<Norm> norm;  // null with post-LN
 };
 
 }  // namespace gradformer

@@ -11,11 +11,12 @@ namespace gradformer {
 
 int64_t parameter_count(const TransformerConfig& c) {
   c.validate();
-  const int64_t d = c.d_model, attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d, norm = 2 * d;
+  const int64_t d = c.d_model;
   const int64_t embeddings = c.tie_embeddings ? c.src_vocab * d : (c.src_vocab + c.tgt_vocab) * d;
   const int64_t output_projection = c.tie_embeddings ? c.tgt_vocab : d * c.tgt_vocab + c.tgt_vocab;
-  const int64_t encoder_layer = attention + ffn + 2 * norm, decoder_layer = 2 * attention + ffn + 3 * norm;
-  const int64_t final_norms = c.norm == NormPlacement::Pre ? 2 * norm : 0;
+  const int64_t encoder_layer = layer_parameter_count(c.layer(), false).total();
+  const int64_t decoder_layer = layer_parameter_count(c.layer(), true).total();
+  const int64_t final_norms = c.norm == NormPlacement::Pre ? 2 * norm_parameter_count(c.layer()) : 0;
   const int64_t positions = c.positions == Positions::Learned ? c.max_len * d : 0;
   return embeddings + positions + output_projection + c.layers * (encoder_layer + decoder_layer) + final_norms;
 }
@@ -71,10 +72,11 @@ void EncoderDecoder::reset_parameters(Generator& init_gen) {
     if (p.dim() >= 2 && name != "positional_encoding.weight") xavier_uniform_(p, init_gen);
   // The vectors keep what each layer's own PyTorch initialisation gives them.
   auto attention_biases = [](const MultiheadAttention& a) {
-    fill_(a.in_proj_bias, 0.0);
-    fill_(a.out_proj->bias, 0.0);
+    if (a.in_proj_bias.defined()) fill_(a.in_proj_bias, 0.0);
+    if (a.out_proj->bias.defined()) fill_(a.out_proj->bias, 0.0);
   };
   auto feed_forward_biases = [&](const Linear& linear1, const Linear& linear2) {
+    if (!linear1.bias.defined()) return;                              // a block without biases
     linear_default_(linear1.bias, linear1.weight.size(1), init_gen);  // fan_in d
     linear_default_(linear2.bias, linear2.weight.size(1), init_gen);  // fan_in d_ff
   };

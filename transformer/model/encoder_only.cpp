@@ -39,18 +39,17 @@ void EncoderOnlyConfig::validate() const {
   at_most("types", types, Bounds::max_vocab), at_most("classes", classes, Bounds::max_vocab);
   // parameter_count's formula (it calls validate(), so it cannot be called here), with the
   // positional table, learned or computed.
+  validate_block("EncoderOnlyConfig", layer());
   const int64_t d = d_model, norms = 2 * d;
   const int64_t parameters = vocab * d + types * d + (embed_norm ? norms : 0) +
-                             layers * (4 * d * d + 4 * d + 2 * d * d_ff + d_ff + d + 2 * norms) +
-                             (norm == NormPlacement::Pre ? norms : 0) + 2 * (d * d + d) + norms + vocab +
-                             (tie_embeddings ? 0 : vocab * d) + classes * d + classes;
+                             layers * layer_parameter_count(layer(), false).total() +
+                             (norm == NormPlacement::Pre ? norm_parameter_count(layer()) : 0) + 2 * (d * d + d) +
+                             norms + vocab + (tie_embeddings ? 0 : vocab * d) + classes * d + classes;
   if (parameters + max_len * d > Bounds::max_numbers)
     throw ValueError(message("EncoderOnlyConfig: the model would hold ", parameters, " parameters and a ", max_len,
                              " x ", d, " positional table, more than the ", Bounds::max_numbers,
                              " numbers allowed (d_model ", d, ", d_ff ", d_ff, ", layers ", layers, ", vocabulary ",
                              vocab, ", max_len ", max_len, ")"));
-  if (d_model % heads != 0)
-    throw ValueError(message("EncoderOnlyConfig: d_model ", d_model, " is not divisible by heads ", heads));
   if (positions == Positions::Sinusoidal && d_model % 2 != 0)
     throw ValueError(message("EncoderOnlyConfig: d_model must be even for sinusoidal positions, got ", d_model));
   if (!(dropout >= 0 && dropout < 1))
@@ -61,12 +60,12 @@ void EncoderOnlyConfig::validate() const {
 
 EncoderOnlyCount parameter_count(const EncoderOnlyConfig& c) {
   c.validate();
-  const int64_t d = c.d_model, norm = 2 * d;
-  const int64_t attention = 4 * d * d + 4 * d, ffn = 2 * d * c.d_ff + c.d_ff + d;
+  const int64_t d = c.d_model, norm = 2 * d;  // LayerNorm's (the embedding's and the MLM head's)
   EncoderOnlyCount n;
   n.embeddings =
       c.vocab * d + (c.positions == Positions::Learned ? c.max_len * d : 0) + c.types * d + (c.embed_norm ? norm : 0);
-  n.encoder = c.layers * (attention + ffn + 2 * norm) + (c.norm == NormPlacement::Pre ? norm : 0);
+  n.encoder = c.layers * layer_parameter_count(c.layer(), false).total() +
+              (c.norm == NormPlacement::Pre ? norm_parameter_count(c.layer()) : 0);
   n.pooler = d * d + d;
   n.mlm_head = d * d + d + norm + c.vocab + (c.tie_embeddings ? 0 : c.vocab * d);
   n.classifier = c.classes * d + c.classes;

@@ -19,8 +19,9 @@ namespace gradformer {
 
 /// linear2(dropout(act(linear1(x)))), act relu (the paper) or gelu (GPT, BERT)   x: [..., d_model] -> [..., d_ff] ->
 /// [..., d_model] (dropout on the hidden activations, as PyTorch's TransformerEncoderLayer and the Annotated
-/// Transformer do.)
+/// Transformer do.) SwiGLU (Llama): linear2(dropout(silu(linear1(x)) * linear3(x))), linear1 the gate,
+/// linear3 the up projection (Meta's w1 and w3), which must then be given; d_ff is each one's width.
 Variable feed_forward(const Variable& x, const Linear& linear1, const Linear& linear2, const Dropout& dropout,
-                      Activation activation = Activation::ReLU);
+                      Activation activation = Activation::ReLU, const Linear* linear3 = nullptr);
 
 }  // namespace gradformer

@@ -16,27 +16,35 @@ class SpecList {
     add(prefix + "weight", {out, in});
     if (with_bias) add(prefix + "bias", {out});
   }
-  // nn::LayerNorm: gain and bias [d]
+  // nn::LayerNorm: gain and bias [d]; nn::RMSNorm: gain [d]
+  void norm(const std::string& prefix, const LayerConfig& c) {
+    add(prefix + "weight", {c.d_model});
+    if (c.block.normalization == Normalization::LayerNorm) add(prefix + "bias", {c.d_model});
+  }
   void layer_norm(const std::string& prefix, int64_t d) { add(prefix + "weight", {d}), add(prefix + "bias", {d}); }
-  // MultiheadAttention: W^Q, W^K, W^V stacked [3d, d] and their bias, then W^O
-  void attention(const std::string& prefix, int64_t d) {
-    add(prefix + "in_proj_weight", {3 * d, d});
-    add(prefix + "in_proj_bias", {3 * d});
-    linear(prefix + "out_proj.", d, d);
+  // MultiheadAttention: W^Q [H d_k, d], W^K and W^V [N d_k, d] stacked, their bias, then W^O [d, H d_k]
+  void attention(const std::string& prefix, const LayerConfig& c) {
+    const int64_t rows = (c.heads + 2 * c.kv_heads()) * c.head_dim(), d = c.d_model;
+    add(prefix + "in_proj_weight", {rows, d});
+    if (c.block.bias != Bias::None) add(prefix + "in_proj_bias", {rows});
+    linear(prefix + "out_proj.", c.heads * c.head_dim(), d,
+           c.block.bias == Bias::All || c.block.bias == Bias::Attention);
   }
   // Encoder (decoder layers: with_cross_attention): N layers, then pre-LN's final norm.
   void stack(const std::string& prefix, const LayerConfig& c, int64_t layers, bool with_cross_attention) {
+    const bool ffn_bias = c.block.bias == Bias::All;
     for (int64_t i = 0; i < layers; ++i) {
       const std::string layer = prefix + "layers." + std::to_string(i) + ".";
-      attention(layer + "self_attn.", c.d_model);
-      if (with_cross_attention) attention(layer + "multihead_attn.", c.d_model);
-      linear(layer + "linear1.", c.d_model, c.d_ff);
-      linear(layer + "linear2.", c.d_ff, c.d_model);
-      layer_norm(layer + "norm1.", c.d_model);
-      layer_norm(layer + "norm2.", c.d_model);
-      if (with_cross_attention) layer_norm(layer + "norm3.", c.d_model);
+      attention(layer + "self_attn.", c);
+      if (with_cross_attention) attention(layer + "multihead_attn.", c);
+      linear(layer + "linear1.", c.d_model, c.d_ff, ffn_bias);
+      linear(layer + "linear2.", c.d_ff, c.d_model, ffn_bias);
+      if (c.activation == Activation::SwiGLU) linear(layer + "linear3.", c.d_model, c.d_ff, ffn_bias);
+      norm(layer + "norm1.", c);
+      norm(layer + "norm2.", c);
+      if (with_cross_attention) norm(layer + "norm3.", c);
     }
-    if (c.norm == NormPlacement::Pre) layer_norm(prefix + "norm.", c.d_model);
+    if (c.norm == NormPlacement::Pre) norm(prefix + "norm.", c);
   }
   // PositionalEncoding: a parameter only when learned (sinusoids are computed)
   void positions(const std::string& prefix, Positions positions, int64_t max_len, int64_t d) {

@@ -44,13 +44,13 @@ Tensor positional_rotation(int64_t k, int64_t d_model, DType dtype) {
 
 PositionalEncoding::PositionalEncoding(int64_t d_model, int64_t max_len, double dropout_p,
                                        std::shared_ptr<Generator> dropout_gen, DType dtype, Positions positions)
-    : d_model_(d_model), max_len_(max_len) {
+    : d_model_(d_model), max_len_(max_len), positions_(positions) {
   if (positions == Positions::Learned) {
     if (max_len <= 0 || d_model <= 0)
       throw ValueError(message("PositionalEncoding: max_len and d_model must be positive, got max_len ", max_len,
                                ", d_model ", d_model));
     weight = register_parameter("weight", zeros({max_len, d_model}, dtype));
-  } else {
+  } else if (positions == Positions::Sinusoidal) {
     table_ = sinusoidal_encoding(max_len, d_model, dtype);
   }
   dropout_ = register_module("dropout", std::make_shared<Dropout>(dropout_p, std::move(dropout_gen)));
@@ -67,6 +67,7 @@ Variable PositionalEncoding::forward(const Variable& x, int64_t start) const {
   if (start < 0 || start + x.size(1) > max_len())
     throw ShapeError(message("PositionalEncoding: positions ", start, " to ", start + x.size(1) - 1,
                              " exceed the maximum length ", max_len(), " (input ", x.shape(), ")"));
+  if (rotary()) return dropout_->forward(x);  // the attention turns queries and keys instead
   // [T, d]: rows start .. start + T - 1 of the table, or of the learned matrix (its gradient flows back)
   const Variable pe = learned() ? narrow(weight, 0, start, x.size(1)) : Variable(table_.narrow(0, start, x.size(1)));
   return dropout_->forward(x + pe);

@@ -41,7 +41,8 @@ Tensor positional_rotation(int64_t k, int64_t d_model, DType dtype = DType::Floa
 
 /// x -> dropout(x + PE[start : start + T]). Sinusoidal: no parameters (the table is a constant, not
 /// trained). Learned: the parameter "weight" [max_len, d_model] is PE, allocated as zeros until
-/// reset_parameters draws it.
+/// reset_parameters draws it. Rotary: nothing is added (x -> dropout(x)); the positions are in
+/// each self-attention's rotation of queries and keys (rotary.h).
 class PositionalEncoding : public Module {
  public:
   PositionalEncoding(int64_t d_model, int64_t max_len, double dropout_p, std::shared_ptr<Generator> dropout_gen,
@@ -49,16 +50,18 @@ class PositionalEncoding : public Module {
   /// Learned: weight ~ N(0, 0.02) (GPT-2, BERT). Sinusoidal: nothing to draw.
   void reset_parameters(Generator& init_gen);
   bool learned() const { return weight.defined(); }
+  bool rotary() const { return positions_ == Positions::Rotary; }
   Variable weight;  // learned only: [max_len, d_model]
   /// x: [B, T, d_model] -> [B, T, d_model]; positions start, start + 1, ... (start > 0 when decoding
   /// one token at a time). ShapeError naming max_len if the sequence is too long.
   Variable forward(const Variable& x, int64_t start = 0) const;
-  /// The sinusoid table, or the learned matrix's current values.
+  /// The sinusoid table, or the learned matrix's current values (undefined for rotary positions).
   Tensor table() const { return learned() ? weight.value() : table_; }
   int64_t max_len() const { return max_len_; }
 
  private:
   int64_t d_model_, max_len_;
+  Positions positions_;
   Tensor table_;  // sinusoidal only: [max_len, d_model]
   std::shared_ptr<Dropout> dropout_;
 };

@@ -177,6 +177,9 @@ inline constexpr const char* kEncoderOnlyArch = "encoder-only";
 /// The configuration as metadata entries ("config.d_model" -> "512", ...) and back.
 std::map<std::string, std::string> config_to_metadata(const TransformerConfig& config);
 TransformerConfig config_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& source);
+/// The block's settings (RMSNorm, key/value heads, biases, the rotary base and scaling) from the
+/// config.* entries, the paper's for each one absent. CheckpointError naming `source` and the entry.
+BlockOptions block_options_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& source);
 std::map<std::string, std::string> encoder_only_config_to_metadata(const EncoderOnlyConfig& config);
 inline std::map<std::string, std::string> config_to_metadata(const EncoderOnlyConfig& config) {
   return encoder_only_config_to_metadata(config);

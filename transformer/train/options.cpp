@@ -7,6 +7,7 @@
 #include "tensor/kernels/parallel.h"
 #include "tensor/support/saved_state.h"
 #include "tensor/support/utf8.h"
+#include "transformer/store/checkpoint.h"
 
 namespace gradformer {
 
@@ -84,7 +85,7 @@ std::string option_text(Architecture value) { return architecture_name(value); }
 std::string option_text(Batching value) { return batching_name(value); }
 std::string option_text(NormPlacement value) { return value == NormPlacement::Pre ? "pre" : "post"; }
 std::string option_text(Activation value) { return activation_name(value); }
-std::string option_text(Positions value) { return value == Positions::Learned ? "learned" : "sinusoidal"; }
+std::string option_text(Positions value) { return positions_name(value); }
 
 namespace {
 
@@ -122,10 +123,10 @@ void parse_option(const std::string& what, const std::string& text, NormPlacemen
   parse_choice(what, text, value, {NormPlacement::Post, NormPlacement::Pre});
 }
 void parse_option(const std::string& what, const std::string& text, Activation& value) {
-  parse_choice(what, text, value, {Activation::ReLU, Activation::GELU, Activation::GELUTanh});
+  parse_choice(what, text, value, {Activation::ReLU, Activation::GELU, Activation::GELUTanh, Activation::SwiGLU});
 }
 void parse_option(const std::string& what, const std::string& text, Positions& value) {
-  parse_choice(what, text, value, {Positions::Sinusoidal, Positions::Learned});
+  parse_choice(what, text, value, {Positions::Sinusoidal, Positions::Learned, Positions::Rotary});
 }
 
 std::map<std::string, std::string> texts(const TrainOptions& o) {
@@ -170,6 +171,7 @@ TrainOptions options_from_state(const std::map<std::string, std::string>& s, con
     if (entry != config.end() && std::find(model.begin(), model.end(), name) != model.end())
       parse_option(message(source, ": ", entry->first), entry->second, value);
   });
+  o.block = block_options_from_metadata(config, source);
   return o;
 }
 
@@ -196,10 +198,21 @@ void validate_model(const TrainOptions& o) {
   for (const auto& [field, value, least, most] : ranges)
     if (value < least || value > most)
       throw TrainOptionError(field, message("must be from ", least, " to ", most, ", got ", value));
-  if (o.d_model % 2 != 0)
+  if (o.d_model % 2 != 0 && o.positions == Positions::Sinusoidal)
     throw TrainOptionError("d_model", message("must be even (sine and cosine pairs), got ", o.d_model));
-  if (o.d_model % o.heads != 0)
+  if (o.d_model % o.heads != 0 && o.block.head_dim == 0)
     throw TrainOptionError("heads", message("must divide the model width ", o.d_model, ", got ", o.heads));
+  if (o.block.kv_heads < 0 || o.block.kv_heads > o.heads || (o.block.kv_heads > 0 && o.heads % o.block.kv_heads != 0))
+    throw TrainOptionError("kv_heads", message("must divide the heads, ", o.heads, ", got ", o.block.kv_heads));
+  if (o.block.head_dim < 0 || o.block.head_dim > C::max_d_model)
+    throw TrainOptionError("head_dim", message("must be from 0 to ", C::max_d_model, ", got ", o.block.head_dim));
+  const int64_t head_width = o.block.head_dim > 0 ? o.block.head_dim : o.d_model / o.heads;
+  if (o.positions == Positions::Rotary && head_width % 2 != 0)
+    throw TrainOptionError("positions", message("rope turns pairs of a head's numbers, so the head width (d_model / "
+                                                "heads, or head_dim) must be even, got ",
+                                                head_width));
+  if (!(o.block.rope_theta > 1 && o.block.rope_theta <= 1e12))
+    throw TrainOptionError("rope_theta", message("must be in (1, 1e12], got ", o.block.rope_theta));
   if (!(o.dropout >= 0 && o.dropout < 1))
     throw TrainOptionError("dropout", message("must be in [0, 1), got ", o.dropout));
 }

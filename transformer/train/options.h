@@ -49,6 +49,10 @@ struct TrainOptions {
   int64_t max_len = 128;
   Activation activation = Activation::ReLU;  // of the feed-forward network
   Positions positions = Positions::Sinusoidal;
+  // RMSNorm, key/value heads, head width, biases, the rotary base: the paper's unless set. Not among
+  // the options visited below (a checkpoint keeps them in its config.* entries, written only when
+  // they are not the paper's, so that earlier runs' checkpoints stay what they were).
+  BlockOptions block;
 
   // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
   int64_t batch_size = 80;  // sentences (sequences) per batch; a corpus batch holds at most this many
@@ -119,7 +123,7 @@ template <class Config>
 Config with_model_options(Config c, const TrainOptions& o) {
   c.d_model = o.d_model, c.d_ff = o.d_ff, c.heads = o.heads, c.layers = o.layers, c.dropout = o.dropout;
   c.norm = o.norm, c.max_len = o.max_len, c.tie_embeddings = o.tie_embeddings, c.activation = o.activation;
-  c.positions = o.positions;
+  c.positions = o.positions, c.block = o.block;
   return c;
 }
 

@@ -210,7 +210,7 @@ TEST_CASE(
                    "f: config.scale_embedding must be true or false, got 'no'");
   bad = gpt2, bad["config.activation"] = "swish";
   CHECK_THROWS_MSG(config_from_metadata(bad, "f"), CheckpointError,
-                   "f: config.activation must be relu, gelu or gelu-tanh, got 'swish'");
+                   "f: config.activation must be one of relu, gelu, gelu-tanh, swiglu, got 'swish'");
   bad = gpt2, bad["config.norm_eps"] = "-1";
   CHECK_THROWS_MSG(config_from_metadata(bad, "f"), CheckpointError, "norm_eps must be in (0, 1], got -1");
 }

@@ -699,7 +699,7 @@ TEST_CASE("checkpoint: the family's fields round trip, and a checkpoint without 
   auto bad = m;
   bad["config.activation"] = "tanh";
   CHECK(test::error_message<CheckpointError>([&] { config_from_metadata(bad, "b.safetensors"); }) ==
-        "b.safetensors: config.activation must be relu, gelu or gelu-tanh, got 'tanh'");
+        "b.safetensors: config.activation must be one of relu, gelu, gelu-tanh, swiglu, got 'tanh'");
   bad = m, bad["config.arch"] = "gpt";
   CHECK_THROWS_AS(config_from_metadata(bad, "b.safetensors"), CheckpointError);
 }

@@ -36,7 +36,8 @@ inline TransformerConfig config(int64_t vocab, int64_t context = 16) {
 /// its bias b whatever the input (weight 0), and the tied output scores token v as b . wte[v]; with
 /// wte[<|endoftext|>] = 10 b its score beats every other token's.
 inline void always_end(DecoderOnly& model, int64_t end_of_text) {
-  Tensor gamma = model.decoder->norm->weight.value(), beta = model.decoder->norm->bias.value();
+  const auto& final_norm = dynamic_cast<const LayerNorm&>(*model.decoder->norm);  // GPT-2's ln_f
+  Tensor gamma = final_norm.weight.value(), beta = final_norm.bias.value();
   gamma.fill_(0);
   float* row = model.embed->weight.value().data<float>() + end_of_text * beta.numel();
   for (int64_t i = 0; i < beta.numel(); ++i) {

@@ -92,7 +92,7 @@ std::optional<int64_t> size(ConfigKeys& keys, const std::string& key, int64_t li
 
 int64_t required_size(ConfigKeys& keys, const std::string& key, int64_t limit) {
   const std::optional<int64_t> n = size(keys, key, limit);
-  if (!n) keys.refuse_missing(key, " (or null): every Llama-family config.json gives it");
+  if (!n) keys.refuse_missing(key, " or null: every Llama-family config.json gives it");
   return *n;
 }
 
@@ -181,11 +181,16 @@ void read_sizes(ConfigKeys& keys, HubConfig& c) {
                                   " does not divide hidden_size ", c.hidden_size, " (and head_dim is not given)"));
   c.head_dim = head_dim.value_or(c.hidden_size / c.num_attention_heads);
   if (c.head_dim % 2 != 0)
-    throw CheckpointError(message(keys.source(), ": head_dim ", c.head_dim,
-                                  " is odd, but rotary positions turn pairs of a head's dimensions"));
+    throw CheckpointError(message(
+        keys.source(), ": head_dim ", c.head_dim,
+        head_dim ? "" : message(" (hidden_size ", c.hidden_size, " / num_attention_heads ", c.num_attention_heads, ")"),
+        " is odd, but rotary positions turn pairs of a head's dimensions"));
+  const std::string from_default =  // Llama's default, the heads, always divides them
+      kv_present ? ""
+                 : message(" (", c.model_type == HubModelType::Mistral ? "MistralConfig" : "Qwen2Config",
+                           "'s default: the key is absent)");
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    throw CheckpointError(message(keys.source(), ": num_key_value_heads ", c.num_key_value_heads,
-                                  kv_present ? "" : " (MistralConfig's or Qwen2Config's default: the key is absent)",
+    throw CheckpointError(message(keys.source(), ": num_key_value_heads ", c.num_key_value_heads, from_default,
                                   " does not divide num_attention_heads ", c.num_attention_heads));
 }
 
@@ -195,13 +200,16 @@ Llama3RopeScaling llama3_scaling(ConfigKeys& rope) {
   Llama3RopeScaling s;
   const auto required = [&](const std::string& key) {
     const std::optional<double> x = positive_number(rope, key);
-    if (!x) rope.refuse_missing(key, ": rope_type llama3 needs factor, low_freq_factor, high_freq_factor and "
-                                     "original_max_position_embeddings");
+    if (!x)
+      rope.refuse_missing(key,
+                          ": rope_type llama3 needs factor, low_freq_factor, high_freq_factor and "
+                          "original_max_position_embeddings");
     return *x;
   };
   s.factor = required("factor"), s.low_freq_factor = required("low_freq_factor");
   s.high_freq_factor = required("high_freq_factor");
-  const std::optional<int64_t> original = size(rope, "original_max_position_embeddings", TransformerConfig::max_max_len);
+  const std::optional<int64_t> original =
+      size(rope, "original_max_position_embeddings", TransformerConfig::max_max_len);
   if (!original) required("original_max_position_embeddings");  // refuses it as missing
   s.original_max_position_embeddings = *original;
   if (!(s.low_freq_factor < s.high_freq_factor))

@@ -67,8 +67,8 @@ ShardIndex read_index(const fs::path& dir) {
   std::set<std::string> tensors, shards;
   for (const auto& [tensor, shard] : weight_map->members()) {
     if (!shard.is_string())
-      throw CheckpointError(message(index.path, ": weight_map places ", tensor, " in ", shard.dump(),
-                                    ", which is not a file name"));
+      throw CheckpointError(
+          message(index.path, ": weight_map places ", tensor, " in ", shard.dump(), ", which is not a file name"));
     if (!tensors.insert(tensor).second)
       throw CheckpointError(message(index.path, ": weight_map names ", tensor, " twice"));
     const std::string path = shard_path(dir, shard.text(), tensor, index.path);
@@ -81,8 +81,8 @@ ShardIndex read_index(const fs::path& dir) {
 // The files of a folder that look like weights or configuration, for the message saying that
 // neither model.safetensors nor its index is there.
 std::string relevant_files(const fs::path& dir) {
-  static const std::set<std::string> kinds = {".safetensors", ".json", ".bin", ".pt", ".pth", ".ckpt", ".gguf",
-                                              ".h5", ".msgpack", ".model"};
+  static const std::set<std::string> kinds = {".safetensors", ".json", ".bin", ".pt",      ".pth",
+                                              ".ckpt",        ".gguf", ".h5",  ".msgpack", ".model"};
   std::set<std::string> names;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
@@ -203,8 +203,7 @@ std::vector<std::string> HubTensors::files() const {
 
 const std::string& HubTensors::file_of(const std::string& name) const {
   const auto it = shard_of_.find(name);
-  if (it == shard_of_.end())
-    throw CheckpointError(message(folder_, ": no file of the folder holds the tensor ", name));
+  if (it == shard_of_.end()) throw CheckpointError(message(folder_, ": no file of the folder holds the tensor ", name));
   return shards_[it->second].path;
 }
 
@@ -306,8 +305,8 @@ void require_lm_head_is_embedding(const HubTensors& tensors, const Tensor& embed
     if (std::memcmp(a + i * size, b + i * size, size) != 0) {
       const int64_t columns = embed.dim() == 2 ? embed.size(1) : 1;
       throw CheckpointError(message(file, ": tie_word_embeddings is true, but lm_head.weight is not ",
-                                    "model.embed_tokens.weight: they differ first at [", i / columns, ", ",
-                                    i % columns, "]"));
+                                    "model.embed_tokens.weight: they differ first at [", i / columns, ", ", i % columns,
+                                    "]"));
     }
 }
 

@@ -72,17 +72,17 @@ struct HubConfig {
                                     // (their defaults); null: num_attention_heads
   int64_t head_dim = 0;             // absent or null: hidden_size / num_attention_heads
   int64_t max_position_embeddings = 0;
-  double rms_norm_eps = 1e-6;   // absent: 1e-6
-  double rope_theta = 10000.0;  // absent: 10000
+  double rms_norm_eps = 1e-6;                     // absent: 1e-6
+  double rope_theta = 10000.0;                    // absent: 10000
   std::optional<Llama3RopeScaling> rope_scaling;  // null, absent or rope_type "default": none
   bool tie_word_embeddings = false;               // absent: false
   bool qkv_bias = false;  // q_proj, k_proj, v_proj have biases: Qwen2 always, Llama's attention_bias
   bool o_bias = false;    // o_proj has a bias: Llama's attention_bias
   bool mlp_bias = false;  // gate_proj, up_proj, down_proj have biases: Llama's mlp_bias
   std::optional<int64_t> bos_token_id;
-  std::vector<int64_t> eos_token_ids;  // eos_token_id: one id or a list, every one kept
-  std::string torch_dtype;             // the weights' dtype as saved ("bfloat16"), informational;
-                                       // torch_dtype or transformers 5's dtype; "" when absent
+  std::vector<int64_t> eos_token_ids;     // eos_token_id: one id or a list, every one kept
+  std::string torch_dtype;                // the weights' dtype as saved ("bfloat16"), informational;
+                                          // torch_dtype or transformers 5's dtype; "" when absent
   std::vector<std::string> ignored_keys;  // keys read and found to change nothing computed
 };
 
@@ -155,9 +155,9 @@ std::vector<ParameterSpec> hub_tensor_specs(const HubConfig& config, DType dtype
 
 /// What check_hub_tensors found besides the expected tensors.
 struct HubTensorCheck {
-  DType dtype = DType::Float32;          // the dtype every tensor was read as
-  bool lm_head_in_folder = false;        // lm_head.weight is there (tied: compare it, see below)
-  std::vector<std::string> ignored;      // the rotary_emb.inv_freq buffers left out
+  DType dtype = DType::Float32;      // the dtype every tensor was read as
+  bool lm_head_in_folder = false;    // lm_head.weight is there (tied: compare it, see below)
+  std::vector<std::string> ignored;  // the rotary_emb.inv_freq buffers left out
 };
 
 /// Checks the folder's tensors against `config` by their headers alone, before anything is read:

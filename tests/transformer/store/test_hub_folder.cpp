@@ -70,8 +70,11 @@ struct Exact {
   float value;
   uint16_t bf16, f16;
 };
-constexpr Exact kExact[] = {{1.5f, 0x3FC0, 0x3E00}, {-2.0f, 0xC000, 0xC000}, {0.25f, 0x3E80, 0x3400},
-                            {3.0f, 0x4040, 0x4200}, {0.0f, 0x0000, 0x0000}};
+constexpr Exact kExact[] = {{1.5f, 0x3FC0, 0x3E00},
+                            {-2.0f, 0xC000, 0xC000},
+                            {0.25f, 0x3E80, 0x3400},
+                            {3.0f, 0x4040, 0x4200},
+                            {0.0f, 0x0000, 0x0000}};
 constexpr size_t kExactCount = sizeof(kExact) / sizeof(kExact[0]);
 
 // The k-th element of a tensor whose elements start at kExact[start].
@@ -237,8 +240,8 @@ TEST_CASE("hub config: absent keys take transformers' defaults") {
   CHECK(c.eos_token_ids.empty());
   CHECK(c.torch_dtype.empty());
   // null is absent too; a single eos id is a list of one; transformers 5's "dtype"
-  const HubConfig d = parsed({{"num_key_value_heads", "null"}, {"head_dim", "null"}, {"eos_token_id", "2"}},
-                             {"torch_dtype"});
+  const HubConfig d =
+      parsed({{"num_key_value_heads", "null"}, {"head_dim", "null"}, {"eos_token_id", "2"}}, {"torch_dtype"});
   CHECK(d.num_key_value_heads == 2);
   CHECK(d.head_dim == 2);
   CHECK(d.eos_token_ids == std::vector<int64_t>{2});
@@ -344,8 +347,9 @@ TEST_CASE("hub config: keys that change the computation are refused by name and 
                    "quantization_config {\"quant_method\":\"gptq\",\"bits\":4} is not supported");
   CHECK_THROWS_MSG(parsed({{"model_type", "\"qwen2\""}, {"use_sliding_window", "true"}}), CheckpointError,
                    "use_sliding_window true is not supported");
-  CHECK_THROWS_MSG(parsed({{"model_type", "\"qwen2\""}, {"layer_types", "[\"full_attention\", \"sliding_attention\"]"}}),
-                   CheckpointError, "layer_types[1] 'sliding_attention' is not supported");
+  CHECK_THROWS_MSG(
+      parsed({{"model_type", "\"qwen2\""}, {"layer_types", "[\"full_attention\", \"sliding_attention\"]"}}),
+      CheckpointError, "layer_types[1] 'sliding_attention' is not supported");
   CHECK_THROWS_MSG(parsed({{"model_type", "\"mistral\""}, {"sliding_window", "4"}}), CheckpointError,
                    "sliding_window 4 is not supported: a sliding window shorter than max_position_embeddings 16");
   CHECK_THROWS_MSG(parsed({{"model_type", "\"mistral\""}, {"max_position_embeddings", "32768"}}), CheckpointError,
@@ -374,7 +378,14 @@ TEST_CASE("hub config: sizes missing, not integers, not positive, too large or i
   CHECK(parsed({{"num_attention_heads", "3"}, {"head_dim", "2"}, {"num_key_value_heads", "3"}}).head_dim == 2);
   CHECK_THROWS_MSG(parsed({{"num_key_value_heads", "3"}, {"num_attention_heads", "4"}, {"hidden_size", "8"}}),
                    CheckpointError, "num_key_value_heads 3 does not divide num_attention_heads 4");
+  CHECK_THROWS_MSG(parsed({{"model_type", "\"mistral\""}, {"hidden_size", "8"}, {"num_attention_heads", "4"}},
+                          {"num_key_value_heads"}),
+                   CheckpointError,
+                   "num_key_value_heads 8 (MistralConfig's default: the key is absent) does not divide "
+                   "num_attention_heads 4");
   CHECK_THROWS_MSG(parsed({{"head_dim", "3"}}), CheckpointError, "head_dim 3 is odd");
+  CHECK_THROWS_MSG(parsed({{"hidden_size", "6"}}), CheckpointError,
+                   "head_dim 3 (hidden_size 6 / num_attention_heads 2) is odd");
 }
 
 TEST_CASE("hub config: other values of the wrong kind, keys given twice, text that is not JSON") {
@@ -382,8 +393,7 @@ TEST_CASE("hub config: other values of the wrong kind, keys given twice, text th
   CHECK_THROWS_MSG(parsed({{"rope_theta", "\"big\""}}), CheckpointError, "rope_theta 'big' is not a number");
   CHECK_THROWS_MSG(parsed({{"tie_word_embeddings", "\"yes\""}}), CheckpointError,
                    "tie_word_embeddings 'yes' is not true or false");
-  CHECK_THROWS_MSG(parsed({{"eos_token_id", "[2, \"x\"]"}}), CheckpointError,
-                   "eos_token_id[1] 'x' is not a token id");
+  CHECK_THROWS_MSG(parsed({{"eos_token_id", "[2, \"x\"]"}}), CheckpointError, "eos_token_id[1] 'x' is not a token id");
   CHECK_THROWS_MSG(parsed({{"bos_token_id", "8"}}), CheckpointError,
                    "bos_token_id 8 is not a token id below vocab_size 8");
   CHECK_THROWS_MSG(parse_hub_config("{\"a\": 1}", "x.json"), CheckpointError, "x.json: model_type is missing");
@@ -396,9 +406,9 @@ TEST_CASE("hub config: other values of the wrong kind, keys given twice, text th
 
 TEST_CASE("hub config: read from a file, which must be there") {
   TempDir dir("hub-config");
-  test::write_text(dir / "config.json", config({{"vocab_size", "5"}}));
+  test::write_text(dir / "config.json", config({{"vocab_size", "9"}}));
   const HubConfig c = read_hub_config(dir / "config.json");
-  CHECK(c.vocab_size == 5);
+  CHECK(c.vocab_size == 9);
   CHECK(c.source == dir / "config.json");
   CHECK_THROWS_MSG(read_hub_config(dir / "absent.json"), CheckpointError, dir / "absent.json");
   CHECK_THROWS_MSG(read_hub_config(dir.path().string()), CheckpointError, "not a regular file");
@@ -470,9 +480,9 @@ TEST_CASE("hub tensors: an index and its shards that disagree are refused, namin
   };
   auto missing_shard = places;
   missing_shard.back().second = "model-00003-of-00003.safetensors";
-  CHECK_THROWS_MSG(with_index(missing_shard), CheckpointError,
-                   index + ": places lm_head.weight in " + (dir / "model-00003-of-00003.safetensors") +
-                       ", which is not there");
+  CHECK_THROWS_MSG(
+      with_index(missing_shard), CheckpointError,
+      index + ": places lm_head.weight in " + (dir / "model-00003-of-00003.safetensors") + ", which is not there");
   auto misplaced = places;
   misplaced.front().second = kShard2;  // the embedding is in the first shard
   CHECK_THROWS_MSG(with_index(misplaced), CheckpointError,
@@ -488,8 +498,9 @@ TEST_CASE("hub tensors: an index and its shards that disagree are refused, namin
   auto escaping = places;
   escaping.back().second = "../model-00002-of-00002.safetensors";
   CHECK_THROWS_MSG(with_index(escaping), CheckpointError,
-                   index + ": weight_map places lm_head.weight in '../model-00002-of-00002.safetensors', which is "
-                           "not a file name inside the folder");
+                   index +
+                       ": weight_map places lm_head.weight in '../model-00002-of-00002.safetensors', which is "
+                       "not a file name inside the folder");
   escaping.back().second = "/etc/passwd";
   CHECK_THROWS_MSG(with_index(escaping), CheckpointError, "in '/etc/passwd', which is not a file name inside");
   auto twice = places;
@@ -518,11 +529,9 @@ TEST_CASE("hub tensors: a folder with neither file lists what it holds") {
   test::write_text(dir / "README.md", "not listed");
   CHECK_THROWS_MSG(open_hub_tensors(dir.path().string()), CheckpointError,
                    dir.path().string() + ": neither model.safetensors nor model.safetensors.index.json");
-  CHECK_THROWS_MSG(open_hub_tensors(dir.path().string()), CheckpointError,
-                   "it holds config.json, pytorch_model.bin");
+  CHECK_THROWS_MSG(open_hub_tensors(dir.path().string()), CheckpointError, "it holds config.json, pytorch_model.bin");
   CHECK_THROWS_MSG(open_hub_tensors(dir / "absent"), CheckpointError, (dir / "absent") + ": no such directory");
-  CHECK_THROWS_MSG(open_hub_tensors(dir / "config.json"), CheckpointError,
-                   (dir / "config.json") + ": not a directory");
+  CHECK_THROWS_MSG(open_hub_tensors(dir / "config.json"), CheckpointError, (dir / "config.json") + ": not a directory");
 }
 
 TEST_CASE("hub folder paths: every file an import reads") {
@@ -573,8 +582,9 @@ TEST_CASE("hub tensors: lm_head.weight: needed untied, accepted tied, compared w
   Tensor other = embedding.clone();
   other.data<float>()[1 * 4 + 2] += 1.0f;  // row 1, column 2
   CHECK_THROWS_MSG(require_lm_head_is_embedding(tensors, other), CheckpointError,
-                   (tied / "model.safetensors") + ": tie_word_embeddings is true, but lm_head.weight is not "
-                                                  "model.embed_tokens.weight: they differ first at [1, 2]");
+                   (tied / "model.safetensors") +
+                       ": tie_word_embeddings is true, but lm_head.weight is not "
+                       "model.embed_tokens.weight: they differ first at [1, 2]");
 }
 
 TEST_CASE("hub tensors: Qwen2's q, k, v biases expected; rotary buffers ignored; integer tensors refused") {
@@ -583,8 +593,9 @@ TEST_CASE("hub tensors: Qwen2's q, k, v biases expected; rotary buffers ignored;
   write_single_file_folder(qwen, tiny_llama_state(true, true), qwen_config);
   CHECK_NOTHROW(check_hub_tensors(read_hub_config(qwen / "config.json"), open_hub_tensors(qwen.path().string())));
   write_single_file_folder(buffers, tiny_llama_state(true), qwen_config);  // no biases
-  CHECK_THROWS_MSG(check_hub_tensors(read_hub_config(buffers / "config.json"), open_hub_tensors(buffers.path().string())),
-                   CheckpointError, "missing: model.layers.0.self_attn.q_proj.bias [4]");
+  CHECK_THROWS_MSG(
+      check_hub_tensors(read_hub_config(buffers / "config.json"), open_hub_tensors(buffers.path().string())),
+      CheckpointError, "missing: model.layers.0.self_attn.q_proj.bias [4]");
   StateDict state = tiny_llama_state(true);
   state["model.layers.0.self_attn.rotary_emb.inv_freq"] = filled({1}, 0);
   write_single_file_folder(buffers, state);

@@ -181,7 +181,7 @@ TEST_CASE("hub tensors: lm_head.weight: needed untied, accepted tied, compared w
                        "model.embed_tokens.weight: they differ first at [1, 2]");
 }
 
-TEST_CASE("hub tensors: Qwen2's q, k, v biases expected; rotary buffers ignored; integer tensors refused") {
+TEST_CASE("hub tensors: Qwen2's q, k, v biases expected, rotary buffers ignored, integer tensors refused") {
   TempDir qwen("hub-qwen2"), buffers("hub-buffers"), ints("hub-ints");
   const std::string qwen_config = config({{"model_type", "\"qwen2\""}});
   write_single_file_folder(qwen, tiny_llama_state(true, true), qwen_config);

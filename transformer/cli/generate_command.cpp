@@ -27,7 +27,7 @@ int64_t end_of_text(const Tokenizer& tokenizer) {
 // (continue_sequence). GPT-2's stops at <|endoftext|>, which is not printed. The text is printed as
 // it is generated.
 void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::string& text, SamplingOptions o,
-                   Generator& gen) {
+                   Generator& gen, const std::vector<int64_t>& end_of_text_ids) {
   std::vector<int64_t> ids;
   try {
     ids = tokenizer.encode(text);
@@ -41,14 +41,16 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
   if (static_cast<int64_t>(ids.size()) > max_len)
     throw UsageError(message("generate: the prompt's ", ids.size(), " tokens do not fit the model's context of ",
                              max_len, " tokens (max_len)"));
-  o.eos = end_of_text(tokenizer);
+  // An imported hub model's end tokens (its config's eos_token_id, kept by the checkpoint), else GPT-2's.
+  o.eos = end_of_text_ids.empty() ? end_of_text(tokenizer) : end_of_text_ids.front();
+  if (!end_of_text_ids.empty()) o.also_stop.assign(end_of_text_ids.begin() + 1, end_of_text_ids.end());
   // The specials in front (<pad> <s> </s> <unk>) are not text: a barely trained model would print "<pad>".
   for (int64_t id = 0; id < tokenizer.special_count(); ++id) o.never.push_back(id);
   // The prompt as typed, then the continuation's text as it comes (a character cut by the last token shows as U+FFFD).
   std::cout << text << std::flush;
   Utf8Stream stream;
   continue_sequence(model, ids, o, gen, [&](int64_t id) {
-    if (id != o.eos) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
+    if (!o.stops(id)) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
   });
   std::cout << stream.finish() << "\n";
 }
@@ -120,7 +122,7 @@ int generate_command(int argc, char** argv) {
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(std::move(file));
   Generator gen(static_cast<uint64_t>(f.integer("--seed")));
   if (ckpt.info.target_tokenizer.kind() != Tokenizer::Kind::Words) {
-    continue_text(*ckpt.model, ckpt.info.target_tokenizer, f.text("--prompt"), o, gen);
+    continue_text(*ckpt.model, ckpt.info.target_tokenizer, f.text("--prompt"), o, gen, ckpt.info.end_of_text);
     return 0;
   }
   continue_words(*ckpt.model, ckpt.info.target_tokenizer.vocab(), f.text("--prompt"), o, gen);

@@ -33,7 +33,8 @@ constexpr const char* kSummary =
     "lines as the embedding has rows. A checkpoint's vocab.source and vocab.target metadata have this form.\n"
     "\n"
     "GPT-2's released weights: gradformer import --gpt2 model.safetensors --out gpt2.safetensors (see\n"
-    "gradformer import --gpt2 --help).";
+    "gradformer import --gpt2 --help). A hub folder of Llama, Qwen2 or Mistral: gradformer import --hf DIR\n"
+    "--out F.safetensors (see gradformer import --hf --help).";
 
 // "--flag V contradicts the weights: <evidence>" when the flag was given and is not `inferred`.
 void check_flag(const Flags& f, const char* flag, const std::string& given, const std::string& inferred,
@@ -52,6 +53,9 @@ int import_command(int argc, char** argv) {
   for (int i = 2; i < argc; ++i)
     if (std::string_view(argv[i]) == "--gpt2" || std::string_view(argv[i]).rfind("--gpt2=", 0) == 0)
       return import_gpt2_command(argc, argv);
+  for (int i = 2; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--hf" || std::string_view(argv[i]).rfind("--hf=", 0) == 0)
+      return import_hub_command(argc, argv);
   Flags f("import", kSummary);
   f.add("--weights", "", "the .safetensors file of tensors to import (required)");
   f.add("--src-vocab", "", "the source vocabulary file, one token per line (required)");
@@ -73,6 +77,9 @@ int import_command(int argc, char** argv) {
   f.add("--norm", "", "check: pre or post (pre-LN has encoder.norm.weight)");
   f.add("--tied", "", "check: yes or no, whether the embeddings are tied");
   f.add("--gpt2", "", "GPT-2's model.safetensors instead: a decoder-only model (gradformer import --gpt2 --help)");
+  f.add("--hf", "",
+        "a Hugging Face hub folder of a Llama-family model instead (llama, qwen2, mistral): a decoder-only model "
+        "(gradformer import --hf --help)");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;

@@ -52,7 +52,7 @@ constexpr const char* kUsage =
     "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
     "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
     "  import      turn an encoder-decoder's weights saved from PyTorch (.safetensors) into a checkpoint;\n"
-    "              --gpt2: GPT-2's released weights and tokenizer\n"
+    "              --gpt2: GPT-2's released weights and tokenizer; --hf: a hub folder of Llama, Qwen2 or Mistral\n"
     "  average     average the parameters of a run's last checkpoints into one checkpoint\n"
     "  tokenize    the token ids of standard input's text (--pieces: the tokens; --decode: ids back to text)\n"
     "  learn-bpe   learn a byte-pair tokenizer from text files and write it for tokenize --tokenizer\n"

@@ -179,7 +179,7 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
     const int64_t token = sample_next_token(last, o, gen);
     generated.push_back(token), sequence.push_back(token);
     if (on_token) on_token(token);
-    if (token == o.eos) break;
+    if (o.stops(token)) break;
     next = ids({token});
   }
   return generated;
@@ -205,7 +205,7 @@ std::vector<int64_t> continue_sequence(DecoderOnly& model, const std::vector<int
     const std::vector<int64_t> got = generate(model, window, step, gen, on_token);
     window.insert(window.end(), got.begin(), got.end());
     if (!on_token) generated.insert(generated.end(), got.begin(), got.end());
-    if (got.back() == o.eos) break;  // generate gives at least one token
+    if (o.stops(got.back())) break;  // generate gives at least one token
     left -= static_cast<int64_t>(got.size());
   }
   return generated;

@@ -13,6 +13,20 @@ namespace {
 constexpr const char* kFormat = "gradformer-checkpoint-1";
 constexpr const char* kOptimizerPrefix = "optimizer.";
 constexpr const char* kSourceEos = "data.source_eos";
+constexpr const char* kEndOfText = "data.end_of_text";
+
+// "2,7" -> {2, 7}, each an id of the model's vocabulary.
+std::vector<int64_t> end_of_text_ids(const std::string& text, int64_t vocab, const std::string& path) {
+  std::vector<int64_t> ids;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const int64_t id = parse_integer(item, message(path, ": ", kEndOfText));
+    if (id < 0 || id >= vocab)
+      throw CheckpointError(message(path, ": ", kEndOfText, " names id ", id, ", outside the vocabulary's ", vocab));
+    ids.push_back(id);
+  }
+  return ids;
+}
 
 // Every tokenizer (or encoder-only vocabulary) built from a checkpoint's metadata: what
 // checkpoint_tokenizers_built() reports.
@@ -82,6 +96,8 @@ CheckpointInfo transformer_info(const CheckpointFile& file) {
   if (source_eos != "true" && source_eos != "false")
     throw CheckpointError(message(path, ": ", kSourceEos, " must be true or false, got '", source_eos, "'"));
   info.source_eos = source_eos == "true";
+  if (const auto ends = file.metadata.find(kEndOfText); ends != file.metadata.end())
+    info.end_of_text = end_of_text_ids(ends->second, info.config.tgt_vocab, path);
   info.state = file.state;
   return info;
 }
@@ -153,6 +169,11 @@ void save_checkpoint(const std::string& path, const Module& model, const Transfo
   if (info.target_tokenizer.has_vocab()) metadata["vocab.target"] = info.target_tokenizer.vocab().to_text();
   metadata.merge(info.target_tokenizer.metadata("tokenizer.target"));
   if (config.arch == Architecture::EncoderDecoder) metadata[kSourceEos] = info.source_eos ? "true" : "false";
+  if (!info.end_of_text.empty()) {
+    std::string ids;
+    for (int64_t id : info.end_of_text) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    metadata[kEndOfText] = ids;
+  }
   save_checkpoint_parameters(path, model.state_dict(), optimizer_state, std::move(metadata), info.state);
 }
 

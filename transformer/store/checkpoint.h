@@ -46,6 +46,9 @@ struct CheckpointInfo {
   /// always so for models gradformer trains; a model imported from elsewhere may have been trained
   /// without it, and translate, score and trace feed its sources as it was trained.
   bool source_eos = true;
+  /// The ids that end a text (metadata data.end_of_text, "2,7"): an imported hub model's
+  /// eos_token_id, which generate stops at. Empty, and not written, for every other model.
+  std::vector<int64_t> end_of_text;
 };
 
 struct EncoderOnlyCheckpointInfo {

@@ -95,6 +95,8 @@ HubImport import_hub(const HubConfig& config, const HubTensors& tensors, const T
     require_lm_head_is_embedding(tensors, m.embed->weight.value());
   out.info.config = c;
   out.info.target_tokenizer = tokenizer;
+  for (int64_t id : config.eos_token_ids)
+    if (id >= 0 && id < c.tgt_vocab) out.info.end_of_text.push_back(id);  // parse_hub_config checked the range
   return out;
 }
 

@@ -196,8 +196,8 @@ int tokenize_command(int argc, char** argv) {
     read_ids(stdin, tokenizer.size(), [&](const std::vector<int64_t>& ids) {
       if (whole) all.insert(all.end(), ids.begin(), ids.end());
       if (ids.empty() || whole) return;
-      const std::string text =
-          (first || tokenizer.kind() != Tokenizer::Kind::Words ? "" : " ") + tokenizer.decode_bytes(ids);
+      std::string text = first || tokenizer.kind() != Tokenizer::Kind::Words ? "" : " ";
+      text += tokenizer.decode_bytes(ids);
       std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
       first = false;
     });

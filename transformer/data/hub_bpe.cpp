@@ -55,7 +55,8 @@ HubBpeModel::HubBpeModel(TokenIds vocab, const std::vector<Merge>& merges, HubBp
     const int32_t joined = token_id(left + right, rank, "the token it makes");
     merges_[pair_key(left_id, right_id)] = {static_cast<int32_t>(rank), joined};
   }
-  for (int byte = 0; byte < 256; ++byte) byte_tokens_[static_cast<size_t>(byte)] = static_cast<int32_t>(id(byte_token(byte)));
+  for (int byte = 0; byte < 256; ++byte)
+    byte_tokens_[static_cast<size_t>(byte)] = static_cast<int32_t>(id(byte_token(byte)));
   if (options_.unk_token) {
     unk_id_ = static_cast<int32_t>(id(*options_.unk_token));
     if (unk_id_ < 0)

@@ -48,7 +48,10 @@ std::optional<std::string> byte_level_bytes(const std::string& token) {
 std::optional<char> fallback_byte(const std::string& token) {
   if (token.size() != 6 || token.rfind("<0x", 0) != 0 || token.back() != '>') return std::nullopt;
   const auto hex = [](char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
   };
   const int high = hex(token[3]), low = hex(token[4]);
   if (high < 0 || low < 0) return std::nullopt;

@@ -39,8 +39,8 @@ class HubDecoder {
   struct Step {
     Kind kind;
     std::string pattern{}, content{};  // Replace's; Strip's and Metaspace's character in `content`
-    int64_t start = 0, stop = 0;   // Strip
-    bool strip_first = true;       // Metaspace: prepend_scheme is not "never"
+    int64_t start = 0, stop = 0;       // Strip
+    bool strip_first = true;           // Metaspace: prepend_scheme is not "never"
   };
   static void add_steps(const Json& decoder, const std::string& source, std::vector<Step>& steps);
   static Step step_of(const Json& decoder, const std::string& type, const std::string& where);

@@ -17,7 +17,9 @@ std::string json_string(const Json& object, std::string_view name, const std::st
   const Json* value = json_member(object, name);
   if (value == nullptr || !value->is_string())
     throw DataError(message(where, ".", name, " must be a string, found ",
-                            value == nullptr ? "nothing" : value->is_literal() ? value->text() : kind_name(value->kind())));
+                            value == nullptr      ? "nothing"
+                            : value->is_literal() ? value->text()
+                                                  : kind_name(value->kind())));
   return value->text();
 }
 
@@ -33,7 +35,9 @@ int64_t json_integer(const Json& object, std::string_view name, const std::strin
   const Json* value = json_member(object, name);
   if (value == nullptr || !value->is_integer())
     throw DataError(message(where, ".", name, " must be an integer, found ",
-                            value == nullptr ? "nothing" : value->is_literal() ? value->text() : kind_name(value->kind())));
+                            value == nullptr      ? "nothing"
+                            : value->is_literal() ? value->text()
+                                                  : kind_name(value->kind())));
   return value->value();
 }
 

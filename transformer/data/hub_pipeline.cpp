@@ -121,7 +121,8 @@ HubPreTokenizer::Step HubPreTokenizer::metaspace_step(const Json& metaspace, con
   }
   const std::string scheme = json_string(metaspace, "prepend_scheme", where);
   if (scheme != "first" && scheme != "always" && scheme != "never")
-    throw DataError(message(where, " prepend_scheme '", scheme, "' is not supported (supported: first, always, never)"));
+    throw DataError(
+        message(where, " prepend_scheme '", scheme, "' is not supported (supported: first, always, never)"));
   step.prepend = scheme == "first" ? Prepend::First : scheme == "always" ? Prepend::Always : Prepend::Never;
   return step;
 }

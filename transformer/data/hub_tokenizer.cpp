@@ -119,8 +119,9 @@ void HubTokenizer::Matcher::cut(std::string_view text, OnText on_text, OnToken o
   size_t stretch = 0;  // where the text since the last token starts
   for (size_t i = 0; i < text.size(); ++i) {
     if (!starts_a_token[static_cast<unsigned char>(text[i])]) continue;
-    const auto match = std::find_if(tokens.begin(), tokens.end(),
-                                    [&](const auto& token) { return text.substr(i, token.first.size()) == token.first; });
+    const auto match = std::find_if(tokens.begin(), tokens.end(), [&](const auto& token) {
+      return text.substr(i, token.first.size()) == token.first;
+    });
     if (match == tokens.end()) continue;
     if (i > stretch) on_text(text.substr(stretch, i - stretch), stretch);
     on_token(match->second);
@@ -145,7 +146,8 @@ HubTokenizer HubTokenizer::parse(std::string_view text, const std::string& sourc
 }
 
 HubTokenizer HubTokenizer::from_json(const Json& root, const std::string& source) {
-  if (!root.is_object()) throw DataError(message(source, ": a tokenizer.json is an object, found ", kind_name(root.kind())));
+  if (!root.is_object())
+    throw DataError(message(source, ": a tokenizer.json is an object, found ", kind_name(root.kind())));
   HubTokenizer tokenizer;
   tokenizer.model_ = read_model(json_member(root, "model"), source);
   tokenizer.normalizer_ = HubNormalizer::parse(json_member(root, "normalizer"), source);
@@ -201,8 +203,9 @@ void HubTokenizer::number_tokens(const std::string& source) {
   }
   const auto gap = std::find(named.begin(), named.end(), false);
   if (gap != named.end())
-    throw DataError(message(source, ": no token has id ", gap - named.begin(), " (model.vocab and added_tokens hold ids ",
-                            "up to ", count - 1, ", and every id below must be a token)"));
+    throw DataError(message(source, ": no token has id ", gap - named.begin(),
+                            " (model.vocab and added_tokens hold ids ", "up to ", count - 1,
+                            ", and every id below must be a token)"));
 }
 
 std::vector<int64_t> HubTokenizer::encode(std::string_view text) const {

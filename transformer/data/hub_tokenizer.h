@@ -90,7 +90,7 @@ class HubTokenizer {
     template <class OnText, class OnToken>
     void cut(std::string_view text, OnText on_text, OnToken on_token) const;
   };
-  Matcher raw_, normalized_;  // added tokens matched before normalizing, and after
+  Matcher raw_, normalized_;         // added tokens matched before normalizing, and after
   std::vector<std::string> tokens_;  // by id
   std::vector<bool> special_;        // by id
   std::optional<int64_t> bos_;

@@ -99,7 +99,7 @@ size_t whitespace_length(std::string_view text, size_t i) {
     ++count;
     if (is_line_end(next.code_point)) after_line_end = end;
   }
-  if (after_line_end > i) return after_line_end - i;  // \s*[\r\n]+
+  if (after_line_end > i) return after_line_end - i;    // \s*[\r\n]+
   if (end == text.size() || count < 2) return end - i;  // \s+(?!\S) to the text's end, or \s+
   return last_start - i;                                // \s+(?!\S), backing off one character
 }

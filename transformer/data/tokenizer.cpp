@@ -256,8 +256,9 @@ const Vocab& Tokenizer::vocab() const {
 
 const BytePairEncoding& Tokenizer::byte_pair_encoding() const {
   if (kind_ == Kind::Words || kind_ == Kind::Hub)
-    throw ValueError(message("Tokenizer: a tokenizer of ", kind_ == Kind::Words ? "words" : "a tokenizer.json",
-                             " has no byte-level byte-pair encoding"));
+    throw ValueError(kind_ == Kind::Words ? "Tokenizer: a tokenizer of words has no byte-pair encoding"
+                                          : "Tokenizer: a hub tokenizer has no byte-level byte-pair encoding (its "
+                                            "BPE model is its tokenizer.json's)");
   return *bpe_;
 }
 

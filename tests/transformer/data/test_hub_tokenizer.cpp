@@ -1,7 +1,8 @@
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "catch.h"
 #include "transformer/data/bpe.h"
@@ -54,9 +55,9 @@ struct HubFile {
   std::string normalizer = "null", pre_tokenizer = "null", decoder = "null", added = "[]", post = "null";
   std::string model;
   std::string json() const {
-    return R"({"version":"1.0","truncation":null,"padding":null,"added_tokens":)" + added +
-           R"(,"normalizer":)" + normalizer + R"(,"pre_tokenizer":)" + pre_tokenizer +
-           R"(,"post_processor":)" + post + R"(,"decoder":)" + decoder + R"(,"model":)" + model + "}";
+    return R"({"version":"1.0","truncation":null,"padding":null,"added_tokens":)" + added + R"(,"normalizer":)" +
+           normalizer + R"(,"pre_tokenizer":)" + pre_tokenizer + R"(,"post_processor":)" + post + R"(,"decoder":)" +
+           decoder + R"(,"model":)" + model + "}";
   }
 };
 
@@ -79,7 +80,8 @@ std::string added_token(int64_t id, const std::string& content, bool normalized 
          R"(,"special":true})";
 }
 
-const std::string kByteLevelDecoder = R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})";
+const std::string kByteLevelDecoder =
+    R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})";
 
 std::string split_then_byte_level(std::string_view pattern) {
   std::string escaped;  // the pattern as a JSON string: its backslashes doubled
@@ -109,7 +111,8 @@ HubFile llama3_file(bool ignore_merges = true, std::string_view pattern = kLlama
   file.pre_tokenizer = split_then_byte_level(pattern);
   file.decoder = kByteLevelDecoder;
   file.added = "[" + added_token(262, "<|begin_of_text|>") + "," + added_token(263, "<|eot_id|>") + "]";
-  file.post = R"({"type":"Sequence","processors":[{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false,"use_regex":true},{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<|begin_of_text|>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"pair":[],"special_tokens":{"<|begin_of_text|>":{"id":"<|begin_of_text|>","ids":[262],"tokens":["<|begin_of_text|>"]}}}]})";
+  file.post =
+      R"({"type":"Sequence","processors":[{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":false,"use_regex":true},{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<|begin_of_text|>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"pair":[],"special_tokens":{"<|begin_of_text|>":{"id":"<|begin_of_text|>","ids":[262],"tokens":["<|begin_of_text|>"]}}}]})";
   file.model = bpe_model(byte_level_vocab({"12", "123", "45", "456", "'T", "Ġworld"}),
                          merges_json({{"1", "2"}, {"12", "3"}, {"4", "5"}, {"45", "6"}, {"'", "T"}}, true),
                          std::string(R"("unk_token":null,"fuse_unk":false,"byte_fallback":false,"ignore_merges":)") +
@@ -132,26 +135,35 @@ std::string sentencepiece_vocab() {
     vocab.emplace_back(token, static_cast<int64_t>(vocab.size()));
   return vocab_json(vocab);
 }
-const std::string kSentencePieceMerges = merges_json({{"▁", "h"}, {"▁h", "i"}, {"h", "e"}, {"t", "he"}, {"▁", "the"}}, false);
-const std::string kSentencePieceAdded = "[" + added_token(0, "<unk>") + "," + added_token(1, "<s>") + "," + added_token(2, "</s>") + "]";
+const std::string kSentencePieceMerges =
+    merges_json({{"▁", "h"}, {"▁h", "i"}, {"h", "e"}, {"t", "he"}, {"▁", "the"}}, false);
+const std::string kSentencePieceAdded =
+    "[" + added_token(0, "<unk>") + "," + added_token(1, "<s>") + "," + added_token(2, "</s>") + "]";
 
 HubFile sentencepiece_file(bool byte_fallback = true, bool fuse_unk = true) {
   HubFile file;
-  file.normalizer = R"({"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]})";
-  file.decoder = R"({"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"},{"type":"Strip","content":" ","start":1,"stop":0}]})";
+  file.normalizer =
+      R"({"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]})";
+  file.decoder =
+      R"({"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"},{"type":"Strip","content":" ","start":1,"stop":0}]})";
   file.added = kSentencePieceAdded;
-  file.post = R"({"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"pair":[],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}})";
-  file.model = bpe_model(sentencepiece_vocab(), kSentencePieceMerges,
-                         std::string(R"("unk_token":"<unk>","ignore_merges":false,"fuse_unk":)") +
-                             (fuse_unk ? "true" : "false") + R"(,"byte_fallback":)" + (byte_fallback ? "true" : "false"));
+  file.post =
+      R"({"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"pair":[],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}})";
+  file.model =
+      bpe_model(sentencepiece_vocab(), kSentencePieceMerges,
+                std::string(R"("unk_token":"<unk>","ignore_merges":false,"fuse_unk":)") +
+                    (fuse_unk ? "true" : "false") + R"(,"byte_fallback":)" + (byte_fallback ? "true" : "false"));
   return file;
 }
 
 Tokenizer hub(const HubFile& file) { return Tokenizer::hub(HubTokenizer::parse(file.json(), "tokenizer.json")); }
 
 const std::vector<std::string> kHardTexts = {
-    "hi there", "1234567", "DON'T do it, I'LL go", "a\n\nb", "a \n b", "line\r\nnext", "a   b", "trailing  ",
-    "🙂", "日本語", "  leading", "mixed 日本 and 🙂!", "",
+    "hi there", "1234567",    "DON'T do it, I'LL go",
+    "a\n\nb",   "a \n b",     "line\r\nnext",
+    "a   b",    "trailing  ", "🙂",
+    "日本語",   "  leading",  "mixed 日本 and 🙂!",
+    "",
 };
 
 }  // namespace
@@ -241,7 +253,8 @@ TEST_CASE("a Metaspace tokenizer.json: ▁ for spaces, first piece prefixed, cut
 }
 
 TEST_CASE("decode(encode(text)) is the text for every pipeline on hard texts") {
-  for (const HubFile& file : {gpt2_file(), llama3_file(), llama3_file(false, kQwen2SplitPattern), sentencepiece_file()}) {
+  for (const HubFile& file :
+       {gpt2_file(), llama3_file(), llama3_file(false, kQwen2SplitPattern), sentencepiece_file()}) {
     const Tokenizer t = hub(file);
     for (const std::string& text : kHardTexts) {
       INFO(file.pre_tokenizer << " on \"" << text << "\"");
@@ -286,7 +299,9 @@ TEST_CASE("a tokenizer.json the reader does not support is refused, naming the p
   refused(file, "tokenizer.json: model type 'WordPiece' is not supported (supported: BPE)");
   file = sentencepiece_file();
   file.normalizer = R"({"type":"NFKC"})";
-  refused(file, "tokenizer.json: normalizer type 'NFKC' is not supported (supported: Sequence of Prepend and Replace, Prepend, Replace, none)");
+  refused(file,
+          "tokenizer.json: normalizer type 'NFKC' is not supported (supported: Sequence of Prepend and Replace, "
+          "Prepend, Replace, none)");
   file.normalizer = R"({"type":"Replace","pattern":{"Regex":" +"},"content":"▁"})";
   refused(file, "tokenizer.json: normalizer Replace pattern {\"Regex\":\" +\"} is not supported");
   file = gpt2_file();
@@ -308,7 +323,33 @@ TEST_CASE("a tokenizer.json the reader does not support is refused, naming the p
   file.model.replace(file.model.find("\"dropout\":null"), 14, "\"dropout\":0.1");
   refused(file, "model.dropout 0.1 is not supported (supported: null)");
   file = gpt2_file();
-  file.added = R"([{"id":1,"content":"<mask>","single_word":false,"lstrip":true,"rstrip":false,"normalized":false,"special":true}])";
+  file.added =
+      R"([{"id":1,"content":"<mask>","single_word":false,"lstrip":true,"rstrip":false,"normalized":false,"special":true}])";
   refused(file, "added token \"<mask>\" (id 1) has lstrip true, which is not supported");
-  CHECK_THROWS_MSG(HubTokenizer::parse("{\"model\": [1,", "tokenizer.json"), DataError, "tokenizer.json: not a tokenizer.json");
+  CHECK_THROWS_MSG(HubTokenizer::parse("{\"model\": [1,", "tokenizer.json"), DataError,
+                   "tokenizer.json: not a tokenizer.json");
+}
+
+TEST_CASE("added tokens are matched longest first at the leftmost place") {
+  HubFile file = gpt2_file();
+  // <|endoftext|> 260 (normalized) and <|end|> 261: at "<|end" both could start; the longer wins.
+  file.added = "[" + added_token(260, "<|endoftext|>", true) + "," + added_token(261, "<|end|>") + "]";
+  const Tokenizer t = hub(file);
+  CHECK(t.size() == 262);
+  CHECK(t.encode("<|endoftext|><|end|>") == Ids{260, 261});
+  // "x<|end" is no token: its bytes, "<" 60 "|" 124 "e" 101 "n" 110 "d" 100.
+  CHECK(t.encode("x<|end") == Ids{120, 60, 124, 101, 110, 100});
+}
+
+TEST_CASE("merges are applied lowest rank first, one at a time, the leftmost of equal ranks") {
+  HubFile file = gpt2_file();
+  // Merges 0 "a a" -> 256 "aa", 1 "aa a" -> 257 "aaa". "aaaa": a a at 0 and 2 (rank 0) -> aa aa;
+  // "aaa": a a at 0 -> aa a, then aa a (rank 1) -> aaa.
+  file.model = bpe_model(byte_level_vocab({"aa", "aaa"}), merges_json({{"a", "a"}, {"aa", "a"}}, false),
+                         R"("unk_token":null)");
+  file.added = "[]";
+  const Tokenizer t = hub(file);
+  CHECK(t.encode("aaaa") == Ids{256, 256});
+  CHECK(t.encode("aaa") == Ids{257});
+  CHECK(t.encode("aaaaa") == Ids{256, 257});
 }

@@ -345,8 +345,8 @@ TEST_CASE("merges are applied lowest rank first, one at a time, the leftmost of 
   HubFile file = gpt2_file();
   // Merges 0 "a a" -> 256 "aa", 1 "aa a" -> 257 "aaa". "aaaa": a a at 0 and 2 (rank 0) -> aa aa;
   // "aaa": a a at 0 -> aa a, then aa a (rank 1) -> aaa.
-  file.model = bpe_model(byte_level_vocab({"aa", "aaa"}), merges_json({{"a", "a"}, {"aa", "a"}}, false),
-                         R"("unk_token":null)");
+  file.model =
+      bpe_model(byte_level_vocab({"aa", "aaa"}), merges_json({{"a", "a"}, {"aa", "a"}}, false), R"("unk_token":null)");
   file.added = "[]";
   const Tokenizer t = hub(file);
   CHECK(t.encode("aaaa") == Ids{256, 256});

@@ -326,6 +326,12 @@ TEST_CASE("a tokenizer.json the reader does not support is refused, naming the p
   file.added =
       R"([{"id":1,"content":"<mask>","single_word":false,"lstrip":true,"rstrip":false,"normalized":false,"special":true}])";
   refused(file, "added token \"<mask>\" (id 1) has lstrip true, which is not supported");
+  file = sentencepiece_file();
+  file.model.replace(file.model.find("\"unk_token\":\"<unk>\""), 19, "\"unk_token\":\"<nope>\"");
+  refused(file, "tokenizer.json: model.unk_token \"<nope>\" is not a token of model.vocab");
+  file = gpt2_file();
+  file.added = "[" + added_token(300, "<|gap|>") + "]";  // ids 261 .. 299 are no token
+  refused(file, "tokenizer.json: no token has id 261");
   CHECK_THROWS_MSG(HubTokenizer::parse("{\"model\": [1,", "tokenizer.json"), DataError,
                    "tokenizer.json: not a tokenizer.json");
 }

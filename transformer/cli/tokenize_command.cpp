@@ -40,7 +40,7 @@ constexpr const char* kSummary =
     "                     too), a word it does not know is <unk>, and --decode joins words by one space.\n"
     "  --tokenizer FILE   a byte-pair tokenizer gradformer learn-bpe wrote (<pad> <s> </s> <unk> first),\n"
     "                     or a Hugging Face tokenizer.json (told by its \"model\" and \"version\" keys): a\n"
-    "                     BPE model such as GPT-2's, Llama 2's, Llama 3's or Qwen2's; its ids exactly,\n"
+    "                     BPE model such as GPT-2's, Llama 2's, Mistral's or Llama 3's; its ids exactly,\n"
     "                     its added tokens (<|eot_id|>) found in the text, no <s> added\n"
     "  --gpt2 DIR         GPT-2's tokenizer, DIR/vocab.json and DIR/merges.txt (the hub's names) or\n"
     "                     DIR/encoder.json and DIR/vocab.bpe (the original release's): GPT-2's ids\n"

@@ -7,7 +7,7 @@
 //   bpe    byte-level byte-pair encoding (bpe.h): bytes joined by learned merges into frequent
 //          pieces ("Ġthe", "ing"), so common words are one token and nothing is unknown either
 //   hub    a Hugging Face tokenizer.json's BPE tokenizer (hub_tokenizer.h: GPT-2's, Llama 2's,
-//          Llama 3's, Qwen2's, ...), its ids exactly the file's, its added tokens (<|eot_id|>, </s>)
+//          Mistral's, Llama 3's, ...), its ids exactly the file's, its added tokens (<|eot_id|>, </s>)
 //          found by special()
 // Ids: the specials first (<pad> <s> </s> <unk>, then any the task adds, such as <sep>), then the
 // words, or the 256 bytes and the merged tokens in the order they were learned. GPT-2's released

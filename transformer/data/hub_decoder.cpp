@@ -7,6 +7,7 @@
 #include "transformer/data/bpe.h"
 #include "transformer/data/data_error.h"
 #include "transformer/data/hub_json.h"
+#include "transformer/data/hub_pipeline.h"
 #include "transformer/data/utf8.h"
 
 namespace gradformer {
@@ -15,15 +16,6 @@ namespace {
 
 constexpr const char* kSupportedDecoders =
     "ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, a Sequence of them, none";
-
-std::string replace_all(const std::string& text, const std::string& pattern, const std::string& content) {
-  if (pattern.empty()) return text;
-  std::string out;
-  size_t start = 0;
-  for (size_t at; (at = text.find(pattern, start)) != std::string::npos; start = at + pattern.size())
-    out.append(text, start, at - start) += content;
-  return out.append(text, start);
-}
 
 /// The bytes a token in GPT-2's byte characters stands for, or nullopt if one of its characters
 /// stands for no byte.

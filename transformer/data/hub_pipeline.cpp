@@ -14,16 +14,6 @@ constexpr const char* kSupportedNormalizers = "Sequence of Prepend and Replace, 
 constexpr const char* kSupportedPreTokenizers =
     "ByteLevel, Split with Llama 3's or Qwen2's pattern, Metaspace, a Sequence of them, none";
 
-/// Every occurrence of `pattern` in `text` replaced by `content`, left to right, without overlap.
-std::string replace_all(const std::string& text, const std::string& pattern, const std::string& content) {
-  if (pattern.empty()) return text;
-  std::string out;
-  size_t start = 0;
-  for (size_t at; (at = text.find(pattern, start)) != std::string::npos; start = at + pattern.size())
-    out.append(text, start, at - start) += content;
-  return out.append(text, start);
-}
-
 /// The items of an array member, or a DataError naming it.
 const std::vector<Json>& array_member(const Json& object, const char* name, const std::string& where) {
   const Json* items = json_member(object, name);
@@ -32,6 +22,15 @@ const std::vector<Json>& array_member(const Json& object, const char* name, cons
 }
 
 }  // namespace
+
+std::string replace_all(const std::string& text, const std::string& pattern, const std::string& content) {
+  if (pattern.empty()) return text;
+  std::string out;
+  size_t start = 0;
+  for (size_t at; (at = text.find(pattern, start)) != std::string::npos; start = at + pattern.size())
+    out.append(text, start, at - start) += content;
+  return out.append(text, start);
+}
 
 HubNormalizer HubNormalizer::parse(const Json* normalizer, const std::string& source) {
   HubNormalizer parsed;

@@ -29,6 +29,10 @@ struct HubPiece {
   bool starts_text = false;
 };
 
+/// Every occurrence of `pattern` in `text` replaced by `content`, left to right, without overlap (an
+/// empty pattern replaces nothing): the Replace of normalizers, pre-tokenizers and decoders.
+std::string replace_all(const std::string& text, const std::string& pattern, const std::string& content);
+
 class HubNormalizer {
  public:
   /// The "normalizer" member (nullptr or null: none). DataError naming `source` for another type.

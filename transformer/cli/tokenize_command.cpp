@@ -1,6 +1,6 @@
 // gradformer tokenize: the ids a tokenizer cuts standard input into (or its tokens, --pieces), and
-// back from ids to text (--decode); the tokenizer of a checkpoint, of a learn-bpe file, GPT-2's, or
-// the bytes (transformer/data/tokenizer.h).
+// back from ids to text (--decode); the tokenizer of a checkpoint, of a learn-bpe file or a Hugging
+// Face tokenizer.json, GPT-2's, or the bytes (transformer/data/tokenizer.h).
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -31,13 +31,17 @@ constexpr const char* kSummary =
     "Ġ, a newline as Ċ: GPT-2's byte characters). --decode goes back: it reads ids separated by any\n"
     "whitespace and writes the text they stand for, exactly, nothing added (a block at a time: a word\n"
     "that is not an id stops it with status 1 after the text of the ids before).\n"
+    "A tokenizer.json reads its text whole and decodes its ids all at once, through the file's decoder.\n"
     "\n"
     "The tokenizer is one of:\n"
     "  --checkpoint FILE  a model's: an encoder-decoder's target side unless --side source (what it\n"
     "                     writes: translate's output), a decoder-only model's only one, an encoder-only\n"
     "                     model's vocabulary. A model of words cuts the text at any whitespace (newlines\n"
     "                     too), a word it does not know is <unk>, and --decode joins words by one space.\n"
-    "  --tokenizer FILE   a byte-pair tokenizer gradformer learn-bpe wrote (<pad> <s> </s> <unk> first)\n"
+    "  --tokenizer FILE   a byte-pair tokenizer gradformer learn-bpe wrote (<pad> <s> </s> <unk> first),\n"
+    "                     or a Hugging Face tokenizer.json (told by its \"model\" and \"version\" keys): a\n"
+    "                     BPE model such as GPT-2's, Llama 2's, Mistral's or Llama 3's; its ids exactly,\n"
+    "                     its added tokens (<|eot_id|>) found in the text, no <s> added\n"
     "  --gpt2 DIR         GPT-2's tokenizer, DIR/vocab.json and DIR/merges.txt (the hub's names) or\n"
     "                     DIR/encoder.json and DIR/vocab.bpe (the original release's): GPT-2's ids\n"
     "  --bytes            every byte one token, id 4 + its value: any bytes, nothing unknown\n"
@@ -172,7 +176,7 @@ int tokenize_command(int argc, char** argv) {
   Flags f("tokenize", kSummary);
   f.add("--checkpoint", "", "a model checkpoint whose tokenizer to use");
   f.add("--side", "", "with an encoder-decoder --checkpoint: source or target (default target)");
-  f.add("--tokenizer", "", "a tokenizer file gradformer learn-bpe wrote");
+  f.add("--tokenizer", "", "a tokenizer file gradformer learn-bpe wrote, or a Hugging Face tokenizer.json");
   f.add("--gpt2", "", "a folder holding GPT-2's vocab.json and merges.txt (or encoder.json and vocab.bpe)");
   f.add_switch("--bytes", "the bytes tokenizer: each byte a token");
   f.add_switch("--decode", "read ids, write the text they stand for");
@@ -186,13 +190,19 @@ int tokenize_command(int argc, char** argv) {
   const Tokenizer tokenizer = chosen_tokenizer(f);
   if (f.on("--decode")) {
     bool first = true;  // a model of words puts one space between words, also from one block to the next
+    // A hub tokenizer's decoder reads the ids as one sequence (Llama 2's drops the first space only).
+    const bool whole = tokenizer.kind() == Tokenizer::Kind::Hub;
+    std::vector<int64_t> all;
     read_ids(stdin, tokenizer.size(), [&](const std::vector<int64_t>& ids) {
-      if (ids.empty()) return;
-      const std::string text =
-          (first || tokenizer.kind() != Tokenizer::Kind::Words ? "" : " ") + tokenizer.decode_bytes(ids);
+      if (whole) all.insert(all.end(), ids.begin(), ids.end());
+      if (ids.empty() || whole) return;
+      std::string text = first || tokenizer.kind() != Tokenizer::Kind::Words ? "" : " ";
+      text += tokenizer.decode_bytes(ids);
       std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
       first = false;
     });
+    const std::string text = whole ? tokenizer.decode_bytes(all) : "";
+    std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
     return 0;
   }
   bool first = true;

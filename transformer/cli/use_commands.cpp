@@ -144,7 +144,8 @@ int score_text_file(const Flags& f) {
   if (context < 1 || context > ckpt.info.config.max_len)
     throw CheckpointError(message(path, ": state.options.context ", context, " is not from 1 to config.max_len ",
                                   ckpt.info.config.max_len));
-  const std::string text = read_text_file(text_path, tokenizer.kind() == Tokenizer::Kind::Bpe);
+  const std::string text =
+      read_text_file(text_path, tokenizer.kind() == Tokenizer::Kind::Bpe || tokenizer.kind() == Tokenizer::Kind::Hub);
   std::vector<int64_t> tokens;
   try {
     tokens = tokenizer.encode(text);
@@ -308,7 +309,8 @@ int params_of_checkpoint(const std::string& path) {
       print_computation(c);
     }
     const Tokenizer& t = contents.info.target_tokenizer;
-    std::printf("tokenizer: %s, %lld tokens\n", t.has_vocab() ? t.kind_name().c_str() : "gpt2", ll(t.size()));
+    std::printf("tokenizer: %s, %lld tokens\n",
+                t.has_vocab() || t.kind() == Tokenizer::Kind::Hub ? t.kind_name().c_str() : "gpt2", ll(t.size()));
   }
   int64_t numbers = 0;
   for (const auto& [name, tensor] : file.parameters) numbers += tensor.numel();

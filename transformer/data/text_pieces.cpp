@@ -17,7 +17,8 @@ bool ascii_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z
 
 size_t last_token_boundary(Tokenizer::Kind kind, std::string_view text, size_t from) {
   if (kind == Tokenizer::Kind::Bytes) return text.size();
-  if (kind == Tokenizer::Kind::Words) {  // words are cut at spaces and tabs
+  if (kind == Tokenizer::Kind::Hub) return 0;  // read whole: a normalizer may prepend "▁" to each piece
+  if (kind == Tokenizer::Kind::Words) {        // words are cut at spaces and tabs
     for (size_t i = text.size(); i-- > std::max<size_t>(from, 1);)
       if (text[i] == ' ' || text[i] == '\t') return i;
     return 0;

@@ -19,6 +19,8 @@ namespace gradformer {
 /// line end between two ASCII letters or digits, or before a space between two of them: no
 /// pre-token (GPT-2's rules: a run of letters, of digits or of other symbols, with at most one
 /// leading space, or a run of whitespace) spans such a place, and merges never cross pre-tokens.
+/// For a hub tokenizer, nowhere: its text is read whole (Llama 2's normalizer puts "▁" before every
+/// text it is given, so a cut would add one).
 size_t last_token_boundary(Tokenizer::Kind kind, std::string_view text, size_t from = 0);
 
 /// Reads `in` to its end in blocks of `block` bytes and gives `piece` each stretch up to the last

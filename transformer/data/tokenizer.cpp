@@ -5,6 +5,8 @@
 
 #include "tensor/support/json.h"
 #include "tensor/support/utf8.h"
+#include "transformer/data/hub_json.h"
+#include "transformer/data/hub_tokenizer.h"
 #include "transformer/data/learn_bpe.h"
 #include "transformer/data/line_reader.h"
 #include "transformer/data/pre_tokenize.h"
@@ -120,6 +122,18 @@ Tokenizer Tokenizer::byte_pairs(BytePairEncoding bpe, const std::vector<std::str
 
 Tokenizer Tokenizer::gpt2(BytePairEncoding bpe) { return Tokenizer(Kind::Bpe, std::move(bpe), {}, false); }
 
+Tokenizer Tokenizer::hub(HubTokenizer hub) {
+  Tokenizer tokenizer;
+  tokenizer.kind_ = Kind::Hub;
+  tokenizer.has_vocab_ = false;
+  tokenizer.hub_ = std::make_shared<const HubTokenizer>(std::move(hub));
+  return tokenizer;
+}
+
+Tokenizer Tokenizer::read_hub_file(const std::string& path) {
+  return hub(HubTokenizer::parse(read_whole_file(path, kMaxTokenizerFileBytes, "a tokenizer's file"), path));
+}
+
 Tokenizer Tokenizer::learn_bpe(const std::vector<std::string_view>& texts, int64_t vocab_size,
                                const std::vector<std::string>& extra_specials) {
   PreTokenCounts counts;
@@ -151,13 +165,19 @@ std::string Tokenizer::kind_name() const {
       return "bytes";
     case Kind::Bpe:
       return "bpe";
+    case Kind::Hub:
+      return "hub";
   }
   return "?";
 }
 
-int64_t Tokenizer::size() const { return kind_ == Kind::Words ? vocab_.size() : specials_ + bpe_->size(); }
+int64_t Tokenizer::size() const {
+  if (kind_ == Kind::Hub) return hub_->size();
+  return kind_ == Kind::Words ? vocab_.size() : specials_ + bpe_->size();
+}
 
 std::optional<int64_t> Tokenizer::special(std::string_view name) const {
+  if (kind_ == Kind::Hub) return hub_->added_token(name);
   if (!has_vocab_) {
     const int64_t id = bpe_->id(name);
     return id < 0 ? std::nullopt : std::optional(id);
@@ -167,8 +187,15 @@ std::optional<int64_t> Tokenizer::special(std::string_view name) const {
   return kind_ == Kind::Words || id < specials_ ? std::optional(id) : std::nullopt;
 }
 
+std::optional<int64_t> Tokenizer::bos() const { return kind_ == Kind::Hub ? hub_->bos() : std::nullopt; }
+
 std::vector<int64_t> Tokenizer::encode(std::string_view text) const {
   if (kind_ == Kind::Words) return vocab_.encode(split_words(text));
+  if (kind_ == Kind::Hub) {
+    if (const auto offset = invalid_utf8_at(text))
+      throw ValueError(message("Tokenizer encode: a hub tokenizer needs UTF-8 text; byte ", *offset, " is not"));
+    return hub_->encode(text);
+  }
   std::vector<int64_t> ids;
   if (kind_ == Kind::Bytes) {
     for (const char c : text) ids.push_back(specials_ + static_cast<unsigned char>(c));
@@ -188,6 +215,7 @@ std::string Tokenizer::decode_bytes(const std::vector<int64_t>& ids) const {
     const int64_t id = ids[i];
     if (id < 0 || id >= size())
       throw ValueError(message("Tokenizer decode: id ", id, " is outside the vocabulary of ", size(), " tokens"));
+    if (kind_ == Kind::Hub) continue;  // checked; decoded below, all at once
     if (kind_ == Kind::Words) {
       if (i > 0) out += ' ';
       out += vocab_.token(id);
@@ -195,7 +223,7 @@ std::string Tokenizer::decode_bytes(const std::vector<int64_t>& ids) const {
       out += id < specials_ ? vocab_.token(id) : bpe_->token(id - specials_);
     }
   }
-  return out;
+  return kind_ == Kind::Hub ? hub_->decode(ids) : out;
 }
 
 std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
@@ -205,6 +233,7 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
 std::string Tokenizer::piece(int64_t id) const {
   if (id < 0 || id >= size())
     throw ValueError(message("Tokenizer piece: id ", id, " is outside the vocabulary of ", size(), " tokens"));
+  if (kind_ == Kind::Hub) return hub_->token(id);
   if (kind_ == Kind::Words || id < specials_) return vocab_.token(id);
   return gpt2_bytes_to_text(bpe_->token(id - specials_));
 }
@@ -212,25 +241,30 @@ std::string Tokenizer::piece(int64_t id) const {
 int64_t Tokenizer::byte_length(int64_t id) const {
   if (id < 0 || id >= size())
     throw ValueError(message("Tokenizer byte_length: id ", id, " is outside the vocabulary of ", size(), " tokens"));
+  if (kind_ == Kind::Hub) return hub_->byte_length(id);
   if (kind_ == Kind::Words) return id < Vocab::unk + 1 ? 0 : static_cast<int64_t>(vocab_.token(id).size());
   return id < specials_ ? 0 : static_cast<int64_t>(bpe_->token(id - specials_).size());
 }
 
 const Vocab& Tokenizer::vocab() const {
   if (!has_vocab_)
-    throw ValueError(
-        "Tokenizer: GPT-2's tokenizer has no specials in front of its tokens, so no model "
-        "vocabulary of this library (<pad> <s> </s> <unk> first)");
+    throw ValueError(message("Tokenizer: ", kind_ == Kind::Hub ? "a hub tokenizer" : "GPT-2's tokenizer",
+                             " has no specials in front of its tokens, so no model vocabulary of this library ",
+                             "(<pad> <s> </s> <unk> first)"));
   return vocab_;
 }
 
 const BytePairEncoding& Tokenizer::byte_pair_encoding() const {
-  if (kind_ == Kind::Words) throw ValueError("Tokenizer: a tokenizer of words has no byte-pair encoding");
+  if (kind_ == Kind::Words || kind_ == Kind::Hub)
+    throw ValueError(kind_ == Kind::Words ? "Tokenizer: a tokenizer of words has no byte-pair encoding"
+                                          : "Tokenizer: a hub tokenizer has no byte-level byte-pair encoding (its "
+                                            "BPE model is its tokenizer.json's)");
   return *bpe_;
 }
 
 std::map<std::string, std::string> Tokenizer::metadata(const std::string& prefix) const {
   if (kind_ == Kind::Words) return {};
+  if (kind_ == Kind::Hub) return {{prefix + ".kind", "hub"}, {prefix + ".json", hub_->json()}};
   if (!has_vocab_) {  // GPT-2's: no vocab.* entry beside these, so its tokens by id are stored here
     std::string tokens;
     for (int64_t id = 0; id < bpe_->size(); ++id) tokens += gpt2_bytes_to_text(bpe_->token(id)) + "\n";
@@ -274,9 +308,15 @@ Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::strin
   const auto kind = metadata.find(prefix + ".kind");
   if (kind == metadata.end() || kind->second == "words") return Tokenizer(vocab);
   if (kind->second == "gpt2") return gpt2_from_metadata(metadata, prefix, source);
+  if (kind->second == "hub") {
+    const auto json = metadata.find(prefix + ".json");
+    if (json == metadata.end())
+      throw DataError(message(source, ": ", prefix, ".kind is hub but there is no ", prefix, ".json"));
+    return hub(HubTokenizer::parse(json->second, message(source, ": ", prefix, ".json")));
+  }
   if (kind->second != "bytes" && kind->second != "bpe")
     throw DataError(
-        message(source, ": ", prefix, ".kind is \"", kind->second, "\"; expected words, bytes, bpe or gpt2"));
+        message(source, ": ", prefix, ".kind is \"", kind->second, "\"; expected words, bytes, bpe, gpt2 or hub"));
   const auto count = metadata.find(prefix + ".specials");
   int64_t specials = -1;
   if (count != metadata.end() && !count->second.empty() && count->second.size() < 6 &&
@@ -378,13 +418,24 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
 }
 
 Tokenizer Tokenizer::read_file(const std::string& path) {
-  return from_json(read_whole_file(path, kMaxTokenizerFileBytes, "a tokenizer's file"), path);
+  const std::string text = read_whole_file(path, kMaxTokenizerFileBytes, "a tokenizer's file");
+  // The hub's tokenizer.json has "model" and "version" (and true, false, null, which from_json's
+  // strict reader refuses); gradformer's has "format": "gradformer-tokenizer".
+  std::optional<Json> root;
+  try {
+    root = Json::parse_config(text);
+  } catch (const JsonError&) {  // from_json says what is wrong
+  }
+  if (root && HubTokenizer::is_hub_json(*root) && !json_member(*root, "format"))
+    return hub(HubTokenizer::from_json(*root, path));
+  return from_json(text, path);
 }
 
 bool operator==(const Tokenizer& a, const Tokenizer& b) {
   if (a.kind_ != b.kind_ || a.has_vocab_ != b.has_vocab_ || a.specials_ != b.specials_ || !(a.vocab_ == b.vocab_))
     return false;
   if (a.kind_ == Tokenizer::Kind::Words) return true;
+  if (a.kind_ == Tokenizer::Kind::Hub) return a.hub_->json() == b.hub_->json();
   // GPT-2's has no vocabulary above (it is empty for both): its tokens by id are compared here.
   if (a.bpe_->size() != b.bpe_->size() || a.bpe_->merges() != b.bpe_->merges()) return false;
   for (int64_t id = 0; id < a.bpe_->size(); ++id)

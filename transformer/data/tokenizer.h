@@ -6,13 +6,17 @@
 //          text in bytes
 //   bpe    byte-level byte-pair encoding (bpe.h): bytes joined by learned merges into frequent
 //          pieces ("Ġthe", "ing"), so common words are one token and nothing is unknown either
+//   hub    a Hugging Face tokenizer.json's BPE tokenizer (hub_tokenizer.h: GPT-2's, Llama 2's,
+//          Mistral's, Llama 3's, ...), its ids exactly the file's, its added tokens (<|eot_id|>, </s>)
+//          found by special()
 // Ids: the specials first (<pad> <s> </s> <unk>, then any the task adds, such as <sep>), then the
 // words, or the 256 bytes and the merged tokens in the order they were learned. GPT-2's released
-// tokenizer (Tokenizer::gpt2) has no specials in front: its ids are exactly GPT-2's.
+// tokenizer (Tokenizer::gpt2) has no specials in front: its ids are exactly GPT-2's; nor has a hub one.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,9 +28,11 @@
 
 namespace gradformer {
 
+class HubTokenizer;  // hub_tokenizer.h
+
 class Tokenizer {
  public:
-  enum class Kind { Words, Bytes, Bpe };
+  enum class Kind { Words, Bytes, Bpe, Hub };
 
   /// The words of `vocab` (implicit: every model trained on words keeps its Vocab as before).
   Tokenizer(Vocab vocab = Vocab());  // NOLINT(google-explicit-constructor)
@@ -51,19 +57,30 @@ class Tokenizer {
   /// GPT-2's released tokenizer: its ids exactly, no specials in front (its <|endoftext|> is a
   /// token of its encoder.json, 50256).
   static Tokenizer gpt2(BytePairEncoding bpe);
+  /// A Hugging Face tokenizer.json's tokenizer (hub_tokenizer.h), its ids exactly the file's.
+  static Tokenizer hub(HubTokenizer hub);
+  /// hub() of a tokenizer.json file; DataError "path: ..." for a file that cannot be read, is not
+  /// JSON, or holds a part the reader does not support (named).
+  static Tokenizer read_hub_file(const std::string& path);
 
   Kind kind() const { return kind_; }
-  std::string kind_name() const;  // "words", "bytes", "bpe"
+  std::string kind_name() const;  // "words", "bytes", "bpe", "hub"
   int64_t size() const;
   /// The ids before the byte-level tokens (0 for words: their specials are part of the vocab).
   int64_t special_count() const { return specials_; }
-  /// The id of a special by name ("<sep>"), or nullopt.
+  /// The id of a special by name ("<sep>"), or nullopt. GPT-2's: any token by its text. A hub
+  /// tokenizer's: an added token by its text ("<|endoftext|>", "<|eot_id|>", "</s>", "<|im_end|>").
   std::optional<int64_t> special(std::string_view name) const;
+  /// The token a hub tokenizer's post-processor puts before a text (Llama's <s> or
+  /// <|begin_of_text|>), which encode() does not add; nullopt for the other kinds.
+  std::optional<int64_t> bos() const;
 
   /// The ids of a text, no specials added. Words: split at spaces and tabs, an unknown word <unk>.
-  /// Bytes: any bytes. Bpe: the text must be UTF-8 (ValueError naming the byte offset otherwise).
+  /// Bytes: any bytes. Bpe and hub: the text must be UTF-8 (ValueError naming the byte offset
+  /// otherwise); hub: the file's pipeline, its post-processor not applied (see bos()).
   std::vector<int64_t> encode(std::string_view text) const;
   /// The bytes the ids stand for, exactly (words: joined by single spaces); a special as its name.
+  /// Hub: the file's decoder's text (Llama 2's drops the space its normalizer put first).
   /// ValueError for an id outside [0, size()).
   std::string decode_bytes(const std::vector<int64_t>& ids) const;
   /// decode_bytes as text: each invalid UTF-8 sequence (a byte-level model may emit half of a
@@ -83,14 +100,15 @@ class Tokenizer {
   /// The byte-pair encoding of a bytes or bpe tokenizer (ValueError for words).
   const BytePairEncoding& byte_pair_encoding() const;
 
-  /// False for GPT-2's only: a checkpoint then stores no vocab.* entry, only metadata()'s.
+  /// False for GPT-2's and hub ones: a checkpoint then stores no vocab.* entry, only metadata()'s.
   bool has_vocab() const { return has_vocab_; }
 
   /// What a checkpoint stores besides vocab(), under `prefix` ("tokenizer.target"): prefix.kind,
   /// prefix.specials (their count) and prefix.merges (one merge a line, GPT-2's vocab.bpe format
   /// without its version line). Words: nothing, so checkpoints of word models are as they were.
   /// GPT-2's: prefix.kind "gpt2", prefix.tokens (every token by id, one a line, in GPT-2's byte
-  /// characters: encoder.json's order) and prefix.merges.
+  /// characters: encoder.json's order) and prefix.merges. Hub: prefix.kind "hub" and prefix.json,
+  /// the tokenizer.json as compact JSON (hub_tokenizer.h's json()).
   std::map<std::string, std::string> metadata(const std::string& prefix) const;
   /// The inverse: the tokenizer of a checkpoint's vocab and entries (`vocab` unused for gpt2).
   /// DataError naming `source` for an unknown kind, a specials count that does not fit, merges that do not make the
@@ -104,7 +122,8 @@ class Tokenizer {
   std::string to_json() const;
   /// The inverse; DataError naming `source` and what is wrong.
   static Tokenizer from_json(std::string_view json, const std::string& source);
-  /// from_json of a file; DataError "path: ..." for a file that cannot be read.
+  /// from_json of a file, or read_hub_file's tokenizer if the file is the hub's tokenizer.json (its
+  /// "model" and "version" members tell); DataError "path: ..." for a file that cannot be read.
   static Tokenizer read_file(const std::string& path);
 
   friend bool operator==(const Tokenizer& a, const Tokenizer& b);
@@ -117,6 +136,7 @@ class Tokenizer {
   int64_t specials_ = 0;                 // ids before the byte-level tokens
   bool has_vocab_ = true;                // false for GPT-2's, whose ids have no specials in front
   std::optional<BytePairEncoding> bpe_;  // bytes, bpe
+  std::shared_ptr<const HubTokenizer> hub_;  // hub: shared by copies, never changed
 };
 
 }  // namespace gradformer

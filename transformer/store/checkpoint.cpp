@@ -57,11 +57,13 @@ Vocab vocab_entry(const CheckpointFile& file, const std::string& key) {
 }
 
 // A side's tokenizer: its vocabulary (vocab.<side>) and, for bytes and byte-pair encoding, the
-// tokenizer.<side>.* entries (none in a checkpoint of a model of words); GPT-2's: those entries only.
+// tokenizer.<side>.* entries (none in a checkpoint of a model of words); GPT-2's and a hub
+// tokenizer's: those entries only.
 Tokenizer tokenizer_entry(const CheckpointFile& file, const std::string& side) {
   const auto kind = file.metadata.find("tokenizer." + side + ".kind");
-  const bool gpt2 = kind != file.metadata.end() && kind->second == "gpt2";  // GPT-2's ids: no vocab.<side>
-  const Vocab vocab = gpt2 ? Vocab() : vocab_entry(file, "vocab." + side);
+  // GPT-2's ids and a hub tokenizer's: no vocab.<side>
+  const bool own_ids = kind != file.metadata.end() && (kind->second == "gpt2" || kind->second == "hub");
+  const Vocab vocab = own_ids ? Vocab() : vocab_entry(file, "vocab." + side);
   ++tokenizers_built;
   try {
     return Tokenizer::from_metadata(vocab, file.metadata, "tokenizer." + side, file.path);

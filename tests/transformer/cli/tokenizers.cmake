@@ -1,7 +1,8 @@
 # gradformer tokenize and learn-bpe as a user runs them: text to ids and back byte for byte with each
-# tokenizer (the bytes, one learn-bpe wrote, GPT-2's, a checkpoint's), the pieces of a tokenizer
-# learned on a text small enough to work out by hand, GPT-2's ids checked against its fixture (made by
-# OpenAI's encoder.py: data/gpt2_reference), and every usage error (status 2) and data error (status 1).
+# tokenizer (the bytes, one learn-bpe wrote, a Hugging Face tokenizer.json, GPT-2's, a checkpoint's),
+# the pieces of a tokenizer learned on a text small enough to work out by hand, GPT-2's ids checked
+# against its fixture (made by OpenAI's encoder.py: data/gpt2_reference), and every usage error
+# (status 2) and data error (status 1).
 set(GRADFORMER_TOK_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli-tokenize)
 set(gpt2_dir ${CMAKE_CURRENT_SOURCE_DIR}/data/gpt2_reference)
 set(aaab ${GRADFORMER_TOK_DIR}/aaab)
@@ -298,3 +299,18 @@ foreach(flag --tokenizer --checkpoint)
     -DSTDIN=${CMAKE_CURRENT_SOURCE_DIR}/cli/run_cli.cmake -DEXIT=1 ${one_error_line}
     "-DSTDERR=^gradformer tokenize: error: [^ ]*tests/transformer/cli: a directory, but ${flag} takes a file\n$")
 endforeach()
+
+# --- a Hugging Face tokenizer.json (hub_tokenizer/, Llama 3's pipeline, written by hand), told from
+# gradformer's own file by its content. "hi the1234<|eot_id|>": the added token first, then Llama 3's
+# pre-tokens "hi", " the", "123", "4": "h i" makes hi (9); "Ġ t", "Ġt h", "Ġth e" make Ġthe (11);
+# "1 2", "12 3" make 123 (13); 4 is 8; <|eot_id|> is 15.
+set(hub_dir ${CMAKE_CURRENT_SOURCE_DIR}/cli/hub_tokenizer)
+gradformer_cli_test("tokenize with a tokenizer.json: Llama 3's pre-tokens and its added token"
+  "-DARGS=tokenize|--tokenizer|${hub_dir}/tokenizer.json" -DSTDIN=${hub_dir}/input.txt "-DSTDOUT=^9 11 13 8 15\n$"
+  "-DSTDERR_ABSENT=.")
+gradformer_cli_test("tokenize --pieces with a tokenizer.json shows the file's tokens"
+  "-DARGS=tokenize|--tokenizer|${hub_dir}/tokenizer.json|--pieces" -DSTDIN=${hub_dir}/input.txt
+  "-DSTDOUT=^hi Ġthe 123 4 <\\|eot_id\\|>\n$")
+gradformer_cli_test("tokenize --decode with a tokenizer.json gives the text back"
+  "-DARGS=tokenize|--tokenizer|${hub_dir}/tokenizer.json|--decode" -DWRITE=${CMAKE_CURRENT_BINARY_DIR}/cli-hub-tokenizer/ids.txt
+  "-DWRITE_TEXT=9 11 13 8 15|" -DSTDIN=${CMAKE_CURRENT_BINARY_DIR}/cli-hub-tokenizer/ids.txt "-DSTDOUT=^hi the1234<\\|eot_id\\|>$")

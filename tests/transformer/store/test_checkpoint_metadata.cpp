@@ -13,6 +13,7 @@
 
 #include "../train/training_helpers.h"
 #include "catch.h"
+#include "transformer/data/hub_tokenizer.h"
 #include "transformer/model/decoder_only.h"
 #include "transformer/store/checkpoint.h"
 
@@ -238,4 +239,29 @@ TEST_CASE("checkpoint: a decoder-only model with GPT-2's tokenizer keeps its ids
   CHECK(loaded.info.target_tokenizer.encode("xab") == std::vector<int64_t>{255 - 'x', 256});
   CHECK_FALSE(loaded.info.config.scale_embedding);
   CHECK(loaded.info.config.activation == Activation::GELUTanh);
+}
+
+TEST_CASE("checkpoint: a decoder-only model with a hub tokenizer keeps its tokenizer.json, with no vocab.* entry") {
+  // A tokenizer.json of four ids: h 0, i 1, hi 2 (the merge "h i"), the added <|endoftext|> 3.
+  const std::string json =
+      R"({"version":"1.0","added_tokens":[{"id":3,"content":"<|endoftext|>","single_word":false,"lstrip":false,)"
+      R"("rstrip":false,"normalized":false,"special":true}],"normalizer":null,"pre_tokenizer":{"type":"ByteLevel",)"
+      R"("add_prefix_space":false,"use_regex":true},"post_processor":null,"decoder":{"type":"ByteLevel"},)"
+      R"("model":{"type":"BPE","dropout":null,"unk_token":null,"vocab":{"h":0,"i":1,"hi":2},"merges":["h i"]}})";
+  const Tokenizer tokenizer = Tokenizer::hub(HubTokenizer::parse(json, "tokenizer.json"));
+  TransformerConfig c = decoder_only_config(tokenizer.size());
+  c.d_model = 8, c.d_ff = 16, c.heads = 2, c.layers = 1, c.max_len = 12, c.positions = Positions::Learned;
+  const DecoderOnly model(c, 3);
+  CheckpointInfo info;
+  info.config = c, info.target_tokenizer = tokenizer;
+  const std::string path = (std::filesystem::temp_directory_path() / "gradformer-test-load-hub.safetensors").string();
+  save_checkpoint(path, model, c, {}, info);
+  const CheckpointFile header = read_checkpoint_header(path);
+  CHECK(header.metadata.count("vocab.target") == 0);
+  CHECK(header.metadata.at("tokenizer.target.kind") == "hub");
+  const LoadedDecoderOnly loaded = load_decoder_only_checkpoint(path);
+  CHECK(loaded.info.target_tokenizer == tokenizer);
+  CHECK(loaded.info.target_tokenizer.encode("hi<|endoftext|>") == std::vector<int64_t>{2, 3});
+  CHECK(loaded.info.target_tokenizer.special("<|endoftext|>") == 3);
+  std::filesystem::remove(path);
 }

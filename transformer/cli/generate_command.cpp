@@ -16,8 +16,9 @@ namespace gradformer {
 namespace {
 
 // GPT-2's tokenizer ends a text with <|endoftext|>, an ordinary token of its vocabulary (50256 in the
-// released one): found by its text. Other byte-level models (a hub tokenizer's too, for now: its
-// special() names its end) continue without end (-1).
+// released one): found by its text. An imported hub model's ends are its config's eos_token_id, which
+// its checkpoint keeps (data.end_of_text, read by the caller); other byte-level models continue
+// without end (-1).
 int64_t end_of_text(const Tokenizer& tokenizer) {
   if (tokenizer.kind() != Tokenizer::Kind::Bpe || tokenizer.has_vocab()) return -1;
   return tokenizer.byte_pair_encoding().id("<|endoftext|>");

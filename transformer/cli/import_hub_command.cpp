@@ -42,7 +42,11 @@ void print_import(const HubImport& h, const HubConfig& config, const std::string
             << " layers, " << c.heads << " heads, " << c.layer().kv_heads() << " key/value heads of "
             << c.layer().head_dim() << ", d_ff " << c.d_ff << "\n"
             << "  RMSNorm eps " << c.norm_eps << ", rope theta " << c.block.rope_theta
-            << (c.block.rope_scaling.factor > 0 ? " (llama3 scaling)" : "") << ", biases " << bias_name(c.block.bias)
+            << (c.block.rope_scaling.factor > 0 ? " (llama3 scaling)" : "") << ", "
+            << (c.block.bias == Bias::None        ? "no biases"
+                : c.block.bias == Bias::QKV       ? "biases on q, k and v"
+                : c.block.bias == Bias::Attention ? "biases on the attention's projections"
+                                                  : "biases on every projection")
             << ", output " << (c.tie_embeddings ? "tied to the embedding" : "lm_head.weight (untied)") << "\n";
   if (!h.check.ignored.empty()) std::cout << "  left out: " << h.check.ignored.size() << " rotary_emb buffers\n";
   std::cout << "  parameters: " << h.model->parameter_count() << "\n"
@@ -55,7 +59,8 @@ void print_import(const HubImport& h, const HubConfig& config, const std::string
 
 int import_hub_command(int argc, char** argv) {
   Flags f("import --hf", kSummary);
-  f.add("--hf", "", "the hub model's folder: config.json, model.safetensors (or its shards), tokenizer.json (required)");
+  f.add("--hf", "",
+        "the hub model's folder: config.json, model.safetensors (or its shards), tokenizer.json (required)");
   f.add("--out", "", "the gradformer checkpoint to write (required)");
   f.add_switch("--force", "replace --out if it exists");
   const bool help = std::any_of(argv + 2, argv + argc, [](const char* a) {

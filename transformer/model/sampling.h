@@ -11,7 +11,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -23,18 +22,20 @@
 namespace gradformer {
 
 struct SamplingOptions {
-  int64_t max_tokens = 64;  // generated at most, </s> included
-  double temperature = 1;   // 0: greedy
-  int64_t top_k = 0;        // 0: all tokens
-  double top_p = 1;         // 1: all tokens
-  int64_t eos = 2;          // stops generation (Vocab::eos); -1: never
+  int64_t max_tokens = 64;              // generated at most, </s> included
+  double temperature = 1;               // 0: greedy
+  int64_t top_k = 0;                    // 0: all tokens
+  double top_p = 1;                     // 1: all tokens
+  int64_t eos = 2;                      // stops generation (Vocab::eos); -1: never
   std::vector<int64_t> also_stop = {};  // more ids that stop it as eos does (a hub model's several end tokens)
-  bool use_cache = true;    // false: recompute the whole sequence at every step (for comparison)
+  bool use_cache = true;                // false: recompute the whole sequence at every step (for comparison)
   /// Ids never drawn, whatever their scores: tokens the model was never trained to produce (<pad>,
   /// which no loss counts, and <s>) or that are not text where text is printed (every special).
   std::vector<int64_t> never = {};
   /// Whether `id` ends the generation: eos or one of also_stop.
-  bool stops(int64_t id) const { return id == eos || std::find(also_stop.begin(), also_stop.end(), id) != also_stop.end(); }
+  bool stops(int64_t id) const {
+    return id == eos || std::find(also_stop.begin(), also_stop.end(), id) != also_stop.end();
+  }
   /// ValueError naming the field: max_tokens < 1, temperature < 0, top_k < 0, top_p outside (0, 1].
   void validate() const;
 };

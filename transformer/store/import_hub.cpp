@@ -60,7 +60,7 @@ TransformerConfig hub_model_config(const HubConfig& h) {
   c.tie_embeddings = h.tie_word_embeddings;
   BlockOptions& b = c.block;
   b.kv_heads = h.num_key_value_heads == h.num_attention_heads ? 0 : h.num_key_value_heads;  // 0: as many as heads
-  b.head_dim = h.head_dim * h.num_attention_heads == h.hidden_size ? 0 : h.head_dim;       // 0: d / heads
+  b.head_dim = h.head_dim * h.num_attention_heads == h.hidden_size ? 0 : h.head_dim;        // 0: d / heads
   b.bias = hub_bias(h), b.rope_theta = h.rope_theta;
   if (h.rope_scaling)
     b.rope_scaling = {.factor = h.rope_scaling->factor,

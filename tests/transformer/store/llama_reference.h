@@ -128,7 +128,8 @@ inline Matrix attention(const StateDict& st, const std::string& l, const Matrix&
       }
       for (double& e : p) total += (e = std::exp(e - most));
       for (size_t u = 0; u <= t; ++u)
-        for (int64_t i = 0; i < s.head_dim; ++i) heads[t][h * s.head_dim + i] += p[u] / total * v[u][g * s.head_dim + i];
+        for (int64_t i = 0; i < s.head_dim; ++i)
+          heads[t][h * s.head_dim + i] += p[u] / total * v[u][g * s.head_dim + i];
     }
   }
   return linear(heads, matrix(st, l + "self_attn.o_proj.weight"), bias(st, l + "self_attn.o_proj.bias", bo));
@@ -152,8 +153,7 @@ inline Matrix logits(const StateDict& st, const std::vector<int64_t>& ids, const
     for (size_t t = 0; t < h.size(); ++t)
       for (size_t i = 0; i < h[t].size(); ++i) h[t][i] += m[t][i];
   }
-  return linear(rms_norm(h, matrix(st, "model.norm.weight")[0], s.eps),
-                s.tied ? E : matrix(st, "lm_head.weight"));
+  return linear(rms_norm(h, matrix(st, "model.norm.weight")[0], s.eps), s.tied ? E : matrix(st, "lm_head.weight"));
 }
 
 }  // namespace llama_reference

@@ -10,85 +10,19 @@
 #include "hub_folder_files.h"
 #include "llama_reference.h"
 #include "tensor/all.h"
+#include "tiny_hub_model.h"
 #include "transformer/model/masks.h"
+#include "transformer/model/sampling.h"
 #include "transformer/store/import_hub.h"
 
 namespace {
 
 using namespace gradformer;
 
-struct Case {
-  std::string name, model_type;
-  llama_reference::Sizes sizes;
-  bool qkv_bias = false;
-};
-
-// Uniform in [lo, hi) from a 64-bit linear congruential generator: the test's own numbers.
-struct Numbers {
-  uint64_t state;
-  double next(double lo, double hi) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return lo + (hi - lo) * static_cast<double>(state >> 11) / 9007199254740992.0;
-  }
-};
-
+using hub_test::Case;
+using hub_test::config_text;
+using hub_test::random_state;
 constexpr int64_t kVocab = 13;  // the 4 specials and 9 words of the test's tokenizer
-
-StateDict random_state(const Case& c, uint64_t seed) {
-  const llama_reference::Sizes& s = c.sizes;
-  Numbers r{seed};
-  StateDict out;
-  auto add = [&](const std::string& name, Shape shape, double lo, double hi) {
-    Tensor t = Tensor::empty(shape);
-    for (int64_t k = 0; k < t.numel(); ++k) t.data<float>()[k] = static_cast<float>(r.next(lo, hi));
-    out[name] = t;
-  };
-  const int64_t q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
-  add("model.embed_tokens.weight", {kVocab, s.d}, -1, 1);
-  for (int64_t i = 0; i < s.layers; ++i) {
-    const std::string l = "model.layers." + std::to_string(i) + ".";
-    add(l + "input_layernorm.weight", {s.d}, 0.8, 1.2);
-    add(l + "self_attn.q_proj.weight", {q, s.d}, -0.5, 0.5);
-    add(l + "self_attn.k_proj.weight", {kv, s.d}, -0.5, 0.5);
-    add(l + "self_attn.v_proj.weight", {kv, s.d}, -0.5, 0.5);
-    if (c.qkv_bias) {
-      add(l + "self_attn.q_proj.bias", {q}, -0.3, 0.3);
-      add(l + "self_attn.k_proj.bias", {kv}, -0.3, 0.3);
-      add(l + "self_attn.v_proj.bias", {kv}, -0.3, 0.3);
-    }
-    add(l + "self_attn.o_proj.weight", {s.d, q}, -0.5, 0.5);
-    add(l + "post_attention_layernorm.weight", {s.d}, 0.8, 1.2);
-    add(l + "mlp.gate_proj.weight", {s.ff, s.d}, -0.5, 0.5);
-    add(l + "mlp.up_proj.weight", {s.ff, s.d}, -0.5, 0.5);
-    add(l + "mlp.down_proj.weight", {s.d, s.ff}, -0.5, 0.5);
-  }
-  add("model.norm.weight", {s.d}, 0.8, 1.2);
-  if (!s.tied) add("lm_head.weight", {kVocab, s.d}, -1, 1);
-  return out;
-}
-
-std::string config_text(const Case& c) {
-  const llama_reference::Sizes& s = c.sizes;
-  hub_test::Members m = {{"model_type", "\"" + c.model_type + "\""},
-                         {"vocab_size", std::to_string(kVocab)},
-                         {"hidden_size", std::to_string(s.d)},
-                         {"intermediate_size", std::to_string(s.ff)},
-                         {"num_hidden_layers", std::to_string(s.layers)},
-                         {"num_attention_heads", std::to_string(s.heads)},
-                         {"num_key_value_heads", std::to_string(s.kv_heads)},
-                         {"head_dim", std::to_string(s.head_dim)},
-                         {"max_position_embeddings", "64"},
-                         {"rms_norm_eps", gradformer::message(s.eps)},
-                         {"rope_theta", gradformer::message(s.theta)},
-                         {"tie_word_embeddings", s.tied ? "true" : "false"},
-                         {"hidden_act", "\"silu\""}};
-  if (s.scale_factor > 0)
-    m.push_back({"rope_scaling", gradformer::message("{\"rope_type\": \"llama3\", \"factor\": ", s.scale_factor,
-                                                     ", \"low_freq_factor\": ", s.low, ", \"high_freq_factor\": ",
-                                                     s.high, ", \"original_max_position_embeddings\": ", s.original,
-                                                     "}")});
-  return hub_test::config({}, {}, m);
-}
 
 Tokenizer nine_words() {
   return Tokenizer(Vocab::build({{"a", "b", "c", "d", "e", "f", "g", "h", "i"}}));  // 4 specials + 9 = 13
@@ -97,14 +31,34 @@ Tokenizer nine_words() {
 const Case kCases[] = {
     // grouped-query attention (4 heads, 2 key/value heads), llama3 scaling over an original length of
     // 16 (so the 4 frequencies of hd 8 fall in all three bands), untied
-    {"llama, grouped-query, llama3 scaling, untied", "llama",
-     {.d = 16, .heads = 4, .kv_heads = 2, .head_dim = 4, .ff = 24, .layers = 2, .eps = 1e-5, .theta = 500000,
-      .scale_factor = 8, .low = 1, .high = 4, .original = 16}},
-    {"qwen2, q/k/v biases, multi-query, tied", "qwen2",
-     {.d = 16, .heads = 4, .kv_heads = 1, .head_dim = 4, .ff = 20, .layers = 2, .eps = 1e-6, .theta = 1000000,
+    {"llama, grouped-query, llama3 scaling, untied",
+     "llama",
+     {.d = 16,
+      .heads = 4,
+      .kv_heads = 2,
+      .head_dim = 4,
+      .ff = 24,
+      .layers = 2,
+      .eps = 1e-5,
+      .theta = 500000,
+      .scale_factor = 8,
+      .low = 1,
+      .high = 4,
+      .original = 16}},
+    {"qwen2, q/k/v biases, multi-query, tied",
+     "qwen2",
+     {.d = 16,
+      .heads = 4,
+      .kv_heads = 1,
+      .head_dim = 4,
+      .ff = 20,
+      .layers = 2,
+      .eps = 1e-6,
+      .theta = 1000000,
       .tied = true},
      true},
-    {"llama, head width 8 with d 16 and 4 heads (H hd = 32 != d)", "llama",
+    {"llama, head width 8 with d 16 and 4 heads (H hd = 32 != d)",
+     "llama",
      {.d = 16, .heads = 4, .kv_heads = 4, .head_dim = 8, .ff = 24, .layers = 3, .eps = 1e-5, .theta = 10000}},
 };
 
@@ -114,15 +68,15 @@ TEST_CASE("import_hub: each model's logits are the float64 reference's, from the
   for (const Case& c : kCases) {
     SECTION(c.name) {
       const test::TempDir dir("import-hub");
-      const StateDict state = random_state(c, 7);
-      hub_test::write_single_file_folder(dir, state, config_text(c));
+      const StateDict state = random_state(c, kVocab, 7);
+      hub_test::write_single_file_folder(dir, state, config_text(c, kVocab));
       const HubImport imported =
           import_hub(read_hub_config(dir / "config.json"), open_hub_tensors(dir.path().string()), nine_words());
       const std::vector<int64_t> ids = {1, 5, 9, 12, 4, 7, 7, 2, 11, 6, 3, 8};
-      const Tensor logits =
-          imported.model->forward(from_vector(ids, {1, static_cast<int64_t>(ids.size())}),
-                                  causal_mask(static_cast<int64_t>(ids.size())).unsqueeze(0))
-              .value();
+      const Tensor logits = imported.model
+                                ->forward(from_vector(ids, {1, static_cast<int64_t>(ids.size())}),
+                                          causal_mask(static_cast<int64_t>(ids.size())).unsqueeze(0))
+                                .value();
       const llama_reference::Matrix expected = llama_reference::logits(state, ids, c.sizes);
       double worst = 0;
       for (size_t t = 0; t < ids.size(); ++t)
@@ -132,4 +86,32 @@ TEST_CASE("import_hub: each model's logits are the float64 reference's, from the
       CHECK(worst < 1e-5);
     }
   }
+}
+
+TEST_CASE("import_hub: config.json's eos_token_id is kept as data.end_of_text, and generation stops at it") {
+  const test::TempDir dir("import-hub-eos");
+  const Case& c = kCases[0];
+  hub_test::write_single_file_folder(dir, random_state(c, kVocab, 3), config_text(c, kVocab, /*eos=*/11));
+  const HubImport imported =
+      import_hub(read_hub_config(dir / "config.json"), open_hub_tensors(dir.path().string()), nine_words());
+  CHECK(imported.info.end_of_text == std::vector<int64_t>{11});
+  save_checkpoint(dir / "model.gf.safetensors", *imported.model, imported.info.config, {}, imported.info);
+  const CheckpointFile file = read_checkpoint_file(dir / "model.gf.safetensors");
+  CHECK(file.metadata.at("data.end_of_text") == "11");
+  const CheckpointInfo info = read_checkpoint(file).info;
+  CHECK(info.end_of_text == std::vector<int64_t>{11});
+  CHECK(info.config.block == imported.info.config.block);
+  CHECK(info.config.positions == Positions::Rotary);
+  CHECK(info.config.activation == Activation::SwiGLU);
+
+  // Every id but 11 forbidden: the first token drawn is 11, which ends the generation when it is an
+  // end id (also_stop), and does not when no end is set.
+  SamplingOptions o;
+  o.max_tokens = 5, o.temperature = 0, o.eos = -1;
+  for (int64_t id = 0; id < kVocab; ++id)
+    if (id != 11) o.never.push_back(id);
+  Generator gen(1);
+  CHECK(generate(*imported.model, {1, 5}, o, gen) == std::vector<int64_t>(5, 11));
+  o.also_stop = {11};
+  CHECK(generate(*imported.model, {1, 5}, o, gen) == std::vector<int64_t>{11});
 }

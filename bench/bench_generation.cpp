@@ -1,11 +1,13 @@
 // GPT-2 small (124M parameters, random weights: the speed does not depend on their values) at
-// batch 1, no gradient, eval mode, on all of the pool's threads.
+// batch 1, no gradient, eval mode, on all of the pool's threads; and a model of SmolLM2-135M's shape
+// (Llama's block: 30 layers of d 576, 9 heads sharing 3 key/value heads, SwiGLU 1536, tied).
 //
 //   BM_Generate/prompt:P   one token through forward_step with P positions already in the KV
 //                          cache; each iteration then rewinds the cache to P. Generating a token
 //                          reads every weight once and the whole cache once:
 //                            bytes/token = 4 * (parameters - the position table + one row of it)
-//                                        + 4 * 2 * layers * P * d          (keys and values)
+//                                        + 4 * 2 * layers * P * N d_k      (keys and values: N
+//                                          key/value heads of d_k, so N d_k = d without grouping)
 //                          and does about 2 flops per weight, so it is bound by memory, not by
 //                          arithmetic. GB/s = bytes/token * tokens/s; of_stream_read = the median
 //                          over tokens of the token's GB/s over a stream read (bench/stream_read.h)
@@ -37,6 +39,19 @@ namespace {
 DecoderOnly& gpt2() {
   static const std::unique_ptr<DecoderOnly> model = [] {
     auto m = std::make_unique<DecoderOnly>(gpt2_small_config(), /*seed=*/1);
+    m->eval();
+    return m;
+  }();
+  return *model;
+}
+
+// SmolLM2-135M's shape (params --preset smollm2-135m), its context cut to 2048 (the rotary tables'
+// length; the benchmark reads at most 1024 positions).
+DecoderOnly& smollm2() {
+  static const std::unique_ptr<DecoderOnly> model = [] {
+    TransformerConfig c = hub_preset_config("smollm2-135m");
+    c.max_len = 2048;
+    auto m = std::make_unique<DecoderOnly>(c, /*seed=*/1);
     m->eval();
     return m;
   }();
@@ -81,16 +96,20 @@ void rewind(DecoderOnlyCache& cache, int64_t length) {
 
 // Each token is followed by one stream read (not timed with it), and the token's GB/s is divided
 // by that read's: on a machine others share, both see about the same load.
-void BM_Generate(benchmark::State& state) {
+void generate_tokens(benchmark::State& state, DecoderOnly& model) {
   const int64_t P = state.range(0);
   NoGradGuard no_grad;
-  DecoderOnly& model = gpt2();
   const TransformerConfig& c = model.config();
+  const LayerConfig layer = c.layer();
   DecoderOnlyCache cache = model.start_cache();
-  model.forward_step(prompt_ids(P), cache);
-  const Tensor next = prompt_ids(1);
-  const double weights = static_cast<double>(model.parameter_count() - (c.max_len - 1) * c.d_model);
-  const double bytes = 4.0 * (weights + 2.0 * static_cast<double>(c.layers * P * c.d_model));
+  Generator gen(7);
+  model.forward_step(randint({1, P}, 0, c.tgt_vocab, gen), cache);
+  const Tensor next = randint({1, 1}, 0, c.tgt_vocab, gen);
+  // Every weight once (of a learned position table, one row), then every cached key and value.
+  const int64_t table_rows_unread = c.positions == Positions::Learned ? c.max_len - 1 : 0;
+  const double weights = static_cast<double>(model.parameter_count() - table_rows_unread * c.d_model);
+  const double cached = 2.0 * static_cast<double>(c.layers * P * layer.kv_heads() * layer.head_dim());
+  const double bytes = 4.0 * (weights + cached);
   double seconds = 0;  // in forward_step only
   std::vector<double> reads, fractions;
   for (auto _ : state) {
@@ -111,10 +130,21 @@ void BM_Generate(benchmark::State& state) {
   state.counters["stream_read_GB/s"] = median(reads);
   state.counters["of_stream_read"] = median(fractions);  // the median over tokens
 }
+
+void BM_Generate(benchmark::State& state) { generate_tokens(state, gpt2()); }
 BENCHMARK(BM_Generate)
     ->ArgName("prompt")
     ->Arg(1)
     ->Arg(128)
+    ->Arg(512)
+    ->Arg(1023)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_GenerateSmolLM2(benchmark::State& state) { generate_tokens(state, smollm2()); }
+BENCHMARK(BM_GenerateSmolLM2)
+    ->ArgName("prompt")
+    ->Arg(1)
     ->Arg(512)
     ->Arg(1023)
     ->Unit(benchmark::kMillisecond)

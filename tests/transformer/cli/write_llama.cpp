@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   try {
     const std::filesystem::path dir = argv[1];
     std::filesystem::create_directories(dir);
-    const hub_test::Case tiny{"tiny", "llama",
-                              {.d = 16, .heads = 4, .kv_heads = 2, .head_dim = 4, .ff = 24, .layers = 2}};
+    const hub_test::Case tiny{
+        "tiny", "llama", {.d = 16, .heads = 4, .kv_heads = 2, .head_dim = 4, .ff = 24, .layers = 2}};
     constexpr int64_t vocab = 16;
     std::ofstream(dir / "config.json") << hub_test::config_text(tiny, vocab, /*eos=*/15);
     save_safetensors(dir / "model.safetensors", hub_test::random_state(tiny, vocab, 11));

@@ -67,24 +67,24 @@ inline StateDict random_state(const Case& c, int64_t kVocab, uint64_t seed) {
 inline std::string config_text(const Case& c, int64_t kVocab, int64_t eos = -1) {
   const llama_reference::Sizes& s = c.sizes;
   Members m = {{"model_type", "\"" + c.model_type + "\""},
-                         {"vocab_size", std::to_string(kVocab)},
-                         {"hidden_size", std::to_string(s.d)},
-                         {"intermediate_size", std::to_string(s.ff)},
-                         {"num_hidden_layers", std::to_string(s.layers)},
-                         {"num_attention_heads", std::to_string(s.heads)},
-                         {"num_key_value_heads", std::to_string(s.kv_heads)},
-                         {"head_dim", std::to_string(s.head_dim)},
-                         {"max_position_embeddings", "64"},
-                         {"rms_norm_eps", gradformer::message(s.eps)},
-                         {"rope_theta", gradformer::message(s.theta)},
-                         {"tie_word_embeddings", s.tied ? "true" : "false"},
-                         {"hidden_act", "\"silu\""}};
+               {"vocab_size", std::to_string(kVocab)},
+               {"hidden_size", std::to_string(s.d)},
+               {"intermediate_size", std::to_string(s.ff)},
+               {"num_hidden_layers", std::to_string(s.layers)},
+               {"num_attention_heads", std::to_string(s.heads)},
+               {"num_key_value_heads", std::to_string(s.kv_heads)},
+               {"head_dim", std::to_string(s.head_dim)},
+               {"max_position_embeddings", "64"},
+               {"rms_norm_eps", gradformer::message(s.eps)},
+               {"rope_theta", gradformer::message(s.theta)},
+               {"tie_word_embeddings", s.tied ? "true" : "false"},
+               {"hidden_act", "\"silu\""}};
   if (eos >= 0) m.push_back({"eos_token_id", std::to_string(eos)});
   if (s.scale_factor > 0)
-    m.push_back({"rope_scaling", gradformer::message("{\"rope_type\": \"llama3\", \"factor\": ", s.scale_factor,
-                                                     ", \"low_freq_factor\": ", s.low, ", \"high_freq_factor\": ",
-                                                     s.high, ", \"original_max_position_embeddings\": ", s.original,
-                                                     "}")});
+    m.push_back(
+        {"rope_scaling", gradformer::message("{\"rope_type\": \"llama3\", \"factor\": ", s.scale_factor,
+                                             ", \"low_freq_factor\": ", s.low, ", \"high_freq_factor\": ", s.high,
+                                             ", \"original_max_position_embeddings\": ", s.original, "}")});
   return config({}, {}, m);
 }
 

@@ -31,3 +31,13 @@ gradformer_cli_test("train --block llama with an odd head width is status 2 nami
   "-DSTDERR=^gradformer train: --positions rope .*must be even, got 3\n$")
 gradformer_cli_test("train --block gpt is status 2" "-DARGS=train|--arch|decoder-only|--block|gpt" -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer train: --block must be one of llama. got 'gpt'\n$" "-DSTDOUT_ABSENT=.")
+# An encoder-only model with rotary positions: params named its positions "sinusoidal" (it has none)
+# and left out its block's settings.
+gradformer_cli_test("train --arch encoder-only --block llama: params --checkpoint names rope and the block's settings"
+  "-DARGS=train|--arch|encoder-only|--block|llama|--kv-heads|1|--heads|2|${tiny_llama}|--steps|2|--out|${GRADFORMER_CLI_LLAMA}/mlm|--quiet"
+  -DCLEAN=${GRADFORMER_CLI_LLAMA}/mlm "-DSTDERR_ABSENT=." "-DFILES=${GRADFORMER_CLI_LLAMA}/mlm/model.safetensors"
+  FIXTURE gradformer_cli_llama_mlm)
+gradformer_cli_test("params --checkpoint of an encoder-only --block llama model says rope, RMSNorm, 1 key/value head"
+  "-DARGS=params|--checkpoint|${GRADFORMER_CLI_LLAMA}/mlm/model.safetensors" "-DSTDOUT_ABSENT=sinusoidal"
+  "-DSTDOUT=\nrope positions, pre-LN RMSNorm, activation swiglu, [^\n]*. 1 key/value heads, no biases, rope theta 10000\n.*: the same\n$"
+  REQUIRES gradformer_cli_llama_mlm)

@@ -44,7 +44,7 @@ double silu_formula(double x) { return x / (1 + std::exp(-x)); }
 
 using rotary_rms_test::check_same;
 
-TEST_CASE("rms_norm by hand: x = [3, 4], w = [1, 2] is [3, 8] / sqrt(12.5)") {
+TEST_CASE("rms_norm by hand: x = (3, 4), w = (1, 2) is (3, 8) / sqrt(12.5)") {
   // mean(x^2) = (9 + 16) / 2 = 12.5, rms = 3.5355..., y = x / rms * w. eps must be positive; 1e-300
   // added to 12.5 leaves it 12.5 in float64, so this is the eps-free value.
   Variable x(tensor({3, 4}, {1, 2}, DType::Float64), true);

@@ -81,7 +81,7 @@ TEST_CASE("Llama's block, decoder-only: forward_step through the cache gives for
   }
 }
 
-TEST_CASE("Llama's block, encoder-decoder: decode_step equals decode; self-attention rotary, cross-attention not") {
+TEST_CASE("Llama's block, encoder-decoder: decode_step equals decode, self-attention rotary, cross-attention not") {
   TransformerConfig c = llama_block_test::tiny_llama(DType::Float64);
   c.arch = Architecture::EncoderDecoder, c.src_vocab = 9, c.tgt_vocab = 11;
   EncoderDecoder model(c, 5);

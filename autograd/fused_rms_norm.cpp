@@ -47,16 +47,15 @@ void forward_rows(int64_t D, double eps, const T* x, const T* w, T* y, T* rstd, 
 
 // Row blocks [lo, hi): dx for each row (null: not wanted) and each block's sum of g xhat: [chunks, D]
 template <class T>
-void backward_chunks(int64_t rows, int64_t D, const T* x, const T* g, const T* w, const T* rstd, T* dx,
-                     T* sum_gxhat, int64_t lo, int64_t hi) {
+void backward_chunks(int64_t rows, int64_t D, const T* x, const T* g, const T* w, const T* rstd, T* dx, T* sum_gxhat,
+                     int64_t lo, int64_t hi) {
   for (int64_t c = lo; c < hi; ++c)
     for (int64_t r = c * kChunkRows; r < std::min(rows, (c + 1) * kChunkRows); ++r) {
       const T *xr = x + r * D, *gr = g + r * D, s = rstd[r];
       T* sums = sum_gxhat + c * D;
       for (int64_t j = 0; j < D; ++j) sums[j] += gr[j] * (xr[j] * s);
       if (!dx) continue;
-      const T mean_gx_xhat =
-          lane_sum<T>(D, [&](int64_t j) { return gr[j] * w[j] * (xr[j] * s); }) / static_cast<T>(D);
+      const T mean_gx_xhat = lane_sum<T>(D, [&](int64_t j) { return gr[j] * w[j] * (xr[j] * s); }) / static_cast<T>(D);
       T* dxr = dx + r * D;
       for (int64_t j = 0; j < D; ++j) dxr[j] = s * (gr[j] * w[j] - xr[j] * s * mean_gx_xhat);
     }
@@ -69,8 +68,8 @@ Variable rms_norm(const Variable& x, const Variable& weight, double eps) {
   if (x.dim() < 1) throw ShapeError(message(op, ": x needs at least one dimension, got shape ", x.shape()));
   const int64_t D = x.size(-1), rows = x.numel() / std::max<int64_t>(D, 1);
   if (weight.defined() && weight.shape() != Shape{D})
-    throw ShapeError(message(op, ": weight has shape ", weight.shape(), ", expected [", D, "] for x of shape ",
-                             x.shape()));
+    throw ShapeError(
+        message(op, ": weight has shape ", weight.shape(), ", expected [", D, "] for x of shape ", x.shape()));
   if (!(eps > 0)) throw ValueError(message(op, ": eps must be positive, got ", eps));
   const Tensor xc = x.value().contiguous();
   const Tensor w = weight.defined() ? weight.value().contiguous() : ones(Shape{D}, xc.dtype());
@@ -90,8 +89,8 @@ Variable rms_norm(const Variable& x, const Variable& weight, double eps) {
       T* dx_data = grad.defined() ? grad.data<T>() : nullptr;
       // g, x: [rows, D] -> dx: [rows, D], partial: [chunks, D]
       parallel_for(0, chunks, grain_for(4 * kChunkRows * D), [&](int64_t lo, int64_t hi) {
-        backward_chunks<T>(rows, D, xc.data<T>(), gc.data<T>(), w.data<T>(), rstd.data<T>(), dx_data,
-                           partial.data<T>(), lo, hi);
+        backward_chunks<T>(rows, D, xc.data<T>(), gc.data<T>(), w.data<T>(), rstd.data<T>(), dx_data, partial.data<T>(),
+                           lo, hi);
       });
       if (dx.wanted(0)) dx[0] = grad;
       if (!dx.wanted(1)) return;

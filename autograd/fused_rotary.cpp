@@ -12,13 +12,13 @@ void check_rotary(const char* op, const Variable& x, const Tensor& cos, const Te
     throw ShapeError(message(op, ": x must be [..., T, d_k] with d_k even, got ", x.shape()));
   const int64_t half = x.size(-1) / 2, T = x.size(-2);
   if (cos.dim() != 2 || cos.shape() != sin.shape() || cos.size(1) != half)
-    throw ShapeError(message(op, ": cos and sin must be [positions, ", half, "], got ", cos.shape(), " and ",
-                             sin.shape()));
+    throw ShapeError(
+        message(op, ": cos and sin must be [positions, ", half, "], got ", cos.shape(), " and ", sin.shape()));
   if (cos.dtype() != x.dtype() || sin.dtype() != x.dtype())
     throw DTypeError(message(op, ": cos and sin must be ", x.dtype(), " as x, got ", cos.dtype()));
   if (start < 0 || start + T > cos.size(0))
-    throw ValueError(message(op, ": positions ", start, " to ", start + T - 1, " are outside the table's ",
-                             cos.size(0), " positions"));
+    throw ValueError(message(op, ": positions ", start, " to ", start + T - 1, " are outside the table's ", cos.size(0),
+                             " positions"));
 }
 
 // out[r, t, i] = x[i] c - x[i + h] s,  out[r, t, i + h] = x[i + h] c + x[i] s,  c, s = cos, sin[start + t, i]:

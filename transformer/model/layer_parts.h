@@ -21,7 +21,8 @@ inline std::shared_ptr<Norm> make_norm(const LayerConfig& c) {
 }
 
 /// An attention of the configuration's shape (allocated, not initialised).
-inline std::shared_ptr<MultiheadAttention> make_attention(const LayerConfig& c, std::shared_ptr<Generator> dropout_gen) {
+inline std::shared_ptr<MultiheadAttention> make_attention(const LayerConfig& c,
+                                                          std::shared_ptr<Generator> dropout_gen) {
   return std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, std::move(dropout_gen), c.dtype,
                                               AttentionShape{c.block.kv_heads, c.block.head_dim, c.block.bias});
 }

@@ -28,8 +28,7 @@ std::vector<double> rotary_frequencies(int64_t head_dim, double theta, const Rop
   return f;
 }
 
-RotaryTables rotary_tables(int64_t positions, int64_t head_dim, double theta, const RopeScaling& scaling,
-                           DType dtype) {
+RotaryTables rotary_tables(int64_t positions, int64_t head_dim, double theta, const RopeScaling& scaling, DType dtype) {
   const std::vector<double> f = rotary_frequencies(head_dim, theta, scaling);
   const int64_t h = head_dim / 2;
   Tensor c = Tensor::empty({positions, h}, DType::Float64), s = Tensor::empty({positions, h}, DType::Float64);

@@ -204,29 +204,35 @@ namespace {
 
 long long ll(int64_t n) { return static_cast<long long>(n); }
 
-// How the configuration computes, beyond its sizes: "learned positions, pre-LN, LayerNorm eps 1e-05,
-// activation gelu-tanh, embedding not scaled by sqrt(d_model), output tied to the embedding", then
-// the block's settings that are not the paper's ("; 3 key/value heads, no biases, rope theta 100000").
-void print_computation(const TransformerConfig& c) {
-  const BlockOptions& b = c.block;
-  std::printf("%s positions, %s-LN, %s eps %g, activation %s, embedding %s by sqrt(d_model), %s",
-              positions_name(c.positions), c.norm == NormPlacement::Pre ? "pre" : "post",
-              b.normalization == Normalization::RMSNorm ? "RMSNorm" : "LayerNorm", c.norm_eps,
-              activation_name(c.activation), c.scale_embedding ? "scaled" : "not scaled",
-              c.tie_embeddings ? "output tied to the embedding" : "output projection untied");
+// The block's settings that are not the paper's, as "; 3 key/value heads, no biases, rope theta
+// 100000" ("" when every one is the paper's): the same words for the three architectures.
+std::string block_settings(const LayerConfig& l, Positions positions) {
+  const BlockOptions& b = l.block;
   std::string block;
-  if (c.layer().kv_heads() != c.heads) block += message(", ", c.layer().kv_heads(), " key/value heads");
+  if (l.kv_heads() != l.heads) block += message(", ", l.kv_heads(), " key/value heads");
   if (b.head_dim != 0) block += message(", head width ", b.head_dim);
   if (b.bias != Bias::All)
     block += b.bias == Bias::None  ? ", no biases"
              : b.bias == Bias::QKV ? ", biases on q, k, v only"
                                    : ", attention biases only";
-  if (c.positions == Positions::Rotary) block += message(", rope theta ", b.rope_theta);
+  if (positions == Positions::Rotary) block += message(", rope theta ", b.rope_theta);
   if (b.rope_scaling.factor != 0)
     block +=
         message(" (llama3 scaling: factor ", b.rope_scaling.factor, ", low ", b.rope_scaling.low_freq_factor, ", high ",
                 b.rope_scaling.high_freq_factor, ", original length ", b.rope_scaling.original_max_len, ")");
-  std::printf("%s\n", block.empty() ? "" : ("; " + block.substr(2)).c_str());
+  return block.empty() ? "" : "; " + block.substr(2);
+}
+
+// How the configuration computes, beyond its sizes: "learned positions, pre-LN, LayerNorm eps 1e-05,
+// activation gelu-tanh, embedding not scaled by sqrt(d_model), output tied to the embedding", then
+// the block's settings that are not the paper's ("; 3 key/value heads, no biases, rope theta 100000").
+void print_computation(const TransformerConfig& c) {
+  std::printf("%s positions, %s-LN, %s eps %g, activation %s, embedding %s by sqrt(d_model), %s%s\n",
+              positions_name(c.positions), c.norm == NormPlacement::Pre ? "pre" : "post",
+              c.block.normalization == Normalization::RMSNorm ? "RMSNorm" : "LayerNorm", c.norm_eps,
+              activation_name(c.activation), c.scale_embedding ? "scaled" : "not scaled",
+              c.tie_embeddings ? "output tied to the embedding" : "output projection untied",
+              block_settings(c.layer(), c.positions).c_str());
 }
 
 // One layer's count, term by term, as config.h's layer_parameter_count counts it.
@@ -278,11 +284,12 @@ int64_t print_encoder_only(const EncoderOnlyConfig& c, const std::string& title)
   std::printf("  embeddings %lld, encoder %lld, pooler %lld, mlm head %lld, classifier %lld (%lld classes)\n",
               ll(n.embeddings), ll(n.encoder), ll(n.pooler), ll(n.mlm_head), ll(n.classifier), ll(c.classes));
   std::printf("parameters: %lld (%.1fM)\n", ll(n.total()), static_cast<double>(n.total()) / 1e6);
-  std::printf("%s positions, %s-LN, activation %s, %lld token types, %s, output %s\n",
-              c.positions == Positions::Learned ? "learned" : "sinusoidal",
-              c.norm == NormPlacement::Pre ? "pre" : "post", activation_name(c.activation), ll(c.types),
-              c.embed_norm ? "embedding LayerNorm" : "no embedding LayerNorm",
-              c.tie_embeddings ? "tied to the embedding" : "untied");
+  // positions_name: a rotary model's positions are "rope", not the sinusoids it has none of
+  std::printf("%s positions, %s-LN%s, activation %s, %lld token types, %s, output %s%s\n", positions_name(c.positions),
+              c.norm == NormPlacement::Pre ? "pre" : "post",
+              c.block.normalization == Normalization::RMSNorm ? " RMSNorm" : "", activation_name(c.activation),
+              ll(c.types), c.embed_norm ? "embedding LayerNorm" : "no embedding LayerNorm",
+              c.tie_embeddings ? "tied to the embedding" : "untied", block_settings(c.layer(), c.positions).c_str());
   return n.total();
 }
 

@@ -48,6 +48,8 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
   if (!end_of_text_ids.empty()) o.also_stop.assign(end_of_text_ids.begin() + 1, end_of_text_ids.end());
   // The specials in front (<pad> <s> </s> <unk>) are not text: a barely trained model would print "<pad>".
   for (int64_t id = 0; id < tokenizer.special_count(); ++id) o.never.push_back(id);
+  // Rows past the tokenizer's ids (a hub model's padding) are no text.
+  for (int64_t id = tokenizer.size(); id < model.config().tgt_vocab; ++id) o.never.push_back(id);
   // The prompt as typed, then the continuation's text as it comes (a character cut by the last token shows as U+FFFD).
   std::cout << text << std::flush;
   Utf8Stream stream;

@@ -5,12 +5,20 @@
 #include "transformer/data/hub_json.h"
 #include "transformer/data/llama3_pre_tokenize.h"
 #include "transformer/data/pre_tokenize.h"
+#include "transformer/data/utf8.h"
 
 namespace gradformer {
 
 namespace {
 
-constexpr const char* kSupportedNormalizers = "Sequence of Prepend and Replace, Prepend, Replace, none";
+constexpr const char* kSupportedNormalizers = "Sequence of Prepend and Replace, Prepend, Replace, NFC, none";
+
+// Characters NFC leaves as they are wherever they stand (their NFC_Quick_Check is Yes and none of
+// them combines with a character before it), by the ranges require_nfc's comment lists.
+bool stable_under_nfc(char32_t c) {
+  return c < 0x300 || (c >= 0x2002 && c <= 0x206F) || (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3000 && c <= 0x3096) ||
+         (c >= 0x30A0 && c <= 0x30FF) || (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0x1F000 && c <= 0x1FAFF);
+}
 constexpr const char* kSupportedPreTokenizers =
     "ByteLevel, Split with Llama 3's or Qwen2's pattern, Metaspace, a Sequence of them, none";
 
@@ -32,6 +40,17 @@ std::string replace_all(const std::string& text, const std::string& pattern, con
   return out.append(text, start);
 }
 
+void require_nfc(std::string_view text, const std::string& source) {
+  for (size_t at = 0; at < text.size();) {
+    const Utf8Step step = decode_utf8(text, at, "require_nfc");
+    if (!stable_under_nfc(step.code_point))
+      throw ValueError(message(source, ": the NFC normalizer: the character U+", std::hex, std::uppercase,
+                               static_cast<uint32_t>(step.code_point), std::dec, " at byte ", at,
+                               " is one NFC may change, and gradformer does not implement NFC's tables yet"));
+    at += step.length;
+  }
+}
+
 HubNormalizer HubNormalizer::parse(const Json* normalizer, const std::string& source) {
   HubNormalizer parsed;
   if (!json_is_null(normalizer)) add_steps(*normalizer, source, parsed.steps_);
@@ -43,6 +62,8 @@ void HubNormalizer::add_steps(const Json& normalizer, const std::string& source,
   const std::string type = json_type(normalizer, where);
   if (type == "Sequence") {
     for (const Json& step : array_member(normalizer, "normalizers", where)) add_steps(step, source, steps);
+  } else if (type == "NFC") {
+    steps.push_back({false, "", "", true});
   } else if (type == "Prepend") {
     steps.push_back({true, "", json_string(normalizer, "prepend", where)});
   } else if (type == "Replace") {
@@ -59,7 +80,9 @@ void HubNormalizer::add_steps(const Json& normalizer, const std::string& source,
 
 std::string HubNormalizer::normalize(std::string text) const {
   for (const Step& step : steps_) {
-    if (step.prepend) {
+    if (step.nfc) {
+      require_nfc(text, "tokenizer.json");
+    } else if (step.prepend) {
       if (!text.empty()) text.insert(0, step.content);
     } else {
       text = replace_all(text, step.pattern, step.content);

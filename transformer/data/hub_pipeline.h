@@ -33,6 +33,15 @@ struct HubPiece {
 /// empty pattern replaces nothing): the Replace of normalizers, pre-tokenizers and decoders.
 std::string replace_all(const std::string& text, const std::string& pattern, const std::string& content);
 
+/// Unicode's NFC normalization (Qwen2's normalizer), as far as gradformer goes: the composition
+/// tables are not implemented, so a text is let through only when every character is one NFC leaves
+/// as it is wherever it stands: the code points below U+0300 (ASCII, Latin-1, Latin Extended A and B),
+/// U+2002..U+206F (punctuation), CJK ideographs U+4E00..U+9FFF, kana U+3000..U+3096 and U+30A0..U+30FF
+/// but the voicing marks, Hangul syllables U+AC00..U+D7A3, and U+1F000..U+1FAFF (emoji). ValueError
+/// naming the first other character and its byte offset: NFC might change it, and guessing could
+/// give other ids than the model was trained on.
+void require_nfc(std::string_view text, const std::string& source);
+
 class HubNormalizer {
  public:
   /// The "normalizer" member (nullptr or null: none). DataError naming `source` for another type.
@@ -45,6 +54,7 @@ class HubNormalizer {
     bool prepend;         // Prepend `content`; else Replace every `pattern` by `content`
     std::string pattern;  // Replace's
     std::string content;
+    bool nfc = false;  // NFC: the text checked to be in it already (see require_nfc)
   };
   static void add_steps(const Json& normalizer, const std::string& source, std::vector<Step>& steps);
   std::vector<Step> steps_;

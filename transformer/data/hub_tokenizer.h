@@ -1,6 +1,6 @@
 // A Hugging Face tokenizer.json read from scratch: the BPE tokenizers of today's hub models
-// (GPT-2, Llama 2, TinyLlama, Mistral, Llama 3 and their kin; Qwen2's pattern too, but Qwen2's files
-// also ask for Unicode's NFC normalization, which is not implemented and so refused), each part as
+// (GPT-2, Llama 2, TinyLlama, Mistral, Llama 3 and their kin; Qwen2's too, whose NFC normalization
+// is checked rather than applied: hub_pipeline.h's require_nfc), each part as
 // the tokenizers library defines it. Encoding a text goes
 //   added_tokens   matched in the raw text first, longest first at the leftmost place (the
 //                  library's AddedVocabulary); each becomes its id, the text between goes on. Tokens

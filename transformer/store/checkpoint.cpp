@@ -81,9 +81,11 @@ CheckpointInfo transformer_info(const CheckpointFile& file) {
   info.config = config_from_metadata(file.metadata, path);
   if (info.config.arch == Architecture::DecoderOnly) {
     info.target_tokenizer = tokenizer_entry(file, "target");
-    if (info.target_tokenizer.size() != info.config.tgt_vocab)
-      throw CheckpointError(message(path, ": a vocabulary of ", info.target_tokenizer.size(),
-                                    " tokens does not match the model's ", info.config.tgt_vocab));
+    // A hub tokenizer may have fewer ids than the model has rows (import_hub.h says why).
+    const bool hub = info.target_tokenizer.kind() == Tokenizer::Kind::Hub;
+    const int64_t ids = info.target_tokenizer.size(), rows = info.config.tgt_vocab;
+    if (hub ? ids > rows : ids != rows)
+      throw CheckpointError(message(path, ": a vocabulary of ", ids, " tokens does not match the model's ", rows));
   } else {
     info.source_tokenizer = tokenizer_entry(file, "source");
     info.target_tokenizer = tokenizer_entry(file, "target");

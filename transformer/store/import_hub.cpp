@@ -80,9 +80,11 @@ HubImport import_hub(const HubConfig& config, const HubTensors& tensors, const T
   out.check = check_hub_tensors(config, tensors);
   TransformerConfig c = hub_model_config(config);
   c.dtype = out.check.dtype;  // float32 (float16 and bfloat16 widened), or float64
-  if (tokenizer.size() != c.tgt_vocab)
+  // A hub model's embedding may have rows past its tokenizer's ids (Qwen2 pads 151,665 tokens to
+  // 151,936 rows): rows no text becomes, which generate never draws. More ids than rows cannot be.
+  if (tokenizer.size() > c.tgt_vocab)
     throw CheckpointError(message(tensors.folder(), ": the tokenizer has ", tokenizer.size(),
-                                  " ids, but the model's vocabulary is ", c.tgt_vocab, " (vocab_size in ",
+                                  " ids, more than the model's vocabulary of ", c.tgt_vocab, " (vocab_size in ",
                                   config.source, ")"));
   out.model = std::make_unique<DecoderOnly>(c, /*seed=*/0, skip_init);
   DecoderOnly& m = *out.model;

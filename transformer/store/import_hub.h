@@ -48,7 +48,8 @@ struct HubImport {
 /// The model in `tensors` (a folder opened by open_hub_tensors) with `config` and `tokenizer`,
 /// each tensor read once, into the model's own parameters. CheckpointError as check_hub_tensors for
 /// missing, unexpected or mis-shaped tensors, for a tied model whose lm_head.weight is not the
-/// embedding, and for a tokenizer with more ids than the model's vocabulary.
+/// embedding, and for a tokenizer with more ids than the model's vocabulary (fewer is fine: the
+/// hub pads some embeddings with rows no text becomes).
 HubImport import_hub(const HubConfig& config, const HubTensors& tensors, const Tokenizer& tokenizer);
 
 }  // namespace gradformer

@@ -209,6 +209,20 @@ TEST_CASE("a Qwen2 tokenizer.json: one digit a pre-token, so no merge joins digi
   CHECK(t.encode("1234567") == Ids{49, 50, 51, 52, 53, 54, 55});
 }
 
+TEST_CASE("a Qwen2 tokenizer.json's NFC normalizer: text NFC leaves alone goes through, other text is refused") {
+  HubFile file = llama3_file(false, kQwen2SplitPattern);
+  file.normalizer = R"({"type":"NFC"})";
+  const Tokenizer t = hub(file);
+  // ASCII, CJK, kana, Hangul and emoji are NFC as they stand: the same ids as without the normalizer.
+  const Tokenizer plain = hub(llama3_file(false, kQwen2SplitPattern));
+  for (const std::string text : {"1234567 hi", "日本語 ですね", "한국어", "🙂 ok", "Ça va, déjà"})
+    CHECK(t.encode(text) == plain.encode(text));
+  // "e" then U+0301 (combining acute) is "é" in NFC, and U+212B (Angstrom sign) is U+00C5: refused,
+  // naming the character and its byte offset.
+  CHECK_THROWS_MSG(t.encode("cafe\xCC\x81"), ValueError, "the character U+301 at byte 4 is one NFC may change");
+  CHECK_THROWS_MSG(t.encode("1 \xE2\x84\xAB"), ValueError, "the character U+212B at byte 2");
+}
+
 TEST_CASE("a SentencePiece-style tokenizer.json: Prepend and Replace, byte fallback, Llama 2's decoder") {
   const Tokenizer t = hub(sentencepiece_file());
   // "▁hi▁there": ▁ h (rank 0) -> 268, ▁h i (1) -> 269; h e (2) -> 270, t he (3) -> 271,
@@ -301,7 +315,7 @@ TEST_CASE("a tokenizer.json the reader does not support is refused, naming the p
   file.normalizer = R"({"type":"NFKC"})";
   refused(file,
           "tokenizer.json: normalizer type 'NFKC' is not supported (supported: Sequence of Prepend and Replace, "
-          "Prepend, Replace, none)");
+          "Prepend, Replace, NFC, none)");
   file.normalizer = R"({"type":"Replace","pattern":{"Regex":" +"},"content":"▁"})";
   refused(file, "tokenizer.json: normalizer Replace pattern {\"Regex\":\" +\"} is not supported");
   file = gpt2_file();

@@ -115,3 +115,26 @@ TEST_CASE("import_hub: config.json's eos_token_id is kept as data.end_of_text, a
   o.also_stop = {11};
   CHECK(generate(*imported.model, {1, 5}, o, gen) == std::vector<int64_t>{11});
 }
+
+TEST_CASE(
+    "import_hub: a tokenizer with fewer ids than the embedding's rows (the hub's padding) is kept; more ids than rows "
+    "are refused") {
+  const test::TempDir dir("import-hub-padded");
+  const Case& c = kCases[1];
+  constexpr int64_t rows = 20;  // the tokenizer below has 16 ids
+  hub_test::write_single_file_folder(dir, random_state(c, rows, 5), config_text(c, rows));
+  const Tokenizer tokenizer = Tokenizer::read_hub_file(std::string(GRADFORMER_SOURCE_DIR) +
+                                                       "/tests/transformer/cli/hub_tokenizer/tokenizer.json");
+  REQUIRE(tokenizer.size() == 16);
+  const HubImport imported =
+      import_hub(read_hub_config(dir / "config.json"), open_hub_tensors(dir.path().string()), tokenizer);
+  CHECK(imported.info.config.tgt_vocab == rows);
+  save_checkpoint(dir / "padded.safetensors", *imported.model, imported.info.config, {}, imported.info);
+  CHECK(read_checkpoint(dir / "padded.safetensors").info.target_tokenizer.size() == 16);
+  // More ids than rows cannot be: the model could not score them.
+  const test::TempDir small("import-hub-small");
+  hub_test::write_single_file_folder(small, random_state(c, 12, 5), config_text(c, 12));
+  CHECK_THROWS_MSG(
+      import_hub(read_hub_config(small / "config.json"), open_hub_tensors(small.path().string()), tokenizer),
+      CheckpointError, "the tokenizer has 16 ids, more than the model's vocabulary of 12");
+}

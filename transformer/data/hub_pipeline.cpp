@@ -20,7 +20,7 @@ bool stable_under_nfc(char32_t c) {
          (c >= 0x30A0 && c <= 0x30FF) || (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0x1F000 && c <= 0x1FAFF);
 }
 constexpr const char* kSupportedPreTokenizers =
-    "ByteLevel, Split with Llama 3's or Qwen2's pattern, Metaspace, a Sequence of them, none";
+    "ByteLevel, Split with Llama 3's or Qwen2's pattern, Metaspace, Digits, a Sequence of them, none";
 
 /// The items of an array member, or a DataError naming it.
 const std::vector<Json>& array_member(const Json& object, const char* name, const std::string& where) {
@@ -111,6 +111,10 @@ void HubPreTokenizer::add_steps(const Json& pre_tokenizer, const std::string& so
     steps.push_back(split_step(pre_tokenizer, source));
   } else if (type == "Metaspace") {
     steps.push_back(metaspace_step(pre_tokenizer, source));
+  } else if (type == "Digits") {  // StarCoder's and SmolLM's, before ByteLevel
+    Step step{Kind::Digits};
+    step.individual_digits = json_flag(pre_tokenizer, "individual_digits", false, where + " Digits");
+    steps.push_back(step);
   } else {
     throw DataError(message(where, " type '", type, "' is not supported (supported: ", kSupportedPreTokenizers, ")"));
   }
@@ -160,6 +164,26 @@ void HubPreTokenizer::pre_tokenize(const HubPiece& piece, std::vector<HubPiece>&
     if (!p.text.empty()) out.push_back(std::move(p));
 }
 
+namespace {
+
+// The Digits pre-tokenizer: the text cut around its numbers (\p{N}, Rust's char::is_numeric): each
+// number character a piece of its own (individual) or each run of them one piece; the text between
+// them as it is.
+std::vector<std::string> digit_pieces(const std::string& text, bool individual) {
+  std::vector<std::string> pieces;
+  bool last_number = false;
+  for (size_t at = 0; at < text.size();) {
+    const Utf8Step step = decode_utf8(text, at, "Digits pre-tokenizer");
+    const bool number = character_class(step.code_point) == CharacterClass::Number;
+    if (pieces.empty() || number != last_number || (number && individual)) pieces.emplace_back();
+    pieces.back().append(text, at, step.length);
+    last_number = number, at += step.length;
+  }
+  return pieces;
+}
+
+}  // namespace
+
 void HubPreTokenizer::apply(const Step& step, const HubPiece& piece, std::vector<HubPiece>& out) {
   const auto add_all = [&](const std::vector<std::string>& texts) {
     for (size_t i = 0; i < texts.size(); ++i) out.push_back({texts[i], piece.starts_text && i == 0});
@@ -175,6 +199,8 @@ void HubPreTokenizer::apply(const Step& step, const HubPiece& piece, std::vector
       return add_all(llama3_pre_tokens(piece.text));
     case Kind::SplitQwen2:
       return add_all(qwen2_pre_tokens(piece.text));
+    case Kind::Digits:
+      return add_all(digit_pieces(piece.text, step.individual_digits));
     case Kind::Metaspace: {
       std::string text = replace_all(piece.text, " ", step.replacement);
       const bool first = step.prepend == Prepend::First && piece.starts_text;

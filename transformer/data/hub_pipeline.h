@@ -69,7 +69,7 @@ class HubPreTokenizer {
   void pre_tokenize(const HubPiece& piece, std::vector<HubPiece>& out) const;
 
  private:
-  enum class Kind { ByteLevel, SplitLlama3, SplitQwen2, Metaspace };
+  enum class Kind { ByteLevel, SplitLlama3, SplitQwen2, Metaspace, Digits };
   enum class Prepend { Never, First, Always };
   struct Step {
     Kind kind;
@@ -77,7 +77,8 @@ class HubPreTokenizer {
     bool use_regex = true;          // ByteLevel
     std::string replacement{};      // Metaspace
     Prepend prepend = Prepend::Always;
-    bool split = true;  // Metaspace
+    bool split = true;               // Metaspace
+    bool individual_digits = false;  // Digits: each digit a piece (else each run of digits)
   };
   static void add_steps(const Json& pre_tokenizer, const std::string& source, std::vector<Step>& steps);
   static Step split_step(const Json& split, const std::string& source);

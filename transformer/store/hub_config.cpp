@@ -226,8 +226,17 @@ void refuse_partial_rotary(ConfigKeys& keys) {
                 "is not supported: rotary positions on part of each head (supported: 1)");
 }
 
+// "rope_interleaved" true (configs exported by nanotron, SmolLM2's among them, write it false) pairs
+// dimensions 2i and 2i + 1 where the hub's weights pair i and i + d_k / 2: refused.
+void refuse_interleaved_rope(ConfigKeys& keys) {
+  if (boolean(keys, "rope_interleaved").value_or(false))
+    keys.refuse("rope_interleaved", *keys.get("rope_interleaved"),
+                "is not supported: rotary pairs of neighbouring dimensions (supported: false, the rotate-half layout)");
+}
+
 // rope_theta and rope_scaling (transformers 4), or rope_parameters holding both (transformers 5).
 void read_rope(ConfigKeys& keys, HubConfig& c) {
+  refuse_interleaved_rope(keys);
   std::optional<double> theta = positive_number(keys, "rope_theta");
   refuse_partial_rotary(keys);
   const Json* scaling = keys.get("rope_scaling");

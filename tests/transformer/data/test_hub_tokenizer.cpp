@@ -209,6 +209,22 @@ TEST_CASE("a Qwen2 tokenizer.json: one digit a pre-token, so no merge joins digi
   CHECK(t.encode("1234567") == Ids{49, 50, 51, 52, 53, 54, 55});
 }
 
+TEST_CASE("a StarCoder/SmolLM-style tokenizer.json: Digits, each digit its own piece, then GPT-2's ByteLevel") {
+  // The merges of llama3_file (0 "1 2" -> 256, 1 "12 3" -> 257) under GPT-2's pattern alone would
+  // join 123; with Digits first, each digit is a piece, so none is merged.
+  HubFile file = llama3_file(false);
+  file.pre_tokenizer = R"({"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":true},)"
+                       R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}]})";
+  const Tokenizer t = hub(file);
+  CHECK(t.encode("123") == Ids{49, 50, 51});
+  // "a12b": Digits gives a | 1 | 2 | b, GPT-2's pattern leaves each whole: 97, 49, 50, 98.
+  CHECK(t.encode("a12b") == Ids{97, 49, 50, 98});
+  // Without individual_digits a run of digits is one piece: "123" merged to 257 (ranks 0 then 1).
+  file.pre_tokenizer = R"({"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":false},)"
+                       R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}]})";
+  CHECK(hub(file).encode("x123") == Ids{120, 257});
+}
+
 TEST_CASE("a Qwen2 tokenizer.json's NFC normalizer: text NFC leaves alone goes through, other text is refused") {
   HubFile file = llama3_file(false, kQwen2SplitPattern);
   file.normalizer = R"({"type":"NFC"})";

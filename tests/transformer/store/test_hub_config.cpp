@@ -161,6 +161,8 @@ TEST_CASE("hub config: keys that change the computation are refused by name and 
   CHECK_THROWS_MSG(parsed({{"partial_rotary_factor", "0.5"}}), CheckpointError,
                    "partial_rotary_factor 0.5 is not supported");
   CHECK(parsed({{"partial_rotary_factor", "1.0"}}).model_type == HubModelType::Llama);
+  CHECK_THROWS_MSG(parsed({{"rope_interleaved", "true"}}), CheckpointError, "rope_interleaved true is not supported");
+  CHECK(parsed({{"rope_interleaved", "false"}}).model_type == HubModelType::Llama);  // SmolLM2's config says false
   CHECK_THROWS_MSG(parsed({{"quantization_config", "{\"quant_method\": \"gptq\", \"bits\": 4}"}}), CheckpointError,
                    "quantization_config {\"quant_method\":\"gptq\",\"bits\":4} is not supported");
   CHECK_THROWS_MSG(parsed({{"model_type", "\"qwen2\""}, {"use_sliding_window", "true"}}), CheckpointError,

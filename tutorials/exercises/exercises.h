@@ -175,4 +175,9 @@ ChosenPair merge_step(std::vector<WordCount>& words, int64_t new_id);
 /// self_attn.out_proj.*, norm2.*, linear1.*, linear2.*; Linear weights [out, in], contiguous).
 gradformer::StateDict gpt2_block(const gradformer::StateDict& gpt2, int64_t i);
 
+/// Chapter 20: rotary positions on one head. x: [T, d_k] float64 (d_k even), row t the query or key
+/// at position start + t -> [T, d_k], each pair (x_i, x_{i+h}), h = d_k / 2, turned by the angle
+/// (start + t) theta^(-2i / d_k).
+gradformer::Tensor rotate_pairs(const gradformer::Tensor& x, double theta, int64_t start);
+
 }  // namespace exercises

@@ -179,6 +179,7 @@ void positions_training(bool quick) {
   section("sinusoidal, learned or rotary positions");
   std::printf("trained on blocks of 64 bytes; the held-out text read in blocks of 64, and of 128\n");
   std::printf("  positions    parameters   held-out loss, 64   held-out loss, 128\n");
+  std::vector<std::vector<double>> losses;  // [sinusoidal, learned, rope] x [64, 128]
   for (const Positions p : {Positions::Sinusoidal, Positions::Learned, Positions::Rotary}) {
     TrainOptions o = text_lm(quick, std::string("positions-") + positions_name(p));
     o.positions = p;
@@ -186,9 +187,15 @@ void positions_training(bool quick) {
     LoadedDecoderOnly loaded = load_decoder_only_checkpoint(r.checkpoint_path);
     loaded.model->eval();
     const Tokenizer& tokenizer = loaded.info.target_tokenizer;
-    std::printf("  %-11s  %10lld   %17.4f   %18.4f\n", positions_name(p), ll(loaded.model->parameter_count()),
-                held_out_loss(*loaded.model, tokenizer, 64), held_out_loss(*loaded.model, tokenizer, 128));
+    const double trained = held_out_loss(*loaded.model, tokenizer, 64),
+                 longer = held_out_loss(*loaded.model, tokenizer, 128);
+    std::printf("  %-11s  %10lld   %17.4f   %18.4f\n", positions_name(p), ll(loaded.model->parameter_count()), trained,
+                longer);
+    losses.push_back({trained, longer});
   }
+  if (!quick)
+    claim(losses[2][0] < std::min(losses[0][0], losses[1][0]) && losses[2][1] < std::min(losses[0][1], losses[1][1]),
+          "rotary positions give the lowest held-out loss, at the trained length and at twice it");
 }
 
 // ---- 3. SwiGLU ---------------------------------------------------------------------------------------
@@ -198,6 +205,8 @@ void positions_training(bool quick) {
 void swiglu_training(bool quick) {
   section("ReLU, GELU or SwiGLU at equal parameters");
   std::printf("  activation   d_ff   feed-forward per block   parameters   validation loss\n");
+  std::vector<int64_t> counts;
+  std::vector<double> losses;
   for (const Activation a : {Activation::ReLU, Activation::GELU, Activation::SwiGLU}) {
     TrainOptions o = text_lm(quick, std::string("ffn-") + activation_name(a));
     o.activation = a, o.block.bias = Bias::None;
@@ -206,7 +215,10 @@ void swiglu_training(bool quick) {
     const TrainReport r = train(o);
     std::printf("  %-10s   %4lld   %22lld   %10lld   %15.4f\n", activation_name(a), ll(o.d_ff),
                 ll(matrices * o.d_model * o.d_ff), ll(parameters_of(r)), r.valid_loss);
+    counts.push_back(parameters_of(r)), losses.push_back(r.valid_loss);
   }
+  claim(counts[0] == counts[1] && counts[1] == counts[2], "the three feed-forward networks have equal parameters");
+  if (!quick) claim(losses[2] < std::min(losses[0], losses[1]), "SwiGLU learns the most at equal parameters");
 }
 
 // ---- 4. grouped-query attention ------------------------------------------------------------------------

@@ -32,7 +32,7 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
                    Generator& gen, const std::vector<int64_t>& end_of_text_ids) {
   std::vector<int64_t> ids;
   try {
-    ids = tokenizer.encode(text);
+    ids = tokenizer.encode_prompt(text);  // a hub model's <|begin_of_text|> or <s> first
   } catch (const ValueError& e) {
     throw UsageError(
         message("generate: --prompt cannot be read by the model's ", tokenizer.kind_name(), " tokenizer: ", e.what()));

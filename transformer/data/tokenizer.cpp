@@ -189,6 +189,12 @@ std::optional<int64_t> Tokenizer::special(std::string_view name) const {
 
 std::optional<int64_t> Tokenizer::bos() const { return kind_ == Kind::Hub ? hub_->bos() : std::nullopt; }
 
+std::vector<int64_t> Tokenizer::encode_prompt(std::string_view text) const {
+  std::vector<int64_t> ids = encode(text);
+  if (const std::optional<int64_t> first = bos(); first && !ids.empty()) ids.insert(ids.begin(), *first);
+  return ids;
+}
+
 std::vector<int64_t> Tokenizer::encode(std::string_view text) const {
   if (kind_ == Kind::Words) return vocab_.encode(split_words(text));
   if (kind_ == Kind::Hub) {

@@ -79,6 +79,10 @@ class Tokenizer {
   /// Bytes: any bytes. Bpe and hub: the text must be UTF-8 (ValueError naming the byte offset
   /// otherwise); hub: the file's pipeline, its post-processor not applied (see bos()).
   std::vector<int64_t> encode(std::string_view text) const;
+  /// The ids a model reads for a text it is to continue: bos() first when there is one (the model
+  /// was trained with it before every text, as the tokenizers library's post-processor adds it), then
+  /// encode(text). An empty text gives no ids.
+  std::vector<int64_t> encode_prompt(std::string_view text) const;
   /// The bytes the ids stand for, exactly (words: joined by single spaces); a special as its name.
   /// Hub: the file's decoder's text (Llama 2's drops the space its normalizer put first).
   /// ValueError for an id outside [0, size()).

@@ -199,6 +199,10 @@ TEST_CASE("a Llama 3 tokenizer.json: its Split pattern, ignore_merges, its speci
   CHECK(t.encode("hi<|eot_id|>there") == Ids{104, 105, 263, 116, 104, 101, 114, 101});
   CHECK(t.special("<|eot_id|>") == 263);
   CHECK(t.bos() == 262);
+  // A prompt gets the post-processor's first token, as the library's encode(text) with specials does.
+  CHECK(t.encode_prompt("123") == Ids{262, 257});
+  CHECK(t.encode_prompt("").empty());
+  CHECK(hub(gpt2_file()).encode_prompt("hi") == hub(gpt2_file()).encode("hi"));  // no post-processor: no bos
   // "a\n\nb": "a" 97, "\n\n" 10 10, "b" 98; emoji: its four bytes.
   CHECK(t.encode("a\n\nb") == Ids{97, 10, 10, 98});
   CHECK(t.encode("🙂") == Ids{0xF0, 0x9F, 0x99, 0x82});

@@ -63,7 +63,7 @@ struct BlockOptions {
   int64_t head_dim = 0;  // d_k, each head's width; 0: d_model / heads
   Bias bias = Bias::All;
   double rope_theta = 10000;  // the rotary base: frequency i of d_k / 2 is rope_theta^(-2i / d_k)
-  RopeScaling rope_scaling;
+  RopeScaling rope_scaling = {};
   friend bool operator==(const BlockOptions&, const BlockOptions&) = default;
 };
 
@@ -76,7 +76,7 @@ struct LayerConfig {
   DType dtype = DType::Float32;
   Activation activation = Activation::ReLU;
   double norm_eps = 1e-5;  // the norms' epsilon: LayerNorm's added to the variance, RMSNorm's to the mean square
-  BlockOptions block;
+  BlockOptions block = {};
   bool rotary = false;    // rotary positions in self-attention (Positions::Rotary)
   int64_t max_len = 512;  // the positions the rotary tables cover
   int64_t kv_heads() const { return block.kv_heads > 0 ? block.kv_heads : heads; }
@@ -120,8 +120,8 @@ struct TransformerConfig {
   /// The token embedding multiplied by sqrt(d) before the positions are added (section 3.4, "we
   /// multiply those weights by sqrt(d_model)"); GPT-2 adds its embeddings unscaled.
   bool scale_embedding = true;
-  double norm_eps = 1e-5;  // every norm's epsilon (GPT-2's layer_norm_epsilon: 1e-5 too)
-  BlockOptions block;      // RMSNorm, grouped-query attention, biases, the rotary base (the paper's by default)
+  double norm_eps = 1e-5;   // every norm's epsilon (GPT-2's layer_norm_epsilon: 1e-5 too)
+  BlockOptions block = {};  // RMSNorm, grouped-query attention, biases, the rotary base (the paper's by default)
 
   /// Small enough to train in seconds on a CPU: d 128, d_ff 512, h 8, N 2, dropout 0.1.
   static TransformerConfig tutorial(int64_t src_vocab, int64_t tgt_vocab);

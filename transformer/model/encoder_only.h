@@ -58,7 +58,7 @@ struct EncoderOnlyConfig {
   bool tie_embeddings = true;                   // the MLM output matrix is tok_embed.weight
   int64_t classes = 2;                          // C, the classifier's outputs
   DType dtype = DType::Float32;
-  BlockOptions block;  // RMSNorm, grouped-query attention, biases, the rotary base (BERT's by default)
+  BlockOptions block = {};  // RMSNorm, grouped-query attention, biases, the rotary base (BERT's by default)
 
   /// BERT-base (section 3): "L=12, H=768, A=12", d_ff 4H, V 30522, 512 learned positions, 2 types,
   /// the embedding LayerNorm, post-LN, tied MLM output.

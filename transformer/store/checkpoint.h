@@ -48,7 +48,7 @@ struct CheckpointInfo {
   bool source_eos = true;
   /// The ids that end a text (metadata data.end_of_text, "2,7"): an imported hub model's
   /// eos_token_id, which generate stops at. Empty, and not written, for every other model.
-  std::vector<int64_t> end_of_text;
+  std::vector<int64_t> end_of_text = {};
 };
 
 struct EncoderOnlyCheckpointInfo {

@@ -52,7 +52,7 @@ struct TrainOptions {
   // RMSNorm, key/value heads, head width, biases, the rotary base: the paper's unless set. Not among
   // the options visited below (a checkpoint keeps them in its config.* entries, written only when
   // they are not the paper's, so that earlier runs' checkpoints stay what they were).
-  BlockOptions block;
+  BlockOptions block = {};
 
   // Optimisation: Adam(0.9, 0.98, 1e-9), lr = this lr * NoamSchedule(d_model, warmup).
   int64_t batch_size = 80;  // sentences (sequences) per batch; a corpus batch holds at most this many

@@ -289,8 +289,8 @@ bool use_small_path(int64_t M, int64_t N, int64_t K) { return M * N * K <= kSmal
 // does) would read it, write a copy and read that again: two to three times the traffic. Here B is
 // read once, in place, with the rows of A (at most kGemvMaxRows) kept in the cache:
 //   - B's columns contiguous (B = Wᵀ, W [N, K] the Linear's weight): C(r, j) = A row r · W row j,
-//     four rows of W at a time (the kernel's dot), taking A's rows kDotMaxRows at a time while those
-//     four rows of W stay in the cache;
+//     one row of W at a time (the kernel's dot), front to back, so the weight is read as one stream,
+//     taking A's rows kDotMaxRows at a time while that row of W stays in the cache;
 //   - B's rows contiguous (B = W [K, N]): the unpacked micro-kernel over NR columns at a time, A's
 //     rows MR at a time.
 // Either way each element of C is one row of A times one column of B, summed the same way whatever
@@ -324,15 +324,12 @@ void gemv(const MicroKernels<T>& uk, int64_t M, int64_t N, int64_t K, const Matr
       for (int64_t k = 0; k < K; ++k) rows[r * K + k] = A.data[r * A.rs + k * A.cs];
     a = rows, lda = K;
   }
-  const int64_t groups = (N + 3) / 4;  // four columns of C (rows of W) at a time
-  share(threads, groups, [&](int64_t lo, int64_t hi) {
-    for (int64_t g = lo; g < hi; ++g) {
-      const int n = static_cast<int>(std::min<int64_t>(4, N - g * 4));
+  share(threads, N, [&](int64_t lo, int64_t hi) {  // a range of columns of C: rows of W, read in order
+    for (int64_t j = lo; j < hi; ++j)
       for (int64_t r = 0; r < M; r += kDotMaxRows) {
         const int m = static_cast<int>(std::min<int64_t>(kDotMaxRows, M - r));
-        uk.dot(K, a + r * lda, lda, m, B.data + g * 4 * B.cs, B.cs, n, c + r * ldc + g * 4, ldc);
+        uk.dot(K, a + r * lda, lda, m, B.data + j * B.cs, c + r * ldc + j, ldc);
       }
-    }
   });
 }
 

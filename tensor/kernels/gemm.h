@@ -47,12 +47,12 @@ struct MicroKernels {
   /// n <= j < NR.
   void (*pack_a_rows)(int64_t kc, const T* a, int64_t rs, int m, T* dst);
   void (*pack_b_cols)(int64_t kc, const T* b, int64_t cs, int n, T* dst);
-  /// Dot products of m rows of A with n rows of B (1 <= m <= kDotMaxRows, 1 <= n <= 4), both rows
-  /// contiguous: c[r * ldc + j] = sum_k a[r * lda + k] * b[j * ldb + k] over k < kc. Each sum is
-  /// kept in the partial sums of one 64-byte span (16 floats, 8 doubles; partial l gets the k with
-  /// k % span == l, in order of k), added up in one fixed tree at the end, so every kernel set that
-  /// fuses its multiply-adds gives the same bits.
-  void (*dot)(int64_t kc, const T* a, int64_t lda, int m, const T* b, int64_t ldb, int n, T* c, int64_t ldc);
+  /// Dot products of m rows of A with one row of B (1 <= m <= kDotMaxRows), both contiguous:
+  /// c[r * ldc] = sum_k a[r * lda + k] * b[k] over k < kc. Each sum is kept in the partial sums of
+  /// one 64-byte span (16 floats, 8 doubles; partial l gets the k with k % span == l, in order of k),
+  /// added up in one fixed tree at the end, so every kernel set that fuses its multiply-adds gives
+  /// the same bits.
+  void (*dot)(int64_t kc, const T* a, int64_t lda, int m, const T* b, T* c, int64_t ldc);
 };
 
 /// The matrix-vector path takes products with at most this many rows of A (gemv below): two tiles of

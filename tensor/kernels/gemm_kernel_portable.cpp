@@ -140,22 +140,21 @@ void unpacked_kernel(int64_t kc, const T* a, int64_t rsa, int64_t csa, const T* 
 
 #endif
 
-// c[r * ldc + j] = sum_k a[r * lda + k] * b[j * ldb + k] for r < m, j < n, in the partial sums of
-// one 64-byte span and the tree the SIMD kernels use (gemm.h); without fused multiply-adds, so the
-// last bits may differ from theirs.
+// c[r * ldc] = sum_k a[r * lda + k] * b[k] for r < m, in the partial sums of one 64-byte span and
+// the tree the SIMD kernels use (gemm.h); without fused multiply-adds, so the last bits may differ
+// from theirs.
 template <class T>
-void dot_kernel(int64_t kc, const T* a, int64_t lda, int m, const T* b, int64_t ldb, int n, T* c, int64_t ldc) {
+void dot_kernel(int64_t kc, const T* a, int64_t lda, int m, const T* b, T* c, int64_t ldc) {
   constexpr int kSpan = 64 / sizeof(T);
-  for (int r = 0; r < m; ++r)
-    for (int j = 0; j < n; ++j) {
-      T part[kSpan] = {};
-      const T *x = a + r * lda, *y = b + j * ldb;
-      for (int64_t k0 = 0; k0 < kc; k0 += kSpan)
-        for (int64_t l = 0; l < kSpan && k0 + l < kc; ++l) part[l] += x[k0 + l] * y[k0 + l];
-      for (int width = kSpan / 2; width >= 1; width /= 2)
-        for (int l = 0; l < width; ++l) part[l] += part[l + width];
-      c[r * ldc + j] = part[0];
-    }
+  for (int r = 0; r < m; ++r) {
+    T part[kSpan] = {};
+    const T* x = a + r * lda;
+    for (int64_t k0 = 0; k0 < kc; k0 += kSpan)
+      for (int64_t l = 0; l < kSpan && k0 + l < kc; ++l) part[l] += x[k0 + l] * b[k0 + l];
+    for (int width = kSpan / 2; width >= 1; width /= 2)
+      for (int l = 0; l < width; ++l) part[l] += part[l + width];
+    c[r * ldc] = part[0];
+  }
 }
 
 const MicroKernels<float> kPortableFloat{kMR,     kNR<float>, packed_kernel<float>, unpacked_kernel<float>,

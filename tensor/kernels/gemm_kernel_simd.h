@@ -197,8 +197,7 @@ GF_INLINE T reduce_span(T (&part)[kSpan]) {
 // stream prefetcher does not cross a page, and a page at ~20 GB/s per core is ~200 ns, about the
 // memory's latency; past the row's end it fetches the next rows, which the caller reads next.
 template <class X, int R>
-void dot_rows(int64_t kc, const typename X::T* a, int64_t lda, const typename X::T* b, typename X::T* c,
-              int64_t ldc) {
+void dot_rows(int64_t kc, const typename X::T* a, int64_t lda, const typename X::T* b, typename X::T* c, int64_t ldc) {
   using T = typename X::T;
   using V = typename X::V;
   constexpr int W = X::kLanes, kSpan = 64 / sizeof(T), S = kSpan / W;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 #include "tensor/support/files.h"
 
@@ -41,10 +42,15 @@ void Flags::add_positionals(const std::string& name, const std::string& help) {
   many_positionals_ = true;
 }
 
+bool asks_for_help(int argc, char** argv, int first) {
+  return std::any_of(argv + std::min(first, argc), argv + argc,
+                     [](const char* a) { return std::string_view(a) == "--help" || std::string_view(a) == "-h"; });
+}
+
 bool Flags::parse(int argc, char** argv, int first) {
+  if (asks_for_help(argc, argv, first)) return false;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") return false;
     std::string value;
     bool inline_value = false;
     if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {

@@ -42,7 +42,8 @@ class Flags {
   /// The arguments given without a flag, in order.
   const std::vector<std::string>& positionals() const { return positionals_; }
 
-  /// Reads argv[first..argc). Returns false if --help was given (the help text is then in help()).
+  /// Reads argv[first..argc). Returns false if --help was given anywhere (asks_for_help), the help
+  /// text then in help(): `import --gpt2 --help` is help, not a file named --help.
   bool parse(int argc, char** argv, int first = 2);
   std::string help() const;
   /// A flag's default as declared: "" for none, "off" for a switch.
@@ -81,6 +82,10 @@ class Flags {
   bool many_positionals_ = false;
   std::vector<std::string> positionals_;
 };
+
+/// Whether argv[first..argc) holds --help or -h as an argument of its own, wherever it stands (a
+/// value that must be --help can be given as --flag=--help).
+bool asks_for_help(int argc, char** argv, int first = 2);
 
 /// The defaults that differ between several declarations of the same flags, one column each (one
 /// per task, titled by it): a row for each flag of the first declaration, in its order, whose

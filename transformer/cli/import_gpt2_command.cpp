@@ -1,9 +1,7 @@
 // gradformer import --gpt2: GPT-2's released weights into a decoder-only gradformer checkpoint
 // (transformer/store/import_gpt2.h) that generate and trace take.
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <string_view>
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
@@ -67,11 +65,7 @@ int import_gpt2_command(int argc, char** argv) {
   f.add("--heads", "", "attention heads; required without a config (its n_head must then agree)");
   f.add("--out", "", "the gradformer checkpoint to write (required)");
   f.add_switch("--force", "replace --out if it exists");
-  // --help anywhere, "import --gpt2 --help" too (there --gpt2 would take "--help" for its file).
-  const bool help = std::any_of(argv + 2, argv + argc, [](const char* a) {
-    return std::string_view(a) == "--help" || std::string_view(a) == "-h";
-  });
-  if (help || !f.parse(argc, argv)) {
+  if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
   }

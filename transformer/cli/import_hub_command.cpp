@@ -1,10 +1,8 @@
 // gradformer import --hf: a Hugging Face hub folder of the Llama family (Llama, Qwen2, Mistral) into
 // a decoder-only gradformer checkpoint (transformer/store/import_hub.h) with its tokenizer inside;
 // a folder of GPT-2 goes to import --gpt2.
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <string_view>
 
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
@@ -63,10 +61,7 @@ int import_hub_command(int argc, char** argv) {
         "the hub model's folder: config.json, model.safetensors (or its shards), tokenizer.json (required)");
   f.add("--out", "", "the gradformer checkpoint to write (required)");
   f.add_switch("--force", "replace --out if it exists");
-  const bool help = std::any_of(argv + 2, argv + argc, [](const char* a) {
-    return std::string_view(a) == "--help" || std::string_view(a) == "-h";
-  });
-  if (help || !f.parse(argc, argv)) {
+  if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
   }

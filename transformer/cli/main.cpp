@@ -126,8 +126,7 @@ int main(int argc, char** argv) {
               << "' (see gradformer --help)\n";  // the usage is --help's
     return 2;
   }
-  const bool help = std::any_of(argv + 2, argv + argc,
-                                [](const char* a) { return !std::strcmp(a, "--help") || !std::strcmp(a, "-h"); });
+  const bool help = asks_for_help(argc, argv);
   try {
     // The environment, checked once for every command before any work (but --help): GRADFORMER_THREADS=abc
     // is refused by each alike, not only by those that happen to start the thread pool.

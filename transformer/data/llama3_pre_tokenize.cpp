@@ -3,37 +3,20 @@
 #include <array>
 
 #include "transformer/data/pre_tokenize.h"
-#include "transformer/data/utf8.h"
 
 namespace gradformer {
 
 namespace {
 
-/// One character of the text at a byte offset: its code point, class and length in bytes.
-struct Character {
-  char32_t code_point;
-  CharacterClass character_class;
-  size_t length;
-};
+constexpr const char* kOperation = "llama3_pre_tokens";
 
-Character character_at(std::string_view text, size_t i) {
-  const auto byte = static_cast<unsigned char>(text[i]);
-  if (byte < 0x80) return {byte, character_class(byte), 1};
-  const Utf8Step step = decode_utf8(text, i, "llama3_pre_tokens");
-  return {step.code_point, character_class(step.code_point), step.length};
+Character character_at(std::string_view text, size_t i) { return gradformer::character_at(text, i, kOperation); }
+
+size_t run_end(std::string_view text, size_t i, CharacterClass run_class) {
+  return gradformer::run_end(text, i, run_class, kOperation);
 }
 
 bool is_line_end(char32_t c) { return c == U'\r' || c == U'\n'; }
-
-/// Where the run of characters of one class starting at text[i] ends (i itself if none is).
-size_t run_end(std::string_view text, size_t i, CharacterClass run_class) {
-  while (i < text.size()) {
-    const Character next = character_at(text, i);
-    if (next.character_class != run_class) break;
-    i += next.length;
-  }
-  return i;
-}
 
 char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -89,19 +72,10 @@ size_t punctuation_length(std::string_view text, size_t i) {
 // line end follows, so the first alternative ends just after the run's last line end. The second
 // takes the run, less its last character when a non-space follows (nothing for a run of one).
 size_t whitespace_length(std::string_view text, size_t i) {
-  size_t end = i, last_start = i, after_line_end = i;
-  int count = 0;
-  while (end < text.size()) {
-    const Character next = character_at(text, end);
-    if (next.character_class != CharacterClass::Space) break;
-    last_start = end;
-    end += next.length;
-    ++count;
-    if (is_line_end(next.code_point)) after_line_end = end;
-  }
-  if (after_line_end > i) return after_line_end - i;    // \s*[\r\n]+
-  if (end == text.size() || count < 2) return end - i;  // \s+(?!\S) to the text's end, or \s+
-  return last_start - i;                                // \s+(?!\S), backing off one character
+  const SpaceRun run = space_run(text, i, kOperation);
+  if (run.after_line_end > i) return run.after_line_end - i;        // \s*[\r\n]+
+  if (run.end == text.size() || run.count < 2) return run.end - i;  // \s+(?!\S) to the text's end, or \s+
+  return run.last_start - i;                                        // \s+(?!\S), backing off one character
 }
 
 /// The length of the match at text[i]: the first alternative that matches there.

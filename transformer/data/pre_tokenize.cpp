@@ -11,6 +11,8 @@ namespace gradformer {
 
 namespace {
 
+constexpr const char* kOperation = "gpt2_pre_tokens";
+
 using unicode_classes::kClassRanges;
 
 /// The class of a code point from the generated table: the range holding it, or Other if none.
@@ -40,20 +42,6 @@ constexpr std::array<CharacterClass, 128> kAsciiClasses = [] {
   return classes;
 }();
 
-/// One character of the text at a byte offset: its class and its length in bytes.
-struct Character {
-  CharacterClass character_class;
-  size_t length;
-};
-
-/// The character at text[i] (i < text.size()); ValueError if the bytes there are not UTF-8.
-inline Character character_at(std::string_view text, size_t i) {
-  const auto byte = static_cast<unsigned char>(text[i]);
-  if (byte < 0x80) return {kAsciiClasses[byte], 1};
-  const Utf8Step step = decode_utf8(text, i, "gpt2_pre_tokens");
-  return {table_class(step.code_point), step.length};
-}
-
 /// The length of the contraction ending at text[i] ("'s", "'ll", ...), or 0 if none starts there.
 /// All ASCII, so comparing bytes at a character's start compares characters.
 size_t contraction_length(std::string_view text, size_t i) {
@@ -65,34 +53,14 @@ size_t contraction_length(std::string_view text, size_t i) {
   return 0;
 }
 
-/// The length in bytes of the run of characters of one class starting at text[i].
-size_t run_length(std::string_view text, size_t i, CharacterClass run_class) {
-  size_t end = i;
-  while (end < text.size()) {
-    const Character next = character_at(text, end);
-    if (next.character_class != run_class) break;
-    end += next.length;
-  }
-  return end - i;
-}
-
 /// The length in bytes of '\s+(?!\S)|\s+' at text[i], a whitespace character. The first takes the
 /// run of whitespace less its last character when a non-space follows (the space before a word
 /// stays with the word); a single whitespace character before a non-space is left to the second.
 size_t space_length(std::string_view text, size_t i) {
-  size_t end = i;
-  size_t last_start = i;  // where the run's last character starts
-  size_t count = 0;
-  while (end < text.size()) {
-    const Character next = character_at(text, end);
-    if (next.character_class != CharacterClass::Space) break;
-    last_start = end;
-    end += next.length;
-    ++count;
-  }
-  if (end == text.size()) return end - i;  // \s+ at the end of the text: (?!\S) holds
-  if (count >= 2) return last_start - i;   // \s+(?!\S), backing off one character: a space follows
-  return end - i;                          // \s+
+  const SpaceRun run = space_run(text, i, kOperation);
+  if (run.end == text.size()) return run.end - i;  // \s+ at the end of the text: (?!\S) holds
+  if (run.count >= 2) return run.last_start - i;   // \s+(?!\S), backing off one character: a space follows
+  return run.end - i;                              // \s+
 }
 
 /// The length in bytes of the pre-token starting at text[i]: the first alternative of the pattern
@@ -102,11 +70,11 @@ size_t space_length(std::string_view text, size_t i) {
 size_t pre_token_length(std::string_view text, size_t i) {
   if (const size_t contraction = contraction_length(text, i)) return contraction;
   if (text[i] == ' ' && i + 1 < text.size()) {
-    const CharacterClass after_space = character_at(text, i + 1).character_class;
-    if (after_space != CharacterClass::Space) return 1 + run_length(text, i + 1, after_space);
+    const CharacterClass after_space = character_at(text, i + 1, kOperation).character_class;
+    if (after_space != CharacterClass::Space) return 1 + run_end(text, i + 1, after_space, kOperation) - (i + 1);
   }
-  const CharacterClass first = character_at(text, i).character_class;
-  if (first != CharacterClass::Space) return run_length(text, i, first);
+  const CharacterClass first = character_at(text, i, kOperation).character_class;
+  if (first != CharacterClass::Space) return run_end(text, i, first, kOperation) - i;
   return space_length(text, i);
 }
 
@@ -115,6 +83,35 @@ size_t pre_token_length(std::string_view text, size_t i) {
 CharacterClass character_class(char32_t code_point) {
   if (code_point < 128) return kAsciiClasses[code_point];
   return table_class(code_point);
+}
+
+Character character_at(std::string_view text, size_t i, const char* operation) {
+  const auto byte = static_cast<unsigned char>(text[i]);
+  if (byte < 0x80) return {byte, kAsciiClasses[byte], 1};
+  const Utf8Step step = decode_utf8(text, i, operation);
+  return {step.code_point, table_class(step.code_point), step.length};
+}
+
+size_t run_end(std::string_view text, size_t i, CharacterClass run_class, const char* operation) {
+  while (i < text.size()) {
+    const Character next = character_at(text, i, operation);
+    if (next.character_class != run_class) break;
+    i += next.length;
+  }
+  return i;
+}
+
+SpaceRun space_run(std::string_view text, size_t i, const char* operation) {
+  SpaceRun run{.end = i, .last_start = i, .after_line_end = i};
+  while (run.end < text.size()) {
+    const Character next = character_at(text, run.end, operation);
+    if (next.character_class != CharacterClass::Space) break;
+    run.last_start = run.end;
+    run.end += next.length;
+    ++run.count;
+    if (next.code_point == U'\r' || next.code_point == U'\n') run.after_line_end = run.end;
+  }
+  return run;
 }
 
 std::vector<std::string> gpt2_pre_tokens(std::string_view text) {

@@ -41,6 +41,30 @@ enum class CharacterClass { Letter, Number, Space, Other };
 /// U+10FFFF being Other. ASCII is a table lookup, the rest a binary search of the generated ranges.
 CharacterClass character_class(char32_t code_point);
 
+/// One character of a UTF-8 text at a byte offset: its code point, its class and its length in bytes.
+struct Character {
+  char32_t code_point = 0;
+  CharacterClass character_class = CharacterClass::Other;
+  size_t length = 0;
+};
+
+/// The character at text[i] (i < text.size()); ValueError "OPERATION: not UTF-8 at offset N ..." if
+/// the bytes there are not UTF-8. The scanners below read a text through it, for this pattern and
+/// for Llama 3's (llama3_pre_tokenize.h).
+Character character_at(std::string_view text, size_t i, const char* operation);
+
+/// Where the run of characters of class `run_class` starting at text[i] ends (i itself if none is).
+size_t run_end(std::string_view text, size_t i, CharacterClass run_class, const char* operation);
+
+/// The run of whitespace starting at text[i], as the patterns' whitespace alternatives need it:
+/// where it ends, where its last character starts, how many characters it holds, and where its last
+/// line end (\r or \n) ends (i when it holds none).
+struct SpaceRun {
+  size_t end = 0, last_start = 0, after_line_end = 0;
+  int count = 0;
+};
+SpaceRun space_run(std::string_view text, size_t i, const char* operation);
+
 /// The UTF-8 text cut into GPT-2's pre-tokens, each a non-empty string of whole characters; their
 /// concatenation is the text. ValueError "gpt2_pre_tokens: not UTF-8 at offset N: byte 0xXX ..."
 /// for a text that Python's strict UTF-8 decoder refuses (utf8.h), naming the first bad byte.

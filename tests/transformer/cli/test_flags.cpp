@@ -72,7 +72,18 @@ TEST_CASE("Flags: --help and -h stop parsing, and the help lists every flag with
     Flags f = demo_flags();
     Argv a({"--d-model", "3", help, "--no-such-flag"});
     CHECK_FALSE(f.parse(a.argc(), a.argv()));
+    // Anywhere, also where a flag's value would stand: --out --help is help, not a directory
+    // named --help (which --out=--help still gives).
+    Flags g = demo_flags();
+    Argv b({"--out", help});
+    CHECK(asks_for_help(b.argc(), b.argv()));
+    CHECK_FALSE(g.parse(b.argc(), b.argv()));
   }
+  Flags f = demo_flags();
+  Argv a({"--out=--help"});
+  CHECK_FALSE(asks_for_help(a.argc(), a.argv()));
+  REQUIRE(f.parse(a.argc(), a.argv()));
+  CHECK(f.text("--out") == "--help");
   const std::string text = demo_flags().help();
   CHECK(text.find("usage: gradformer demo [flags]") != std::string::npos);
   CHECK(text.find("A demonstration.") != std::string::npos);

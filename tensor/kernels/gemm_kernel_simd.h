@@ -15,7 +15,18 @@
 // other CPUs. The packers use 256-bit AVX2 shuffles, which AVX-512 CPUs also have.
 #pragma once
 
+// GCC 12's AVX-512 intrinsics start from an undefined vector in their masked forms (extracting the
+// upper half of a vector, shuffling lanes), which it reports as uninitialised inside the header: a
+// false alarm (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -180,13 +191,30 @@ void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t 
 
 // ---- dot products (the matrix-vector path) -----------------------------------------------------
 
-// The sum of one 64-byte span's partial sums in a fixed tree: halves, then quarters, ... .
-template <class T, int kSpan>
-GF_INLINE T reduce_span(T (&part)[kSpan]) {
-  for (int width = kSpan / 2; width >= 1; width /= 2)
-    for (int l = 0; l < width; ++l) part[l] += part[l + width];
-  return part[0];
+// The sum of one 64-byte span's partial sums in the fixed tree of gemm.h's dot, part[l] +=
+// part[l + width] for width = span / 2, ..., 1, in registers: each step adds the upper half of the
+// lanes to the lower half, the same additions of the same numbers as the loop over an array, so the
+// same bits (an array on the stack costs a store and a chain of dependent loads per row).
+GF_INLINE float tree_sum(__m128 v) {
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));                         // width 2
+  return _mm_cvtss_f32(_mm_add_ss(v, _mm_shuffle_ps(v, v, 1)));  // width 1
 }
+GF_INLINE float tree_sum(__m256 v) {
+  return tree_sum(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)));
+}
+GF_INLINE double tree_sum(__m128d v) { return _mm_cvtsd_f64(_mm_add_sd(v, _mm_unpackhi_pd(v, v))); }
+GF_INLINE double tree_sum(__m256d v) {
+  return tree_sum(_mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1)));
+}
+#ifdef __AVX512F__  // the AVX-512 kernels' file only
+GF_INLINE float tree_sum(__m512 v) {
+  const __m256 upper = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  return tree_sum(_mm256_add_ps(_mm512_castps512_ps256(v), upper));
+}
+GF_INLINE double tree_sum(__m512d v) {
+  return tree_sum(_mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1)));
+}
+#endif
 
 // c[r * ldc] = sum_k a[r * lda + k] * b[k] for r < R: R rows of A against one row of B. Per 64-byte
 // span of k: S = span / lanes vectors (1 with AVX-512, 2 with AVX2), so the partial sums are the
@@ -220,11 +248,13 @@ void dot_rows(int64_t kc, const typename X::T* a, int64_t lda, const typename X:
     for (int s = 0; s < S; ++s) masks[s] = X::mask(static_cast<int>(kc - k) - s * W);
     step(k, [&](const T* p, int s) GF_LAMBDA_INLINE { return X::maskload(p, masks[s]); });
   }
-  for (int r = 0; r < R; ++r) {
-    T part[kSpan];
-    for (int s = 0; s < S; ++s) X::store(part + s * W, acc[r][s]);
-    c[r * ldc] = reduce_span<T, kSpan>(part);
-  }
+  static_assert(S == 1 || S == 2);
+  unroll<R>([&](auto r) GF_LAMBDA_INLINE {  // with two vectors a span, the tree's first step adds them
+    if constexpr (S == 2)
+      c[r * ldc] = tree_sum(X::add(acc[r][0], acc[r][1]));
+    else
+      c[r * ldc] = tree_sum(acc[r][0]);
+  });
 }
 
 template <class X>

@@ -250,7 +250,7 @@ LmBatch text_batch() {
   std::vector<int64_t> indices;
   for (size_t b = 0; b < 16; ++b) {
     const auto start = ids.begin() + static_cast<std::ptrdiff_t>(b * 257);
-    sequences.push_back({{start, start + 257}, 1});
+    sequences.push_back(scored_from({start, start + 257}));
     indices.push_back(static_cast<int64_t>(b));
   }
   return make_lm_batch(sequences, indices);

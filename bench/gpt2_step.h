@@ -30,7 +30,7 @@ inline LmBatch gpt2_random_batch(int64_t vocab, Generator& gen) {
   std::vector<LmSequence> sequences;
   std::vector<int64_t> indices;
   for (int64_t b = 0; b < kGpt2Batch; ++b) {
-    sequences.push_back({{p + b * (kGpt2Context + 1), p + (b + 1) * (kGpt2Context + 1)}, 1});
+    sequences.push_back(scored_from({p + b * (kGpt2Context + 1), p + (b + 1) * (kGpt2Context + 1)}));
     indices.push_back(b);
   }
   return make_lm_batch(sequences, indices);  // inputs, targets [4, 256]

@@ -243,7 +243,7 @@ void the_shift(const Vocab& vocab) {
   std::vector<int64_t> tokens{Vocab::bos};
   for (int64_t id : vocab.encode(sentence)) tokens.push_back(id);
   tokens.push_back(Vocab::eos);
-  const LmBatch batch = make_lm_batch({{tokens, 1}}, {0});
+  const LmBatch batch = make_lm_batch({scored_from(tokens)}, {0});
   auto words = [&](const Tensor& t) {
     std::string out;
     for (int64_t id : t.to_vector<int64_t>()) out += (out.empty() ? "" : " ") + vocab.token(id);

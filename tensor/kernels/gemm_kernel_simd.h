@@ -196,7 +196,7 @@ void unpacked_dispatch(int64_t kc, const typename X::T* a, int64_t rsa, int64_t 
 // lanes to the lower half, the same additions of the same numbers as the loop over an array, so the
 // same bits (an array on the stack costs a store and a chain of dependent loads per row).
 GF_INLINE float tree_sum(__m128 v) {
-  v = _mm_add_ps(v, _mm_movehl_ps(v, v));                         // width 2
+  v = _mm_add_ps(v, _mm_movehl_ps(v, v));                        // width 2
   return _mm_cvtss_f32(_mm_add_ss(v, _mm_shuffle_ps(v, v, 1)));  // width 1
 }
 GF_INLINE float tree_sum(__m256 v) {

@@ -8,22 +8,27 @@
 
 namespace gradformer {
 
+LmSequence scored_from(std::vector<int64_t> tokens, int64_t first_scored) {
+  std::vector<bool> scored(tokens.size(), false);
+  for (size_t i = static_cast<size_t>(std::max<int64_t>(first_scored, 1)); i < scored.size(); ++i) scored[i] = true;
+  return {std::move(tokens), std::move(scored)};
+}
+
 LmSequence sentence_sequence(const std::vector<int64_t>& words) {
-  LmSequence s{{Vocab::bos}, 1};
-  s.tokens.insert(s.tokens.end(), words.begin(), words.end());
-  s.tokens.push_back(Vocab::eos);
-  return s;
+  std::vector<int64_t> tokens{Vocab::bos};
+  tokens.insert(tokens.end(), words.begin(), words.end());
+  tokens.push_back(Vocab::eos);
+  return scored_from(std::move(tokens));
 }
 
 LmSequence translation_sequence(const std::vector<int64_t>& source, const std::vector<int64_t>& target, int64_t sep) {
-  LmSequence s;
-  s.tokens.push_back(Vocab::bos);
-  s.tokens.insert(s.tokens.end(), source.begin(), source.end());
-  s.tokens.push_back(sep);
-  s.first_scored = static_cast<int64_t>(s.tokens.size());  // the first target token
-  s.tokens.insert(s.tokens.end(), target.begin(), target.end());
-  s.tokens.push_back(Vocab::eos);
-  return s;
+  std::vector<int64_t> tokens{Vocab::bos};
+  tokens.insert(tokens.end(), source.begin(), source.end());
+  tokens.push_back(sep);
+  const auto first_target = static_cast<int64_t>(tokens.size());
+  tokens.insert(tokens.end(), target.begin(), target.end());
+  tokens.push_back(Vocab::eos);
+  return scored_from(std::move(tokens), first_target);
 }
 
 LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vector<int64_t>& indices) {
@@ -36,9 +41,12 @@ LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vecto
   std::vector<int64_t> tokens(static_cast<size_t>(B * L), Vocab::pad), scored(tokens.size(), Vocab::pad);
   for (int64_t b = 0; b < B; ++b) {
     const LmSequence& s = sequences[static_cast<size_t>(indices[static_cast<size_t>(b)])];
+    if (s.scored.size() != s.tokens.size())
+      throw ValueError(message("make_lm_batch: sequence ", indices[static_cast<size_t>(b)], " has ", s.tokens.size(),
+                               " tokens but ", s.scored.size(), " scored flags"));
     for (size_t t = 0; t < s.tokens.size(); ++t) {
       tokens[static_cast<size_t>(b * L) + t] = s.tokens[t];
-      if (static_cast<int64_t>(t) >= s.first_scored) scored[static_cast<size_t>(b * L) + t] = s.tokens[t];
+      if (s.scored[t] && t > 0) scored[static_cast<size_t>(b * L) + t] = s.tokens[t];
     }
   }
   const Tensor all = from_vector(tokens, {B, L}), targets_all = from_vector(scored, {B, L});  // [B, L]

@@ -20,10 +20,12 @@
 namespace gradformer {
 
 /// One sequence for the language model: tokens with <s> first and </s> last; the loss counts the
-/// predictions of tokens[i] for i >= first_scored (1 for plain text: every token after <s>).
+/// prediction of tokens[i] where scored[i] (plain text: every token after <s>; a translation: the
+/// target's; a conversation: the assistant's answers). scored[0] is never set: nothing predicts the
+/// first token.
 struct LmSequence {
   std::vector<int64_t> tokens;
-  int64_t first_scored = 1;
+  std::vector<bool> scored;  // as many as tokens
 };
 
 /// inputs [B, L-1] and targets [B, L-1] int64; targets are <pad> where nothing is scored.
@@ -32,9 +34,11 @@ struct LmBatch {
   int64_t ntokens = 0;  // scored targets
 };
 
+/// The tokens with tokens[i] scored for every i >= first_scored (1: all but the first, as in plain text).
+LmSequence scored_from(std::vector<int64_t> tokens, int64_t first_scored = 1);
 /// "<s> words </s>", every token after <s> scored.
 LmSequence sentence_sequence(const std::vector<int64_t>& words);
-/// "<s> source <sep> target </s>" with first_scored at the first target token.
+/// "<s> source <sep> target </s>", scored from the first target token on.
 LmSequence translation_sequence(const std::vector<int64_t>& source, const std::vector<int64_t>& target, int64_t sep);
 
 /// Pads sequences[indices] with <pad> into tokens [B, L] and makes the shift of causal language

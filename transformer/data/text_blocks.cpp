@@ -59,7 +59,7 @@ std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64
   std::vector<LmSequence> blocks;
   for (int64_t start = 0; start + 1 < n; start += context) {
     const int64_t end = std::min(n, start + context + 1);
-    blocks.push_back({{tokens.begin() + start, tokens.begin() + end}, 1});  // every token after the first predicted
+    blocks.push_back(scored_from({tokens.begin() + start, tokens.begin() + end}));  // all but the first predicted
   }
   return lm_batches(blocks, blocks_per_batch);
 }

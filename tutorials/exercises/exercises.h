@@ -128,7 +128,7 @@ gradformer::BleuScore corpus_bleu(const std::vector<std::vector<std::string>>& h
 
 /// Chapter 15: the batch of causal language modelling from sequences (each <s> ... </s>): pad them
 /// with <pad> to the longest, L; inputs = tokens[:, :-1] [B, L-1], targets = tokens[:, 1:] [B, L-1]
-/// with <pad> where a token is not scored (position < first_scored, or padding); ntokens the scored.
+/// with <pad> where a token is not scored (its flag in scored is false, or padding); ntokens the scored.
 gradformer::LmBatch lm_batch(const std::vector<gradformer::LmSequence>& sequences);
 
 /// Chapter 17: BERT's masked-LM corruption of ids [B, S] int64 (<s> words </s> <pad>...): each word

@@ -28,7 +28,8 @@ TransformerConfig tiny_lm() {
 TEST_CASE(
     "make_lm_batch: inputs are the tokens but the last, targets the tokens but the first, padding and unscored "
     "positions <pad>") {
-  const std::vector<LmSequence> seqs{{{1, 4, 5, 6, 2}, 1}, {{1, 7, 2}, 1}, {{1, 4, 8, 5, 2}, 3}};
+  const std::vector<LmSequence> seqs{scored_from({1, 4, 5, 6, 2}), scored_from({1, 7, 2}),
+                                     scored_from({1, 4, 8, 5, 2}, 3)};
   const LmBatch b = make_lm_batch(seqs, {0, 1, 2});
   CHECK(b.inputs.shape() == Shape{3, 4});
   CHECK(b.inputs.to_vector<int64_t>() == std::vector<int64_t>{1, 4, 5, 6, /**/ 1, 7, 2, 0, /**/ 1, 4, 8, 5});
@@ -36,13 +37,14 @@ TEST_CASE(
   CHECK(b.ntokens == 4 + 2 + 2);
   const LmSequence t = translation_sequence({4, 5}, {6, 7, 8}, 3);
   CHECK(t.tokens == std::vector<int64_t>{1, 4, 5, 3, 6, 7, 8, 2});
-  CHECK(t.first_scored == 4);  // the loss starts at the first target token
+  // the loss starts at the first target token
+  CHECK(t.scored == std::vector<bool>{false, false, false, false, true, true, true, true});
 }
 
 TEST_CASE(
     "lm_loss is the mean of -log softmax of the logits at the next token over the scored tokens, and gradient-checks") {
   DecoderOnly model(tiny_lm(), 3);
-  const std::vector<LmSequence> seqs{{{1, 4, 5, 6, 2}, 1}, {{1, 7, 3, 8, 2}, 3}};
+  const std::vector<LmSequence> seqs{scored_from({1, 4, 5, 6, 2}), scored_from({1, 7, 3, 8, 2}, 3)};
   const LmBatch b = make_lm_batch(seqs, {0, 1});
   const double loss = lm_loss(model, b).item();
   // By hand: every sequence's own forward pass (no padding), one -log p per scored target.
@@ -54,7 +56,7 @@ TEST_CASE(
     const Tensor mask = causal_mask(4).unsqueeze(0);
     const std::vector<double> logits = model.forward(ids, mask).value().contiguous().to_vector<double>();  // [1, 4, 9]
     for (size_t t = 0; t + 1 < tok.size(); ++t) {
-      if (static_cast<int64_t>(t + 1) < seqs[s].first_scored) continue;
+      if (!seqs[s].scored[t + 1]) continue;
       double z = 0;
       for (size_t v = 0; v < 9; ++v) z += std::exp(logits[t * 9 + v]);
       total += std::log(z) - logits[t * 9 + static_cast<size_t>(tok[t + 1])], ++n;

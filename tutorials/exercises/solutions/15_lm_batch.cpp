@@ -18,7 +18,7 @@ LmBatch lm_batch(const std::vector<LmSequence>& sequences) {
     row.resize(L, Vocab::pad);
     for (size_t t = 0; t + 1 < L; ++t) {
       inputs.push_back(row[t]);  // position t reads token t ...
-      const bool scored = t + 1 < s.tokens.size() && static_cast<int64_t>(t + 1) >= s.first_scored;
+      const bool scored = t + 1 < s.tokens.size() && s.scored[t + 1];
       targets.push_back(scored ? row[t + 1] : Vocab::pad);  // ... and predicts token t + 1
       batch.ntokens += scored ? 1 : 0;
     }

@@ -133,6 +133,12 @@ std::vector<BytePairEncoding::Merge> parse_vocab_bpe(std::string_view text, cons
 
 }  // namespace
 
+std::vector<std::string> single_byte_tokens() {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+  return tokens;
+}
+
 const std::array<char32_t, 256>& gpt2_byte_characters() {
   static const std::array<char32_t, 256> table = [] {
     std::array<char32_t, 256> t{};

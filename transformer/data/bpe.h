@@ -30,6 +30,10 @@ namespace gradformer {
 /// newline becomes U+010A 'Ċ'.
 const std::array<char32_t, 256>& gpt2_byte_characters();
 
+/// The 256 single bytes, in byte order: the tokens of the bytes tokenizer, and where every
+/// byte-level BPE starts.
+std::vector<std::string> single_byte_tokens();
+
 /// The bytes written as GPT-2's byte characters, as UTF-8: "hi there" -> "hiĠthere".
 std::string gpt2_bytes_to_text(std::string_view bytes);
 

@@ -14,13 +14,18 @@ namespace gradformer {
 
 namespace {
 
+/// ValueError unless `name` is written <name> without spaces.
+void check_special_name(const std::string& name) {
+  if (name.size() < 3 || name.front() != '<' || name.back() != '>' ||
+      name.find_first_of(" \t\r\n") != std::string::npos)
+    throw ValueError(message("Tokenizer: a special token is written <name> without spaces, got \"", name, "\""));
+}
+
 /// Vocab::specials then the extra ones, checked: each "<name>", none twice.
 std::vector<std::string> all_specials(const std::vector<std::string>& extra) {
   std::vector<std::string> names(Vocab::specials.begin(), Vocab::specials.end());
   for (const std::string& name : extra) {
-    if (name.size() < 3 || name.front() != '<' || name.back() != '>' ||
-        name.find_first_of(" \t\r\n") != std::string::npos)
-      throw ValueError(message("Tokenizer: a special token is written <name> without spaces, got \"", name, "\""));
+    check_special_name(name);
     if (std::find(names.begin(), names.end(), name) != names.end())
       throw ValueError(message("Tokenizer: special token ", name, " given twice"));
     names.push_back(name);
@@ -134,12 +139,31 @@ std::string Tokenizer::kind_name() const {
   return "?";
 }
 
-int64_t Tokenizer::size() const {
+int64_t Tokenizer::base_size() const {
   if (kind_ == Kind::Hub) return hub_->size();
   return kind_ == Kind::Words ? vocab_.size() : specials_ + bpe_->size();
 }
 
+int64_t Tokenizer::size() const { return base_size() + static_cast<int64_t>(added_.size()); }
+
+Tokenizer Tokenizer::with_added(const std::vector<std::string>& names) const {
+  if (kind_ == Kind::Words)
+    throw ValueError(
+        "Tokenizer with_added: a tokenizer of words cannot take added tokens (its specials are words "
+        "of its vocabulary); use bytes, bpe or a hub tokenizer");
+  Tokenizer out = *this;
+  for (const std::string& name : names) {
+    check_special_name(name);
+    if (out.special(name)) continue;
+    out.added_.push_back(name);
+    if (has_vocab_) out.vocab_ = Vocab::from_text(out.vocab_.to_text() + name + "\n", "the tokenizer's vocabulary");
+  }
+  return out;
+}
+
 std::optional<int64_t> Tokenizer::special(std::string_view name) const {
+  if (const auto it = std::find(added_.begin(), added_.end(), name); it != added_.end())
+    return base_size() + (it - added_.begin());
   if (kind_ == Kind::Hub) return hub_->added_token(name);
   if (!has_vocab_) {
     const int64_t id = bpe_->id(name);
@@ -180,19 +204,24 @@ std::vector<int64_t> Tokenizer::encode(std::string_view text) const {
 
 std::string Tokenizer::decode_bytes(const std::vector<int64_t>& ids) const {
   std::string out;
+  std::vector<int64_t> run;  // hub: the ids since the last added token, decoded together
   for (size_t i = 0; i < ids.size(); ++i) {
     const int64_t id = ids[i];
     if (id < 0 || id >= size())
       throw ValueError(message("Tokenizer decode: id ", id, " is outside the vocabulary of ", size(), " tokens"));
-    if (kind_ == Kind::Hub) continue;  // checked; decoded below, all at once
-    if (kind_ == Kind::Words) {
+    if (id >= base_size()) {  // an added token: its text
+      if (!run.empty()) out += hub_->decode(run), run.clear();
+      out += added_[static_cast<size_t>(id - base_size())];
+    } else if (kind_ == Kind::Hub) {
+      run.push_back(id);
+    } else if (kind_ == Kind::Words) {
       if (i > 0) out += ' ';
       out += vocab_.token(id);
     } else {
       out += id < specials_ ? vocab_.token(id) : bpe_->token(id - specials_);
     }
   }
-  return kind_ == Kind::Hub ? hub_->decode(ids) : out;
+  return run.empty() ? out : out + hub_->decode(run);
 }
 
 std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
@@ -202,6 +231,7 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
 std::string Tokenizer::piece(int64_t id) const {
   if (id < 0 || id >= size())
     throw ValueError(message("Tokenizer piece: id ", id, " is outside the vocabulary of ", size(), " tokens"));
+  if (id >= base_size()) return added_[static_cast<size_t>(id - base_size())];
   if (kind_ == Kind::Hub) return hub_->token(id);
   if (kind_ == Kind::Words || id < specials_) return vocab_.token(id);
   return gpt2_bytes_to_text(bpe_->token(id - specials_));
@@ -210,6 +240,7 @@ std::string Tokenizer::piece(int64_t id) const {
 int64_t Tokenizer::byte_length(int64_t id) const {
   if (id < 0 || id >= size())
     throw ValueError(message("Tokenizer byte_length: id ", id, " is outside the vocabulary of ", size(), " tokens"));
+  if (id >= base_size()) return 0;  // an added token stands for no bytes of text
   if (kind_ == Kind::Hub) return hub_->byte_length(id);
   if (kind_ == Kind::Words) return id < Vocab::unk + 1 ? 0 : static_cast<int64_t>(vocab_.token(id).size());
   return id < specials_ ? 0 : static_cast<int64_t>(bpe_->token(id - specials_).size());
@@ -232,7 +263,8 @@ const BytePairEncoding& Tokenizer::byte_pair_encoding() const {
 }
 
 bool operator==(const Tokenizer& a, const Tokenizer& b) {
-  if (a.kind_ != b.kind_ || a.has_vocab_ != b.has_vocab_ || a.specials_ != b.specials_ || !(a.vocab_ == b.vocab_))
+  if (a.kind_ != b.kind_ || a.has_vocab_ != b.has_vocab_ || a.specials_ != b.specials_ || !(a.vocab_ == b.vocab_) ||
+      a.added_ != b.added_)
     return false;
   if (a.kind_ == Tokenizer::Kind::Words) return true;
   if (a.kind_ == Tokenizer::Kind::Hub) return a.hub_->json() == b.hub_->json();

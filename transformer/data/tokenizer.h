@@ -71,6 +71,16 @@ class Tokenizer {
   /// The id of a special by name ("<sep>"), or nullopt. GPT-2's: any token by its text. A hub
   /// tokenizer's: an added token by its text ("<|endoftext|>", "<|eot_id|>", "</s>", "<|im_end|>").
   std::optional<int64_t> special(std::string_view name) const;
+  /// This tokenizer with `names` added as special tokens after every id it has (ids size(),
+  /// size() + 1, ...), for a model whose embedding grows by as many rows: what fine-tuning with a
+  /// chat template adds to a tokenizer that lacks the template's tokens. Names special() already
+  /// finds are left out. special() finds the added ones, decode() writes their text, encode() never
+  /// produces them (no text can spell a turn's end). ValueError for a words tokenizer, and for a name
+  /// not written <name> without spaces.
+  Tokenizer with_added(const std::vector<std::string>& names) const;
+  /// The tokens with_added appended, in order: ids size() - added().size() on.
+  const std::vector<std::string>& added() const { return added_; }
+
   /// The token a hub tokenizer's post-processor puts before a text (Llama's <s> or
   /// <|begin_of_text|>), which encode() does not add; nullopt for the other kinds.
   std::optional<int64_t> bos() const;
@@ -109,9 +119,9 @@ class Tokenizer {
 
   /// What a checkpoint stores besides vocab(), under `prefix` ("tokenizer.target"): prefix.kind,
   /// prefix.specials (their count) and prefix.merges (one merge a line, GPT-2's vocab.bpe format
-  /// without its version line). Words: nothing, so checkpoints of word models are as they were.
-  /// GPT-2's: prefix.kind "gpt2", prefix.tokens (every token by id, one a line, in GPT-2's byte
-  /// characters: encoder.json's order) and prefix.merges. Hub: prefix.kind "hub" and prefix.json,
+  /// without its version line); and for any kind with added tokens, prefix.added (one a line). Words: nothing, so
+  /// checkpoints of word models are as they were. GPT-2's: prefix.kind "gpt2", prefix.tokens (every token by id, one a
+  /// line, in GPT-2's byte characters: encoder.json's order) and prefix.merges. Hub: prefix.kind "hub" and prefix.json,
   /// the tokenizer.json as compact JSON (hub_tokenizer.h's json()).
   std::map<std::string, std::string> metadata(const std::string& prefix) const;
   /// The inverse: the tokenizer of a checkpoint's vocab and entries (`vocab` unused for gpt2).
@@ -141,6 +151,8 @@ class Tokenizer {
   bool has_vocab_ = true;                // false for GPT-2's, whose ids have no specials in front
   std::optional<BytePairEncoding> bpe_;  // bytes, bpe
   std::shared_ptr<const HubTokenizer> hub_;  // hub: shared by copies, never changed
+  std::vector<std::string> added_;           // with_added's, after every other id (in vocab_ too)
+  int64_t base_size() const;                 // the ids before added_
 };
 
 }  // namespace gradformer

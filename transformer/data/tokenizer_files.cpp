@@ -39,9 +39,38 @@ std::vector<BytePairEncoding::Merge> parse_merges(std::string_view text, const s
   return merges;
 }
 
+/// The lines of a text, each without its line end.
+std::vector<std::string> lines_of(std::string_view text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    lines.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string joined_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> Tokenizer::metadata(const std::string& prefix) const {
+  if (!added_.empty()) {  // the tokenizer it was, then the added tokens
+    Tokenizer base = *this;
+    base.added_.clear();
+    if (has_vocab_) {
+      std::vector<std::string> tokens;
+      for (int64_t id = 0; id < base_size(); ++id) tokens.push_back(vocab_.token(id));
+      base.vocab_ = Vocab::from_text(joined_lines(tokens), "the tokenizer's vocabulary");
+    }
+    std::map<std::string, std::string> entries = base.metadata(prefix);
+    entries[prefix + ".added"] = joined_lines(added_);
+    return entries;
+  }
   if (kind_ == Kind::Words) return {};
   if (kind_ == Kind::Hub) return {{prefix + ".kind", "hub"}, {prefix + ".json", hub_->json()}};
   if (!has_vocab_) {  // GPT-2's: no vocab.* entry beside these, so its tokens by id are stored here
@@ -84,6 +113,29 @@ Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata,
 
 Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
                                    const std::string& prefix, const std::string& source) {
+  if (const auto added = metadata.find(prefix + ".added"); added != metadata.end() && !added->second.empty()) {
+    const std::vector<std::string> names = lines_of(added->second);
+    std::map<std::string, std::string> rest = metadata;
+    rest.erase(prefix + ".added");
+    const auto kind = metadata.find(prefix + ".kind");
+    const bool in_vocab = kind != metadata.end() && (kind->second == "bytes" || kind->second == "bpe");
+    std::vector<std::string> tokens;
+    for (int64_t id = 0; in_vocab && id < vocab.size(); ++id) tokens.push_back(vocab.token(id));
+    const auto k = static_cast<std::ptrdiff_t>(names.size());
+    if (in_vocab && (tokens.size() < names.size() || !std::equal(names.begin(), names.end(), tokens.end() - k)))
+      throw DataError(message(source, ": ", prefix, ".added names ", names.size(),
+                              " tokens that are not the vocabulary's last ones"));
+    if (in_vocab) tokens.resize(tokens.size() - names.size());
+    const Tokenizer base =
+        from_metadata(in_vocab ? Vocab::from_text(joined_lines(tokens), source) : vocab, rest, prefix, source);
+    try {
+      Tokenizer out = base.with_added(names);
+      if (out.added() != names) throw ValueError("a token it adds is one the tokenizer already has, or is given twice");
+      return out;
+    } catch (const ValueError& e) {
+      throw DataError(message(source, ": ", prefix, ".added: ", e.what()));
+    }
+  }
   const auto kind = metadata.find(prefix + ".kind");
   if (kind == metadata.end() || kind->second == "words") return Tokenizer(vocab);
   if (kind->second == "gpt2") return gpt2_from_metadata(metadata, prefix, source);
@@ -131,16 +183,19 @@ std::string Tokenizer::to_json() const {
   std::vector<Json> specials, tokens, merges;
   const int64_t first = kind_ == Kind::Words ? 0 : specials_;
   for (int64_t id = 0; id < first; ++id) specials.push_back(Json::string(vocab_.token(id)));
-  for (int64_t id = first; id < size(); ++id) tokens.push_back(Json::string(piece(id)));
+  for (int64_t id = first; id < base_size(); ++id) tokens.push_back(Json::string(piece(id)));
+  std::vector<Json> added;
+  for (const std::string& name : added_) added.push_back(Json::string(name));
   if (bpe_)
     for (const auto& [l, r] : bpe_->merges())
       merges.push_back(Json::string(gpt2_bytes_to_text(l) + " " + gpt2_bytes_to_text(r)));
-  return Json::object({{"format", Json::string(std::string(kFileFormat))},
-                       {"kind", Json::string(kind_name())},
-                       {"specials", Json::array(std::move(specials))},
-                       {"tokens", Json::array(std::move(tokens))},
-                       {"merges", Json::array(std::move(merges))}})
-      .dump();
+  Json::Members members = {{"format", Json::string(std::string(kFileFormat))},
+                           {"kind", Json::string(kind_name())},
+                           {"specials", Json::array(std::move(specials))},
+                           {"tokens", Json::array(std::move(tokens))},
+                           {"merges", Json::array(std::move(merges))}};
+  if (!added.empty()) members.emplace_back("added", Json::array(std::move(added)));
+  return Json::object(std::move(members)).dump();
 }
 
 Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source) {
@@ -177,12 +232,15 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
   const std::string kind_name = kind->second->text();
   const std::vector<std::string> specials = strings("specials"), tokens = strings("tokens"), merges = strings("merges");
   std::string lines;
-  for (const auto* list : {&specials, &tokens})
+  // "added" (with_added's tokens), absent from the files of older versions.
+  const std::vector<std::string> added = fields.count("added") ? strings("added") : std::vector<std::string>{};
+  for (const auto* list : {&specials, &tokens, &added})
     for (const std::string& token : *list) lines += token + "\n";
   // Its messages count lines: say which.
   const Vocab vocab = Vocab::from_text(lines, message(source, " (\"specials\" then \"tokens\", one a line)"));
   if (kind_name == "words") {
-    if (!merges.empty()) throw DataError(message(source, ": a tokenizer of words has no merges"));
+    if (!merges.empty() || !added.empty())
+      throw DataError(message(source, ": a tokenizer of words has no merges and no added tokens"));
     return Tokenizer(vocab);
   }
   if (kind_name != "bytes" && kind_name != "bpe")
@@ -192,7 +250,8 @@ Tokenizer Tokenizer::from_json(std::string_view json, const std::string& source)
   return from_metadata(vocab,
                        {{"tokenizer.kind", kind_name},
                         {"tokenizer.specials", std::to_string(specials.size())},
-                        {"tokenizer.merges", merge_lines}},
+                        {"tokenizer.merges", merge_lines},
+                        {"tokenizer.added", joined_lines(added)}},
                        "tokenizer", source);
 }
 

@@ -393,3 +393,21 @@ TEST_CASE("merges are applied lowest rank first, one at a time, the leftmost of 
   CHECK(t.encode("aaa") == Ids{257});
   CHECK(t.encode("aaaaa") == Ids{256, 257});
 }
+
+TEST_CASE("tokens added to a hub tokenizer: after its ids, found by special(), decoded, kept in its metadata") {
+  const Tokenizer base = hub(llama3_file());  // 264 ids, <|eot_id|> 263 among its added tokens
+  const Tokenizer t = base.with_added({"<|im_start|>", "<|eot_id|>", "<|im_end|>"});
+  CHECK(t.size() == 266);
+  CHECK(t.added() == std::vector<std::string>{"<|im_start|>", "<|im_end|>"});  // the one it had is left out
+  CHECK(t.special("<|im_start|>") == 264);
+  CHECK(t.special("<|im_end|>") == 265);
+  CHECK(t.special("<|eot_id|>") == 263);
+  // Never produced by encode: a text spelling one is text. Decoded between the runs of the file's ids.
+  CHECK(t.encode("hi<|im_end|>") == base.encode("hi<|im_end|>"));
+  CHECK(t.decode({264, 104, 105, 265, 263}) == "<|im_start|>hi<|im_end|><|eot_id|>");
+  CHECK(t.byte_length(265) == 0);
+  CHECK(t.piece(264) == "<|im_start|>");
+  const auto metadata = t.metadata("tokenizer.target");
+  CHECK(metadata.at("tokenizer.target.added") == "<|im_start|>\n<|im_end|>\n");
+  CHECK(Tokenizer::from_metadata(Vocab(), metadata, "tokenizer.target", "m") == t);
+}

@@ -109,33 +109,39 @@ Tokenizer gpt2_from_metadata(const std::map<std::string, std::string>& metadata,
   }
 }
 
+// The tokenizer of entries with prefix.added: the tokenizer the other entries make (its vocabulary
+// without the added tokens, which are its last), then with_added.
+Tokenizer with_added_from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
+                                   const std::string& prefix, const std::string& source) {
+  const std::vector<std::string> names = lines_of(metadata.at(prefix + ".added"));
+  std::map<std::string, std::string> rest = metadata;
+  rest.erase(prefix + ".added");
+  const auto kind = metadata.find(prefix + ".kind");
+  const bool in_vocab = kind != metadata.end() && (kind->second == "bytes" || kind->second == "bpe");
+  std::vector<std::string> tokens;
+  for (int64_t id = 0; in_vocab && id < vocab.size(); ++id) tokens.push_back(vocab.token(id));
+  const auto k = static_cast<std::ptrdiff_t>(names.size());
+  if (in_vocab && (tokens.size() < names.size() || !std::equal(names.begin(), names.end(), tokens.end() - k)))
+    throw DataError(message(source, ": ", prefix, ".added names ", names.size(),
+                            " tokens that are not the vocabulary's last ones"));
+  if (in_vocab) tokens.resize(tokens.size() - names.size());
+  const Tokenizer base =
+      Tokenizer::from_metadata(in_vocab ? Vocab::from_text(joined_lines(tokens), source) : vocab, rest, prefix, source);
+  try {
+    Tokenizer out = base.with_added(names);
+    if (out.added() != names) throw ValueError("a token it adds is one the tokenizer already has, or is given twice");
+    return out;
+  } catch (const ValueError& e) {
+    throw DataError(message(source, ": ", prefix, ".added: ", e.what()));
+  }
+}
+
 }  // namespace
 
 Tokenizer Tokenizer::from_metadata(const Vocab& vocab, const std::map<std::string, std::string>& metadata,
                                    const std::string& prefix, const std::string& source) {
-  if (const auto added = metadata.find(prefix + ".added"); added != metadata.end() && !added->second.empty()) {
-    const std::vector<std::string> names = lines_of(added->second);
-    std::map<std::string, std::string> rest = metadata;
-    rest.erase(prefix + ".added");
-    const auto kind = metadata.find(prefix + ".kind");
-    const bool in_vocab = kind != metadata.end() && (kind->second == "bytes" || kind->second == "bpe");
-    std::vector<std::string> tokens;
-    for (int64_t id = 0; in_vocab && id < vocab.size(); ++id) tokens.push_back(vocab.token(id));
-    const auto k = static_cast<std::ptrdiff_t>(names.size());
-    if (in_vocab && (tokens.size() < names.size() || !std::equal(names.begin(), names.end(), tokens.end() - k)))
-      throw DataError(message(source, ": ", prefix, ".added names ", names.size(),
-                              " tokens that are not the vocabulary's last ones"));
-    if (in_vocab) tokens.resize(tokens.size() - names.size());
-    const Tokenizer base =
-        from_metadata(in_vocab ? Vocab::from_text(joined_lines(tokens), source) : vocab, rest, prefix, source);
-    try {
-      Tokenizer out = base.with_added(names);
-      if (out.added() != names) throw ValueError("a token it adds is one the tokenizer already has, or is given twice");
-      return out;
-    } catch (const ValueError& e) {
-      throw DataError(message(source, ": ", prefix, ".added: ", e.what()));
-    }
-  }
+  if (const auto added = metadata.find(prefix + ".added"); added != metadata.end() && !added->second.empty())
+    return with_added_from_metadata(vocab, metadata, prefix, source);
   const auto kind = metadata.find(prefix + ".kind");
   if (kind == metadata.end() || kind->second == "words") return Tokenizer(vocab);
   if (kind->second == "gpt2") return gpt2_from_metadata(metadata, prefix, source);

@@ -31,14 +31,14 @@ LmSequence translation_sequence(const std::vector<int64_t>& source, const std::v
   return scored_from(std::move(tokens), first_target);
 }
 
-LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vector<int64_t>& indices) {
+LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vector<int64_t>& indices, int64_t pad) {
   if (indices.empty()) throw ValueError("make_lm_batch: no sequences");
   const int64_t B = static_cast<int64_t>(indices.size());
   int64_t L = 0;
   for (int64_t i : indices) L = std::max(L, static_cast<int64_t>(sequences.at(static_cast<size_t>(i)).tokens.size()));
   if (L < 2)
     throw ValueError(message("make_lm_batch: a sequence needs at least 2 tokens (<s> and one to predict), got ", L));
-  std::vector<int64_t> tokens(static_cast<size_t>(B * L), Vocab::pad), scored(tokens.size(), Vocab::pad);
+  std::vector<int64_t> tokens(static_cast<size_t>(B * L), std::max<int64_t>(pad, 0)), scored(tokens.size(), pad);
   for (int64_t b = 0; b < B; ++b) {
     const LmSequence& s = sequences[static_cast<size_t>(indices[static_cast<size_t>(b)])];
     if (s.scored.size() != s.tokens.size())
@@ -52,19 +52,20 @@ LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vecto
   const Tensor all = from_vector(tokens, {B, L}), targets_all = from_vector(scored, {B, L});  // [B, L]
   // The shift of causal language modelling: position t reads token t and predicts token t + 1.
   LmBatch batch;
+  batch.pad = pad;
   batch.inputs = all.narrow(1, 0, L - 1).contiguous();           // tokens[:, :-1]   [B, L-1]
   batch.targets = targets_all.narrow(1, 1, L - 1).contiguous();  // tokens[:, 1:]    [B, L-1], <pad> where not scored
-  for (int64_t v : batch.targets.to_vector<int64_t>()) batch.ntokens += v != Vocab::pad;
+  for (int64_t v : batch.targets.to_vector<int64_t>()) batch.ntokens += v != pad;
   return batch;
 }
 
-std::vector<LmBatch> lm_batches(const std::vector<LmSequence>& sequences, int64_t size) {
+std::vector<LmBatch> lm_batches(const std::vector<LmSequence>& sequences, int64_t size, int64_t pad) {
   std::vector<LmBatch> out;
   const auto n = static_cast<int64_t>(sequences.size());
   for (int64_t start = 0; start < n; start += size) {
     std::vector<int64_t> indices;
     for (int64_t i = start; i < std::min(start + size, n); ++i) indices.push_back(i);
-    out.push_back(make_lm_batch(sequences, indices));
+    out.push_back(make_lm_batch(sequences, indices, pad));
   }
   return out;
 }

@@ -28,11 +28,18 @@ struct LmSequence {
   std::vector<bool> scored;  // as many as tokens
 };
 
-/// inputs [B, L-1] and targets [B, L-1] int64; targets are <pad> where nothing is scored.
+/// inputs [B, L-1] and targets [B, L-1] int64; targets are `pad` where nothing is scored.
 struct LmBatch {
   Tensor inputs, targets;
   int64_t ntokens = 0;  // scored targets
+  /// What padding and unscored targets hold: <pad> for this library's tokenizers, kNoToken for one
+  /// whose every id is a token (GPT-2's, a hub one). Inputs are then padded with id 0, a real token,
+  /// but after the sequence's end, where causal attention never lets a real position see it.
+  int64_t pad = Vocab::pad;
 };
+
+/// The pad of a tokenizer whose every id is a token: no id at all.
+inline constexpr int64_t kNoToken = -1;
 
 /// The tokens with tokens[i] scored for every i >= first_scored (1: all but the first, as in plain text).
 LmSequence scored_from(std::vector<int64_t> tokens, int64_t first_scored = 1);
@@ -43,9 +50,11 @@ LmSequence translation_sequence(const std::vector<int64_t>& source, const std::v
 
 /// Pads sequences[indices] with <pad> into tokens [B, L] and makes the shift of causal language
 /// modelling: inputs = tokens[:, :-1], targets = tokens[:, 1:] (position t predicts token t + 1).
-LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vector<int64_t>& indices);
+/// `pad`: LmBatch::pad (lm_pad says which a tokenizer takes).
+LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vector<int64_t>& indices,
+                      int64_t pad = Vocab::pad);
 /// The sequences in order, `size` to a batch (evaluation).
-std::vector<LmBatch> lm_batches(const std::vector<LmSequence>& sequences, int64_t size);
+std::vector<LmBatch> lm_batches(const std::vector<LmSequence>& sequences, int64_t size, int64_t pad = Vocab::pad);
 
 /// Where a language model's training batches come from, with a position a checkpoint keeps.
 class LmStream : public Resumable {

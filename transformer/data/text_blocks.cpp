@@ -51,7 +51,8 @@ TextTokens split_text(std::string_view text, const Tokenizer& tokenizer, int64_t
   return out;
 }
 
-std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64_t context, int64_t blocks_per_batch) {
+std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64_t context, int64_t blocks_per_batch,
+                                       int64_t pad) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n < 2 || context < 1 || blocks_per_batch < 1)
     throw ValueError(message("text_eval_batches: needs 2 tokens or more, a context and blocks per batch of 1 or more; ",
@@ -61,8 +62,10 @@ std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64
     const int64_t end = std::min(n, start + context + 1);
     blocks.push_back(scored_from({tokens.begin() + start, tokens.begin() + end}));  // all but the first predicted
   }
-  return lm_batches(blocks, blocks_per_batch);
+  return lm_batches(blocks, blocks_per_batch, pad);
 }
+
+int64_t lm_pad(const Tokenizer& tokenizer) { return tokenizer.has_vocab() ? Vocab::pad : kNoToken; }
 
 int64_t predicted_bytes(const std::vector<int64_t>& tokens, const Tokenizer& tokenizer) {
   int64_t bytes = 0;

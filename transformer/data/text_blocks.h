@@ -45,9 +45,13 @@ TextTokens split_text(std::string_view text, const Tokenizer& tokenizer, int64_t
 /// tokens[i * context, i * context + context] (the last one shorter, padded), so blocks overlap by
 /// one token and every token but the first is predicted exactly once, from the tokens before it in
 /// its block. Deterministic: no randomness, the same numbers every time. ValueError for fewer than 2
-/// tokens, a context or blocks_per_batch below 1.
+/// tokens, a context or blocks_per_batch below 1. `pad`: LmBatch::pad, lm_pad(tokenizer).
 std::vector<LmBatch> text_eval_batches(const std::vector<int64_t>& tokens, int64_t context,
-                                       int64_t blocks_per_batch = 16);
+                                       int64_t blocks_per_batch = 16, int64_t pad = Vocab::pad);
+
+/// The pad of a tokenizer's batches (LmBatch::pad): <pad> when it has one in front of its tokens
+/// (this library's), kNoToken when every id is a token (GPT-2's, a hub one).
+int64_t lm_pad(const Tokenizer& tokenizer);
 
 /// The bytes the predicted tokens (all but the first) stand for: the denominator of bits per byte.
 int64_t predicted_bytes(const std::vector<int64_t>& tokens, const Tokenizer& tokenizer);

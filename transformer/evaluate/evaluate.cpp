@@ -21,8 +21,11 @@ Variable teacher_forced_logits(const EncoderDecoder& model, const Batch& batch) 
 
 // L_1 = -sum_i log P(u_i | u_<i), averaged over the scored tokens
 Variable lm_loss(const DecoderOnly& model, const LmBatch& batch, double label_smoothing) {
-  const Variable logits = model.forward(batch.inputs, target_mask(batch.inputs, Vocab::pad));  // [B, L-1, V]
-  return cross_entropy(logits, batch.targets, {.ignore_index = Vocab::pad, .label_smoothing = label_smoothing});
+  // Without a pad token (kNoToken), padding is only ever after a sequence's end: causal attention hides it.
+  const Tensor mask =
+      batch.pad >= 0 ? target_mask(batch.inputs, batch.pad) : causal_mask(batch.inputs.size(1)).unsqueeze(0);
+  const Variable logits = model.forward(batch.inputs, mask);  // [B, L-1, V]
+  return cross_entropy(logits, batch.targets, {.ignore_index = batch.pad, .label_smoothing = label_smoothing});
 }
 
 // The model knows nothing of vocabularies: its decoding defaults must be the data layer's ids.
@@ -143,9 +146,10 @@ double lm_eval_loss(DecoderOnly& model, const std::vector<LmBatch>& batches) {
 
 TextScore score_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::vector<int64_t>& tokens,
                      int64_t context) {
-  const double loss = lm_eval_loss(model, text_eval_batches(tokens, context));
+  const int64_t pad = lm_pad(tokenizer);
+  const double loss = lm_eval_loss(model, text_eval_batches(tokens, context, 16, pad));
   if (!std::isfinite(loss)) {  // finite weights whose arithmetic overflows: find where, a block at a time
-    const std::vector<LmBatch> blocks = text_eval_batches(tokens, context, 1);
+    const std::vector<LmBatch> blocks = text_eval_batches(tokens, context, 1, pad);
     const auto n = static_cast<int64_t>(tokens.size());
     for (size_t b = 0; b < blocks.size(); ++b)
       if (const double block_loss = lm_eval_loss(model, {blocks[b]}); !std::isfinite(block_loss)) {

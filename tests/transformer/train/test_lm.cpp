@@ -67,6 +67,31 @@ TEST_CASE(
   CHECK_GRADCHECK([&] { return lm_loss(model, b, 0.1); }, model.parameters());
 }
 
+TEST_CASE("a tokenizer without a pad token (kNoToken): id 0 is read and scored as any token, padding is never seen") {
+  // GPT-2's and hub tokenizers give id 0 to a token ("!" in GPT-2's): batches of their text must not
+  // take it for padding.
+  DecoderOnly model(tiny_lm(), 3);
+  const std::vector<LmSequence> seqs{scored_from({5, 0, 4, 0, 2}), scored_from({0, 7, 3})};
+  const LmBatch b = make_lm_batch(seqs, {0, 1}, kNoToken);
+  CHECK(b.inputs.to_vector<int64_t>() == std::vector<int64_t>{5, 0, 4, 0, /**/ 0, 7, 3, 0});
+  CHECK(b.targets.to_vector<int64_t>() == std::vector<int64_t>{0, 4, 0, 2, /**/ 7, 3, -1, -1});
+  CHECK(b.ntokens == 6);
+  // By hand: each sequence alone under a causal mask, -log p of every token after the first.
+  double total = 0;
+  for (const LmSequence& s : seqs) {
+    const auto T = static_cast<int64_t>(s.tokens.size()) - 1;
+    const Tensor ids = from_vector(std::vector<int64_t>(s.tokens.begin(), s.tokens.end() - 1), {1, T});
+    const std::vector<double> logits =
+        model.forward(ids, causal_mask(T).unsqueeze(0)).value().contiguous().to_vector<double>();  // [1, T, 9]
+    for (int64_t t = 0; t < T; ++t) {
+      double z = 0;
+      for (size_t v = 0; v < 9; ++v) z += std::exp(logits[static_cast<size_t>(t) * 9 + v]);
+      total += std::log(z) - logits[static_cast<size_t>(t * 9 + s.tokens[static_cast<size_t>(t + 1)])];
+    }
+  }
+  CHECK(std::abs(lm_loss(model, b).item() - total / 6) < 1e-12);
+}
+
 TEST_CASE("the grammar's sentence probability sums the invisible choices: the speaker's gender, a hidden number") {
   Generator gen(123);
   for (int i = 0; i < 3000; ++i) {

@@ -5,6 +5,7 @@
 #include "transformer/cli/commands.h"
 #include "transformer/cli/flags.h"
 #include "transformer/cli/text_stream.h"
+#include "transformer/data/chat_template.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
 #include "transformer/evaluate/evaluate.h"
@@ -59,6 +60,26 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
   std::cout << stream.finish() << "\n";
 }
 
+// A fine-tuned model (train --task sft) answers the prompt as a user's turn: the prompt written with
+// its chat template and the assistant's header after it, as in fine-tuning; the answer is printed
+// as it comes, until the end-of-turn token (not printed) or --max-tokens.
+void answer(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat, const std::string& text,
+            SamplingOptions o, Generator& gen) {
+  const std::vector<int64_t> ids = encode_chat(tokenizer, render_chat(chat, {{Role::User, text}}, true)).ids;
+  const int64_t room = model.config().max_len - static_cast<int64_t>(ids.size());
+  if (room < 1)
+    throw UsageError(message("generate: the prompt is ", ids.size(), " tokens as the ", chat_template_name(chat),
+                             " template writes it, which leaves no room in the model's context of ",
+                             model.config().max_len, " tokens (max_len)"));
+  o.max_tokens = std::min(o.max_tokens, room);
+  o.eos = *tokenizer.special(end_of_turn(chat));
+  for (int64_t id = 0; id < tokenizer.special_count(); ++id) o.never.push_back(id);  // <pad> <s> ...: no text
+  Utf8Stream stream;
+  for (int64_t id : generate(model, ids, o, gen))
+    if (!o.stops(id)) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
+  std::cout << stream.finish() << "\n";
+}
+
 // A model of words continues "<s> prompt" until </s> or its max_len, and prints the words.
 void continue_words(DecoderOnly& model, const Vocab& vocab, const std::string& text, SamplingOptions o,
                     Generator& gen) {
@@ -87,7 +108,9 @@ int generate_command(int argc, char** argv) {
           "file (--text, tokenizer bytes or bpe) or GPT-2 (gradformer import --gpt2) continues the prompt as raw\n"
           "text and prints the prompt and its continuation as they are, line ends included, past its max-len (GPT-2:\n"
           "its context of 1024 tokens) if asked: each full window's last half starts the next. The prompt must fit\n"
-          "the context. GPT-2 stops at <|endoftext|>, which is not printed. E.g.\n"
+          "the context. GPT-2 stops at <|endoftext|>, which is not printed. A model fine-tuned on conversations\n"
+          "(train --task sft) answers the prompt as a user's turn, written with its chat template, and stops at\n"
+          "its end-of-turn token (--raw: continue the prompt as text instead). E.g.\n"
           "  gradformer generate --checkpoint gpt2.safetensors --prompt \"The meaning of life is\" --top-k 40");
   f.add("--checkpoint", "", "a decoder-only model saved by gradformer train or import --gpt2 (required)");
   f.add("--prompt", "",
@@ -99,6 +122,7 @@ int generate_command(int argc, char** argv) {
   f.add("--top-p", "1", "sample among the fewest most likely tokens whose probability reaches p (1: all)");
   f.add("--seed", "1", "the sampling generator's seed: the same seed gives the same text (unused by --temperature 0)");
   f.add("--threads", "0", "threads (0: all cores)");
+  f.add_switch("--raw", "a fine-tuned model (train --task sft): continue the prompt as text, not as a user's turn");
   if (!f.parse(argc, argv)) {
     std::cout << f.help();
     return 0;
@@ -125,6 +149,10 @@ int generate_command(int argc, char** argv) {
                              "encoder-decoder ones, classify encoder-only ones)"));
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(std::move(file));
   Generator gen(static_cast<uint64_t>(f.integer("--seed")));
+  if (const auto chat = ckpt.info.state.find("chat.template"); chat != ckpt.info.state.end() && !f.on("--raw")) {
+    answer(*ckpt.model, ckpt.info.target_tokenizer, chat_template_named(chat->second), f.text("--prompt"), o, gen);
+    return 0;
+  }
   if (ckpt.info.target_tokenizer.kind() != Tokenizer::Kind::Words) {
     continue_text(*ckpt.model, ckpt.info.target_tokenizer, f.text("--prompt"), o, gen, ckpt.info.end_of_text);
     return 0;

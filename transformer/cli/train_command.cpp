@@ -56,8 +56,9 @@ std::string joined(const std::vector<std::string>& words, const char* separator)
 // The flag that sets an option: its name with dashes, but for the paths and the output directory.
 std::string flag_of(const std::string& option) {
   static const std::map<std::string, std::string> renamed = {
-      {"data_path", "--data"}, {"valid_path", "--valid"}, {"test_path", "--test"},       {"init_path", "--init"},
-      {"text_path", "--text"}, {"out_dir", "--out"},      {"metrics_path", "--metrics"}, {"profile_path", "--profile"}};
+      {"data_path", "--data"}, {"valid_path", "--valid"},       {"test_path", "--test"},
+      {"init_path", "--init"}, {"chat_template", "--template"}, {"text_path", "--text"},
+      {"out_dir", "--out"},    {"metrics_path", "--metrics"},   {"profile_path", "--profile"}};
   if (const auto it = renamed.find(option); it != renamed.end()) return it->second;
   std::string flag = "--" + option;
   std::replace(flag.begin(), flag.end(), '_', '-');
@@ -85,21 +86,37 @@ const std::map<std::string, std::string>& text_help() {
   return help;
 }
 
+// The help lines of the flags of the data and of the model a run starts from.
+const std::map<std::string, std::string>& data_help() {
+  static const std::map<std::string, std::string> help = {
+      {"data_path",
+       "your training data: pairs source<TAB>target (encoder-decoder, decoder-only corpus), sentences one per line "
+       "(decoder-only lm, encoder-only mlm) or label<TAB>sentence (encoder-only classify), whitespace tokens; or "
+       "conversations (decoder-only sft: JSON Lines of {\"messages\": [{\"role\", \"content\"}, ...]} or "
+       "{\"instruction\", \"input\", \"output\"}, or one JSON array of them)"},
+      {"valid_path", "validation data (same format)"},
+      {"test_path", "test data (same format), scored at the end"},
+      {"init_path",
+       "encoder-only classify: start from this pre-trained encoder-only checkpoint; decoder-only sft: the "
+       "decoder-only model to fine-tune (required)"},
+      {"chat_template",
+       "decoder-only sft: how conversations are written, chatml (<|im_start|>role\\n...<|im_end|>) or llama3 "
+       "(<|start_header_id|>role<|end_header_id|>...<|eot_id|>); default: the one the model's tokenizer holds the "
+       "tokens of, else chatml (its tokens then added, the embedding grown by their rows)"},
+      {"labelled",
+       "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
+  };
+  return help;
+}
+
 // The help line of each option's flag.
 std::string help_of(const std::string& option) {
   if (const auto it = text_help().find(option); it != text_help().end()) return it->second;
+  if (const auto it = data_help().find(option); it != data_help().end()) return it->second;
   static const std::map<std::string, std::string> help = {
       {"arch", "encoder-decoder (tasks " + joined(architecture_tasks(Architecture::EncoderDecoder), ", ") +
                    "), decoder-only (tasks " + joined(architecture_tasks(Architecture::DecoderOnly), ", ") +
                    "), encoder-only (tasks " + joined(architecture_tasks(Architecture::EncoderOnly), ", ") + ")"},
-      {"data_path",
-       "your training data: pairs source<TAB>target (encoder-decoder, decoder-only corpus), sentences one per line "
-       "(decoder-only lm, encoder-only mlm) or label<TAB>sentence (encoder-only classify); whitespace tokens"},
-      {"valid_path", "validation data (same format)"},
-      {"test_path", "test data (same format), scored at the end"},
-      {"init_path", "encoder-only classify: start from this pre-trained encoder-only checkpoint"},
-      {"labelled",
-       "encoder-only classify on the toy corpus: labelled training sentences (the first of its train split)"},
       {"d_model", "model width"},
       {"d_ff", "feed-forward width (4 x d-model when only --d-model is given)"},
       {"heads", "attention heads (h)"},

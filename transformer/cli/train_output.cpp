@@ -42,6 +42,8 @@ std::string how_to_use(const TrainReport& report) {
       return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'le chat'";
     if (report.task == "text")
       return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'The ' --max-tokens 200";
+    if (report.task == "sft")
+      return "ask it: gradformer generate --checkpoint " + path + " --prompt 'your question' --temperature 0";
     if (report.task == "lm")
       return "generate with it: gradformer generate --checkpoint " + path + " --prompt 'your first words'";
     return "translate with it: gradformer generate --checkpoint " + path + " --prompt '" +

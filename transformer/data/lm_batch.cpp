@@ -92,8 +92,8 @@ void FreshToySentences::restore(const std::map<std::string, std::string>& state,
   restore_generator(gen_, SavedState(state, source).text("data.generator"), source);
 }
 
-LmEpochs::LmEpochs(std::vector<LmSequence> sequences, int64_t batch_size, uint64_t seed)
-    : sequences_(std::move(sequences)), batch_size_(batch_size), gen_(seed, 4) {
+LmEpochs::LmEpochs(std::vector<LmSequence> sequences, int64_t batch_size, uint64_t seed, int64_t pad)
+    : sequences_(std::move(sequences)), batch_size_(batch_size), pad_(pad), gen_(seed, 4) {
   shuffle();
 }
 
@@ -106,7 +106,7 @@ LmBatch LmEpochs::next() {
   if (position_ == batches_per_epoch()) ++epoch_, position_ = 0, shuffle();
   const int64_t start = position_++ * batch_size_;
   const auto end = std::min<int64_t>(start + batch_size_, static_cast<int64_t>(order_.size()));
-  return make_lm_batch(sequences_, std::vector<int64_t>(order_.begin() + start, order_.begin() + end));
+  return make_lm_batch(sequences_, std::vector<int64_t>(order_.begin() + start, order_.begin() + end), pad_);
 }
 
 std::map<std::string, std::string> LmEpochs::state() const {

@@ -79,7 +79,8 @@ class FreshToySentences : public LmStream {
 /// Epochs over a list of sequences, each epoch shuffled (Fisher-Yates) by the generator.
 class LmEpochs : public LmStream {
  public:
-  LmEpochs(std::vector<LmSequence> sequences, int64_t batch_size, uint64_t seed);
+  /// `pad`: the batches' LmBatch::pad.
+  LmEpochs(std::vector<LmSequence> sequences, int64_t batch_size, uint64_t seed, int64_t pad = Vocab::pad);
   int64_t batches_per_epoch() const;
   LmBatch next() override;
   std::map<std::string, std::string> state() const override;
@@ -89,6 +90,7 @@ class LmEpochs : public LmStream {
   void shuffle();
   std::vector<LmSequence> sequences_;
   int64_t batch_size_;
+  int64_t pad_;
   Generator gen_;
   std::array<uint64_t, 2> epoch_start_{};  // the generator before this epoch's shuffle
   std::vector<int64_t> order_;

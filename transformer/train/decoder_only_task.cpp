@@ -8,6 +8,8 @@
 //   corpus           the user's pairs as one sequence each, as toy-translation.
 //   text             any text file as one stream of bytes or byte-pair tokens (text_blocks.h): random
 //                    blocks of context + 1 tokens, the last tenth held out; bits per byte, and a sample.
+//   sft              a trained model (init_path) fine-tuned on conversations (sft.h), the loss on the
+//                    answers; the last tenth held out; how many held-out answers end and are exact.
 #include <cmath>
 
 #include "transformer/data/lm_batch.h"
@@ -16,6 +18,7 @@
 #include "transformer/data/toy_corpus.h"
 #include "transformer/model/sampling.h"
 #include "transformer/train/progress.h"
+#include "transformer/train/sft.h"
 #include "transformer/train/task.h"
 
 namespace gradformer {
@@ -28,10 +31,15 @@ constexpr int64_t kValidSentences = 2000;
 constexpr int64_t kSamplePrompt = 16, kSampleTokens = 80;  // tokens: the held-out tail's first, then generated
 constexpr uint64_t kSampleSeed = 1;
 constexpr double kSampleTemperature = 0.8;
+constexpr int64_t kCheckedAnswers = 100;  // sft: the held-out conversations whose answers are checked
 
 class DecoderOnlyTask : public ModelTask<DecoderOnly> {
  public:
   DecoderOnlyTask(const TrainOptions& o, const CheckpointFile* resumed) : o_(o) {
+    if (o_.task == "sft") {
+      start_sft(resumed);
+      return;
+    }
     std::optional<LoadedDecoderOnly> saved;
     if (resumed) {
       saved = load_decoder_only_checkpoint(*resumed), tokenizer_ = saved->info.target_tokenizer;
@@ -63,8 +71,10 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   void evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) override;
   void save(const std::string& path, const StateDict& optimizer_state,
             const std::map<std::string, std::string>& state) override {
+    std::map<std::string, std::string> entries = state;
+    if (chat_template_) entries["chat.template"] = chat_template_name(*chat_template_);
     save_checkpoint(path, *model_, model_->config(), optimizer_state,
-                    {model_->config(), /*source_tokenizer=*/{}, tokenizer_, state});
+                    {model_->config(), /*source_tokenizer=*/{}, tokenizer_, entries});
   }
 
  private:
@@ -185,8 +195,62 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     stream_ = batches_.get();
   }
 
+  // sft: the model of init_path (or of the resumed run), its tokenizer given the template's tokens
+  // (the embedding grown by their rows), then the conversations: the last tenth held out without
+  // --valid, the answers checked on --test's, else on the held-out ones.
+  void start_sft(const CheckpointFile* resumed) {
+    std::optional<CheckpointFile> init;
+    if (!resumed) init = read_checkpoint_file(o_.init_path);
+    const CheckpointFile& from = resumed ? *resumed : *init;
+    LoadedDecoderOnly saved = load_decoder_only_checkpoint(from);
+    tokenizer_ = saved.info.target_tokenizer, model_ = std::move(saved.model);
+    if (resumed) {
+      const auto recorded = saved.info.state.find("chat.template");
+      if (recorded == saved.info.state.end())
+        throw CheckpointError(message(from.path, ": an sft run's checkpoint without state.chat.template"));
+      chat_template_ = chat_template_named(recorded->second);
+    } else {
+      chat_template_ = o_.chat_template.empty() ? implied_chat_template(tokenizer_).value_or(ChatTemplate::ChatML)
+                                                : chat_template_named(o_.chat_template);
+      const Tokenizer grown = tokenizer_.with_added(chat_template_specials(*chat_template_));
+      if (grown.size() > tokenizer_.size()) {
+        TransformerConfig c = model_->config();
+        c.src_vocab = c.tgt_vocab = grown.size();
+        model_ = std::make_unique<DecoderOnly>(c, o_.seed, skip_init);
+        load_parameters(*model_, grow_vocabulary(from.parameters, tokenizer_.size(), grown.size()), from.path);
+        std::string names;
+        for (const std::string& name : grown.added()) names += " " + name;
+        if (!o_.quiet)
+          Progress::note(message(chat_template_name(*chat_template_), ": the tokenizer lacked", names,
+                                 ": added as ids ", tokenizer_.size(), " to ", grown.size() - 1,
+                                 ", the embedding grown by as many rows ", "(each the mean row)"));
+      }
+      tokenizer_ = grown;
+    }
+    read_chat();
+  }
+  void read_chat() {
+    std::vector<Conversation> train = read_conversations(o_.data_path), valid;
+    if (!o_.valid_path.empty()) {
+      valid = read_conversations(o_.valid_path);
+    } else if (train.size() >= 10) {  // the last tenth held out
+      const auto kept = static_cast<std::ptrdiff_t>(train.size() - train.size() / 10);
+      valid.assign(train.begin() + kept, train.end()), train.erase(train.begin() + kept, train.end());
+    }
+    checked_ = o_.test_path.empty() ? valid : read_conversations(o_.test_path);
+    const int64_t max_len = model_->config().max_len, pad = lm_pad(tokenizer_);
+    auto epochs = std::make_unique<LmEpochs>(chat_sequences(train, tokenizer_, *chat_template_, max_len), o_.batch_size,
+                                             o_.seed, pad);
+    batches_per_epoch_ = epochs->batches_per_epoch();
+    batches_ = std::move(epochs);
+    stream_ = batches_.get();
+    if (!valid.empty()) valid_ = lm_batches(chat_sequences(valid, tokenizer_, *chat_template_, max_len), 16, pad);
+  }
+
   const TrainOptions o_;
-  Tokenizer tokenizer_;  // the checkpoint's; for words, vocab_'s
+  Tokenizer tokenizer_;                        // the checkpoint's; for words, vocab_'s
+  std::optional<ChatTemplate> chat_template_;  // sft
+  std::vector<Conversation> checked_;          // sft: whose answers evaluate() checks
   Vocab vocab_;
   std::unique_ptr<LmStream> batches_;
   std::vector<LmBatch> valid_, test_;
@@ -197,8 +261,14 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   int64_t valid_bytes_ = 0;               // text: the bytes its predicted tokens stand for
 };
 
-// The grammar's entropy beside the validation loss (toy-lm), perplexities (lm), BLEU (translation).
+// The grammar's entropy beside the validation loss (toy-lm), perplexities (lm), BLEU (translation),
+// the held-out answers (sft).
 void DecoderOnlyTask::evaluate(TrainReport& report, const std::function<void(const std::string&)>& result) {
+  if (chat_template_ && !checked_.empty()) {
+    const AnswerCheck a = check_answers(*model_, tokenizer_, *chat_template_, checked_, kCheckedAnswers);
+    result(message(o_.test_path.empty() ? "held-out" : "test", " answers (greedy): ", a.ended, " of ", a.conversations,
+                   " end with ", end_of_turn(*chat_template_), ", ", a.exact, " exact"));
+  }
   if (entropy_ >= 0) {
     report.entropy_floor = entropy_;
     result(message("the grammar's entropy on the same ", kValidSentences, " sentences ", entropy_, " nats/token; gap ",

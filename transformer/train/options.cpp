@@ -16,7 +16,7 @@ std::vector<std::string> architecture_tasks(Architecture arch) {
     case Architecture::EncoderDecoder:
       return {"copy", "toy-translation", "corpus"};
     case Architecture::DecoderOnly:
-      return {"toy-lm", "toy-translation", "lm", "corpus", "text"};
+      return {"toy-lm", "toy-translation", "lm", "corpus", "text", "sft"};
     case Architecture::EncoderOnly:
       return {"mlm", "classify"};
   }
@@ -26,6 +26,7 @@ std::vector<std::string> architecture_tasks(Architecture arch) {
 TaskData task_data_kind(Architecture arch, const std::string& task) {
   if (task == "corpus") return {"pairs", true};
   if (task == "lm") return {"sentences", true};
+  if (task == "sft") return {"conversations", true};
   if (arch == Architecture::EncoderOnly) return {task == "classify" ? "labelled sentences" : "sentences", false};
   return {};  // the built-in tasks
 }
@@ -64,6 +65,9 @@ TrainOptions default_train_options(const std::string& task, Architecture arch) {
     // learns at full rate, and evaluated often, each time with a sample.
     if (task == "text")
       o.tokenizer = "bytes", o.context = o.max_len, o.warmup = 100, o.log_every = 20, o.eval_every = 100;
+    // sft: a trained model (--init) taught to answer; few conversations, so small batches, a short
+    // warmup and a lower rate than training from scratch, which would undo what the model knows.
+    if (task == "sft") o.batch_size = 16, o.epochs = 3, o.lr = 0.2, o.warmup = 50, o.log_every = 10, o.eval_every = 100;
   } else {  // encoder-only: a small BERT
     o.d_model = 64, o.d_ff = 256, o.heads = 4, o.activation = Activation::GELU, o.tie_embeddings = true;
     o.max_len = 64, o.batch_size = 32, o.epochs = 5, o.steps = 1500, o.lr = 1.0, o.warmup = 300, o.clip = 1.0;
@@ -224,11 +228,13 @@ void validate_use(const TrainOptions& o) {
   const bool planned = o.arch == Architecture::EncoderDecoder && o.task != "copy";
   const bool toy_labels = o.arch == Architecture::EncoderOnly && o.task == "classify" && o.data_path.empty();
   const bool text = o.arch == Architecture::DecoderOnly && o.task == "text";
+  const bool sft = o.arch == Architecture::DecoderOnly && o.task == "sft";
   const std::pair<const char*, bool> used[] = {
       {"data_path", !data.kind.empty()},
       {"valid_path", !data.kind.empty()},
       {"test_path", !data.kind.empty()},
-      {"init_path", o.arch == Architecture::EncoderOnly && o.task == "classify"},
+      {"init_path", (o.arch == Architecture::EncoderOnly && o.task == "classify") || sft},
+      {"chat_template", sft},
       {"text_path", text},
       {"context", text},
       // The copy task's digits are their own vocabulary; the encoder-only tasks, and the decoder-only
@@ -249,6 +255,10 @@ void validate_use(const TrainOptions& o) {
   if (data.required && o.data_path.empty())
     throw TrainOptionError("data_path", message("is empty: ", architecture_name(o.arch), " ", o.task, " trains on the ",
                                                 data.kind, " of a file"));
+  if (sft && o.init_path.empty())
+    throw TrainOptionError("init_path", "is empty: decoder-only sft fine-tunes a trained decoder-only model (--init)");
+  if (sft && !o.chat_template.empty() && o.chat_template != "chatml" && o.chat_template != "llama3")
+    throw TrainOptionError("chat_template", message("must be chatml or llama3, got '", o.chat_template, "'"));
   if (text && o.text_path.empty())
     throw TrainOptionError("text_path", "is empty: decoder-only text trains on a text file");
   if (o.data_path.empty() && (!o.valid_path.empty() || !o.test_path.empty()))
@@ -319,6 +329,7 @@ void validate(const TrainOptions& o, bool new_model) {
                                     {"test_path", o.test_path},
                                     {"text_path", o.text_path},
                                     {"init_path", o.init_path},
+                                    {"chat_template", o.chat_template},
                                     {"out_dir", o.out_dir},
                                     {"metrics_path", o.metrics_path}})
     require_utf8_path(field, path);

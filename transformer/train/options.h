@@ -29,7 +29,12 @@ struct TrainOptions {
   /// tokens, so context <= max_len.
   std::string text_path;
   int64_t context = 128;
-  std::string init_path;  // encoder-only classify: start from this pre-trained checkpoint (empty: from scratch)
+  // encoder-only classify: start from this pre-trained checkpoint (empty: from scratch); decoder-only
+  // sft: the language model to fine-tune (required).
+  std::string init_path;
+  // decoder-only sft: the chat template (chat_template.h) by name; empty: the one the model's
+  // tokenizer implies, else chatml.
+  std::string chat_template;
   int64_t labelled = 16;  // encoder-only classify on the toy corpus: the labelled training sentences
   // How text becomes tokens (transformer/data/tokenizer.h), learned from the training split only:
   // "words" (whitespace words, an unseen word <unk>), "bytes" (the 256 bytes) or "bpe" (byte-level
@@ -171,7 +176,8 @@ std::string option_text(Positions value);
 template <class Options, class Visit>
 void visit_options(Options& o, Visit&& visit) {
   visit("arch", o.arch), visit("task", o.task), visit("data_path", o.data_path), visit("valid_path", o.valid_path);
-  visit("test_path", o.test_path), visit("init_path", o.init_path), visit("labelled", o.labelled);
+  visit("test_path", o.test_path), visit("init_path", o.init_path), visit("chat_template", o.chat_template);
+  visit("labelled", o.labelled);
   visit("text_path", o.text_path), visit("context", o.context);
   visit("tokenizer", o.tokenizer), visit("vocab_size", o.vocab_size), visit("shared_vocab", o.shared_vocab);
   visit("d_model", o.d_model), visit("layers", o.layers), visit("heads", o.heads), visit("d_ff", o.d_ff);

@@ -1,0 +1,41 @@
+# Fine-tuning from the command line: a small text model trained on bytes, then train --task sft on
+# instruction data, which adds chatml's tokens and reports the held-out answers; generate then
+# answers a prompt as a user's turn (or, with --raw, continues it as text). Refusals name the flag.
+set(GRADFORMER_CLI_SFT ${CMAKE_CURRENT_BINARY_DIR}/cli-run-sft)
+set(GRADFORMER_CLI_SFT_DATA ${CMAKE_CURRENT_BINARY_DIR}/cli-sft-data)
+set(sft_lines "")
+foreach(pair "ab cd" "cd ef" "ef ab" "ab ef" "cd ab" "ef cd" "ab ab" "cd cd" "ef ef" "ab cd" "cd ef" "ef ab")
+  string(REPLACE " " ";" words "${pair}")
+  list(REVERSE words)
+  string(REPLACE ";" " " reversed "${words}")
+  string(APPEND sft_lines "{\"instruction\": \"Reverse.\", \"input\": \"${pair}\", \"output\": \"${reversed}\"}\n")
+endforeach()
+file(WRITE ${GRADFORMER_CLI_SFT_DATA}/chat.jsonl "${sft_lines}")
+file(WRITE ${GRADFORMER_CLI_SFT_DATA}/bad.jsonl "{\"instruction\": \"Reverse.\"}\n")
+string(REPEAT "ab cd ef. " 60 sft_text)
+file(WRITE ${GRADFORMER_CLI_SFT_DATA}/text.txt "${sft_text}\n")
+set(tiny_sft --d-model|16|--d-ff|32|--layers|1|--heads|2|--max-len|64|--batch-size|8)
+gradformer_cli_test("train --text: the small model sft starts from"
+  "-DARGS=train|--arch|decoder-only|--text|${GRADFORMER_CLI_SFT_DATA}/text.txt|${tiny_sft}|--steps|2|--out|${GRADFORMER_CLI_SFT}/base|--quiet"
+  -DCLEAN=${GRADFORMER_CLI_SFT}/base "-DFILES=${GRADFORMER_CLI_SFT}/base/model.safetensors" FIXTURE gradformer_cli_sft_base)
+gradformer_cli_test("train --task sft: chatml's tokens added, the held-out answers checked, how to ask it"
+  "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/chat.jsonl|--init|${GRADFORMER_CLI_SFT}/base/model.safetensors|--steps|4|--batch-size|4|--out|${GRADFORMER_CLI_SFT}/tuned"
+  -DCLEAN=${GRADFORMER_CLI_SFT}/tuned "-DFILES=${GRADFORMER_CLI_SFT}/tuned/model.safetensors"
+  "-DSTDOUT=chatml: the tokenizer lacked <\\|im_start\\|> <\\|im_end\\|>: added as ids 260 to 261, the embedding grown by as many rows \\(each the mean row\\)\n.*held-out answers \\(greedy\\): [0-9]+ of 1 end with <\\|im_end\\|>, [0-9]+ exact\n.*ask it: gradformer generate --checkpoint [^ ]*tuned/model.safetensors --prompt 'your question' --temperature 0"
+  REQUIRES gradformer_cli_sft_base FIXTURE gradformer_cli_sft_tuned)
+gradformer_cli_test("generate from an sft model answers the prompt as a user's turn, in one line"
+  "-DARGS=generate|--checkpoint|${GRADFORMER_CLI_SFT}/tuned/model.safetensors|--prompt|Reverse.|--temperature|0|--max-tokens|8"
+  "-DSTDOUT=^[^\n]*\n$" "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_sft_tuned)
+gradformer_cli_test("generate --raw from an sft model continues the prompt as text"
+  "-DARGS=generate|--checkpoint|${GRADFORMER_CLI_SFT}/tuned/model.safetensors|--prompt|ab|--raw|--temperature|0|--max-tokens|4"
+  "-DSTDOUT=^ab[^\n]*\n$" "-DSTDERR_ABSENT=." REQUIRES gradformer_cli_sft_tuned)
+gradformer_cli_test("train --task sft without --init is status 2 naming --init"
+  "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/chat.jsonl" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer train: --init is empty: decoder-only sft fine-tunes a trained decoder-only model \\(--init\\)\n$")
+gradformer_cli_test("train --task sft --template zephyr is status 2 naming the templates"
+  "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/chat.jsonl|--init|x.safetensors|--template|zephyr"
+  -DEXIT=2 ${one_error_line} "-DSTDERR=^gradformer train: --template must be chatml or llama3, got 'zephyr'\n$")
+gradformer_cli_test("train --task sft on a conversation without an output is status 1 naming its line"
+  "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/bad.jsonl|--init|${GRADFORMER_CLI_SFT}/base/model.safetensors|--out|${GRADFORMER_CLI_SFT}/refused"
+  -DEXIT=1 ${one_error_line} "-DSTDERR=bad.jsonl:1: \"output\" is missing\n$"
+  "-DNO_FILES=${GRADFORMER_CLI_SFT}/refused/model.safetensors" REQUIRES gradformer_cli_sft_base)

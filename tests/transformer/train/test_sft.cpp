@@ -1,0 +1,149 @@
+// Supervised fine-tuning (transformer/train/sft.h, decoder-only task sft): the vocabulary grown by
+// the template's tokens with the mean row, the loss on the answers only, a run from a saved model
+// that records its template, and resuming it bit for bit.
+#include <cmath>
+
+#include "autograd/helpers.h"
+#include "training_helpers.h"
+#include "transformer/data/data_error.h"
+#include "transformer/model/masks.h"
+#include "transformer/store/checkpoint.h"
+#include "transformer/train/sft.h"
+#include "transformer/train/trainer.h"
+
+using namespace gradformer;
+using test::TempDir;
+
+namespace {
+
+TransformerConfig tiny(int64_t vocab, bool tied) {
+  TransformerConfig c = decoder_only_config(vocab);
+  c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 1, c.max_len = 64, c.dropout = 0, c.tie_embeddings = tied;
+  return c;
+}
+
+/// A small random bytes model saved as train would save it: what sft starts from.
+std::string saved_base(const TempDir& dir) {
+  const Tokenizer bytes = Tokenizer::bytes();
+  const TransformerConfig c = tiny(bytes.size(), true);
+  const DecoderOnly model(c, 3);
+  const std::string path = dir / "base.safetensors";
+  save_checkpoint(path, model, c, {}, {c, {}, bytes, {}});
+  return path;
+}
+
+/// Instructions whose answers are their inputs reversed: "a b c" -> "c b a".
+std::string reversal_data(int n) {
+  const char* words[] = {"ab", "cd", "ef", "gh"};
+  std::string lines;
+  for (int i = 0; i < n; ++i) {
+    const std::string a = words[i % 4], b = words[(i / 4) % 4];
+    lines += R"({"instruction": "Reverse.", "input": ")" + a + " " + b + R"(", "output": ")" + b + " " + a + "\"}\n";
+  }
+  return lines;
+}
+
+TrainOptions sft_options(const TempDir& dir, const std::string& name, const std::string& base) {
+  TrainOptions o = default_train_options("sft", Architecture::DecoderOnly);
+  o.data_path = dir / "chat.jsonl", o.init_path = base, o.out_dir = dir / name;
+  o.batch_size = 4, o.steps = 6, o.warmup = 2, o.quiet = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("grow_vocabulary: the new rows are the mean row, so a new token's logit is the mean of the others") {
+  for (bool tied : {true, false}) {
+    INFO("tied " << tied);
+    TransformerConfig c = tiny(7, tied);
+    c.dtype = DType::Float64;
+    const DecoderOnly model(c, 1);
+    TransformerConfig grown_config = c;
+    grown_config.src_vocab = grown_config.tgt_vocab = 9;
+    DecoderOnly grown(grown_config, 2, skip_init);
+    load_parameters(grown, grow_vocabulary(model.state_dict(), 7, 9), "grown");
+    const StateDict after = grown.state_dict();
+    CHECK(after.at("embed.weight").shape() == Shape{9, 16});
+    const Tensor ids = from_vector(std::vector<int64_t>{1, 4, 6, 2}, {1, 4});
+    const Tensor mask = causal_mask(4).unsqueeze(0);
+    const std::vector<double> before = model.forward(ids, mask).value().contiguous().to_vector<double>();  // [1, 4, 7]
+    const std::vector<double> now = grown.forward(ids, mask).value().contiguous().to_vector<double>();     // [1, 4, 9]
+    for (size_t t = 0; t < 4; ++t) {
+      double mean = 0;
+      for (size_t v = 0; v < 7; ++v) {
+        CHECK(now[t * 9 + v] == Approx(before[t * 7 + v]).margin(1e-12));  // the old tokens' logits as they were
+        mean += before[t * 7 + v] / 7;
+      }
+      CHECK(now[t * 9 + 7] == Approx(mean).margin(1e-12));
+      CHECK(now[t * 9 + 8] == Approx(mean).margin(1e-12));
+    }
+  }
+  CHECK_THROWS_MSG(grow_vocabulary({}, 7, 6), ValueError, "grow_vocabulary: from 7 to 6 tokens is no growth");
+}
+
+TEST_CASE("chat_sequences: the answers and their end-of-turn scored, a conversation too long refused by its source") {
+  const Tokenizer t = Tokenizer::bytes().with_added({"<|im_start|>", "<|im_end|>"});
+  const std::vector<Conversation> one = {{{{Role::User, "q"}, {Role::Assistant, "ok"}}, "chat.jsonl:3"}};
+  const std::vector<LmSequence> s = chat_sequences(one, t, ChatTemplate::ChatML, 64);
+  REQUIRE(s.size() == 1);
+  // <|im_start|> u s e r \n q <|im_end|> \n <|im_start|> a s s i s t a n t \n o k <|im_end|> \n
+  CHECK(s[0].tokens.size() == 1 + 5 + 1 + 1 + 1 + 1 + 10 + 2 + 1 + 1);
+  int64_t scored = 0;
+  for (bool b : s[0].scored) scored += b;
+  CHECK(scored == 3);  // "o", "k", <|im_end|>
+  CHECK(s[0].scored[s[0].tokens.size() - 2]);
+  CHECK_FALSE(s[0].scored.back());  // the newline after it
+  CHECK_THROWS_MSG(chat_sequences(one, t, ChatTemplate::ChatML, 20), DataError,
+                   "chat.jsonl:3: the conversation is 24 tokens as the chatml template writes it; the model reads at "
+                   "most 20");
+}
+
+TEST_CASE("train sft: a bytes model gets chatml's tokens and two mean rows, learns its answers, records the template") {
+  TempDir dir("sft");
+  const std::string base = saved_base(dir);
+  test::write_text(dir / "chat.jsonl", reversal_data(40));
+  TrainOptions o = sft_options(dir, "run", base);
+  o.steps = 60, o.lr = 1.0;
+  const TrainReport r = train(o);
+  const LoadedDecoderOnly tuned = load_decoder_only_checkpoint(r.checkpoint_path);
+  CHECK(tuned.info.config.tgt_vocab == 262);
+  CHECK(tuned.info.target_tokenizer.added() == std::vector<std::string>{"<|im_start|>", "<|im_end|>"});
+  CHECK(tuned.info.state.at("chat.template") == "chatml");
+  // 36 conversations trained on, 4 held out; the loss falls.
+  CHECK(r.valid_loss > 0);
+  CHECK(r.losses.back() < r.losses.front() / 2);
+  bool reported = false;
+  for (const std::string& line : r.summary) reported = reported || line.rfind("held-out answers (greedy): ", 0) == 0;
+  CHECK(reported);
+  // Fine-tuning it again keeps its tokens: none added, the vocabulary as it is.
+  o.init_path = r.checkpoint_path, o.out_dir = dir / "again", o.steps = 2;
+  CHECK(load_decoder_only_checkpoint(train(o).checkpoint_path).info.config.tgt_vocab == 262);
+}
+
+TEST_CASE("train sft: resumed from a checkpoint, it continues bit for bit") {
+  TempDir dir("sft-resume");
+  const std::string base = saved_base(dir);
+  test::write_text(dir / "chat.jsonl", reversal_data(20));
+  const TrainReport full = train(sft_options(dir, "full", base));
+  TrainOptions first = sft_options(dir, "part", base);
+  first.stop_after = 3;
+  const TrainReport part = train(first);
+  TrainOptions second = sft_options(dir, "resumed", base);
+  const TrainReport resumed = train(second, part.checkpoint_path);
+  CHECK(resumed.first_step == 4);
+  CHECK(test::same_bits(resumed.losses, {full.losses.begin() + 3, full.losses.end()}));
+}
+
+TEST_CASE("train sft: what it needs is refused by name before any training") {
+  TempDir dir("sft-refused");
+  const std::string base = saved_base(dir);
+  test::write_text(dir / "chat.jsonl", reversal_data(4));
+  TrainOptions o = sft_options(dir, "run", base);
+  o.init_path = "";
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "is empty: decoder-only sft fine-tunes a trained decoder-only model");
+  o = sft_options(dir, "run", base);
+  o.chat_template = "alpaca";
+  CHECK_THROWS_MSG(train(o), TrainOptionError, "must be chatml or llama3, got 'alpaca'");
+  test::write_text(dir / "chat.jsonl", "{\"instruction\": \"a\"}\n");
+  CHECK_THROWS_MSG(train(sft_options(dir, "run", base)), DataError, "chat.jsonl:1: \"output\" is missing");
+}

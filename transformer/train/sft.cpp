@@ -1,0 +1,73 @@
+#include "transformer/train/sft.h"
+
+#include <algorithm>
+
+#include "autograd/all.h"
+#include "transformer/data/data_error.h"
+#include "transformer/model/sampling.h"
+
+namespace gradformer {
+
+std::vector<LmSequence> chat_sequences(const std::vector<Conversation>& conversations, const Tokenizer& tokenizer,
+                                       ChatTemplate chat_template, int64_t max_len) {
+  std::vector<LmSequence> out;
+  for (const Conversation& c : conversations) {
+    ChatTokens t = encode_chat(tokenizer, render_chat(chat_template, c.messages));
+    const auto read = static_cast<int64_t>(t.ids.size()) - 1;  // the model reads all but the last token
+    if (read > max_len)
+      throw DataError(message(c.source, ": the conversation is ", t.ids.size(), " tokens as the ",
+                              chat_template_name(chat_template), " template writes it; the model reads at most ",
+                              max_len, " (its max_len) and one more is predicted"));
+    t.scored[0] = false;  // nothing predicts the first token (an answer's end-of-turn is always scored)
+    out.push_back({std::move(t.ids), std::move(t.scored)});
+  }
+  return out;
+}
+
+StateDict grow_vocabulary(StateDict parameters, int64_t vocab, int64_t grown) {
+  if (grown < vocab) throw ValueError(message("grow_vocabulary: from ", vocab, " to ", grown, " tokens is no growth"));
+  for (const char* name : {"embed.weight", "generator.weight", "generator.bias"}) {
+    const auto it = parameters.find(name);
+    if (it == parameters.end() || it->second.dim() < 1 || it->second.size(0) != vocab) continue;
+    const Tensor& rows = it->second;                            // [V, ...]
+    const Tensor mean_row = mean(rows, {0}, /*keepdim=*/true);  // [1, ...]
+    Shape more = rows.shape();
+    more[0] = grown - vocab;
+    it->second = concat(std::vector<Tensor>{rows, mean_row.expand(more)}, 0).contiguous();  // [grown, ...]
+  }
+  return parameters;
+}
+
+AnswerCheck check_answers(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template,
+                          const std::vector<Conversation>& conversations, int64_t most) {
+  AnswerCheck check;
+  const int64_t end_of_turn_id = *tokenizer.special(end_of_turn(chat_template));
+  const int64_t max_len = model.config().max_len;
+  for (const Conversation& c : conversations) {
+    if (check.conversations == most) break;
+    if (c.messages.back().role != Role::Assistant) continue;
+    const std::vector<Message> asked(c.messages.begin(), c.messages.end() - 1);
+    const std::vector<int64_t> prompt = encode_chat(tokenizer, render_chat(chat_template, asked, true)).ids;
+    // The answer as the template writes it (llama3 trims it): the last scored text piece.
+    const std::vector<ChatPiece> pieces = render_chat(chat_template, c.messages);
+    const auto answer =
+        std::find_if(pieces.rbegin(), pieces.rend(), [](const ChatPiece& p) { return p.scored && !p.special; });
+    const auto expected_tokens = static_cast<int64_t>(tokenizer.encode(answer->text).size());
+    const int64_t room = max_len - static_cast<int64_t>(prompt.size());
+    if (room < 1) continue;  // the question alone fills the model's context
+    SamplingOptions options{
+        .max_tokens = std::min(room, 2 * expected_tokens + 16), .temperature = 0, .eos = end_of_turn_id};
+    Generator gen(1);
+    std::vector<int64_t> written = generate(model, prompt, options, gen);
+    const bool ended = !written.empty() && written.back() == end_of_turn_id;
+    if (ended) written.pop_back();
+    const std::string text = tokenizer.decode(written);
+    ++check.conversations;
+    check.ended += ended;
+    check.exact += ended && text == answer->text;
+    check.answers.push_back(text);
+  }
+  return check;
+}
+
+}  // namespace gradformer

@@ -1,0 +1,44 @@
+// Supervised fine-tuning: a trained language model taught to answer, on conversations written with a
+// chat template (transformer/data/chat_template.h). The loss is the language model's, counted on the
+// assistant's answers and their end-of-turn tokens only: the model learns to write answers, not to
+// predict what users ask. A model whose tokenizer lacks the template's special tokens gets them
+// (Tokenizer::with_added), and its embedding (and a separate output layer) one row for each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/module.h"
+#include "transformer/data/chat_template.h"
+#include "transformer/data/lm_batch.h"
+#include "transformer/model/decoder_only.h"
+
+namespace gradformer {
+
+/// Each conversation rendered with the template and encoded, its answers scored. DataError naming
+/// the conversation (its source) for one longer than max_len + 1 tokens (the model reads all but the
+/// last).
+std::vector<LmSequence> chat_sequences(const std::vector<Conversation>& conversations, const Tokenizer& tokenizer,
+                                       ChatTemplate chat_template, int64_t max_len);
+
+/// The parameters of a decoder-only model whose vocabulary grows from `vocab` to `grown` tokens: the
+/// embedding's rows, and a separate output layer's rows and biases, each get grown - vocab more, each
+/// the mean of its rows (a new token starts as the average token: its logit is the average logit, so
+/// the model's predictions do not change until it learns the token). ValueError unless grown >= vocab.
+StateDict grow_vocabulary(StateDict parameters, int64_t vocab, int64_t grown);
+
+/// How a model answers the last user turn of conversations, greedily, each answer written until the
+/// end-of-turn token or twice the expected answer's tokens (and 16 more).
+struct AnswerCheck {
+  int64_t conversations = 0;
+  int64_t ended = 0;                 // answers the model ended with the end-of-turn token
+  int64_t exact = 0;                 // answers equal to the conversation's, byte for byte (llama3: both trimmed)
+  std::vector<std::string> answers;  // as the model wrote them, without the end-of-turn token
+};
+
+/// The answer check of at most `most` conversations (those whose last message is the assistant's).
+AnswerCheck check_answers(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template,
+                          const std::vector<Conversation>& conversations, int64_t most);
+
+}  // namespace gradformer

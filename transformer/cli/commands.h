@@ -46,6 +46,7 @@ int gradcheck_command(int argc, char** argv);
 int params_command(int argc, char** argv);
 int trace_command(int argc, char** argv);
 int generate_command(int argc, char** argv);
+int chat_command(int argc, char** argv);
 int classify_command(int argc, char** argv);
 int import_command(int argc, char** argv);
 int import_gpt2_command(int argc, char** argv);  // import --gpt2, reached through import_command

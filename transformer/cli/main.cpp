@@ -50,6 +50,7 @@ constexpr const char* kUsage =
     "  gradcheck   run the gradient check of every op and layer and print a table\n"
     "  params      parameter count and FLOPs per token of a model configuration (--checkpoint: of a checkpoint)\n"
     "  generate    continue a prompt with a decoder-only checkpoint (sampling with temperature, top-k, top-p)\n"
+    "  chat        talk with a model fine-tuned on conversations (train --task sft), turn by turn\n"
     "  classify    label sentences from stdin with an encoder-only classifier checkpoint\n"
     "  import      turn an encoder-decoder's weights saved from PyTorch (.safetensors) into a checkpoint;\n"
     "              --gpt2: GPT-2's released weights and tokenizer; --hf: a hub folder of Llama, Qwen2 or Mistral\n"
@@ -118,8 +119,9 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(int, char**)> commands = {
       {"train", train_command},         {"translate", translate_command}, {"score", score_command},
       {"gradcheck", gradcheck_command}, {"params", params_command},       {"trace", trace_command},
-      {"generate", generate_command},   {"classify", classify_command},   {"import", import_command},
-      {"average", average_command},     {"tokenize", tokenize_command},   {"learn-bpe", learn_bpe_command}};
+      {"generate", generate_command},   {"chat", chat_command},           {"classify", classify_command},
+      {"import", import_command},       {"average", average_command},     {"tokenize", tokenize_command},
+      {"learn-bpe", learn_bpe_command}};
   const auto found = commands.find(command);
   if (found == commands.end()) {
     std::cerr << "gradformer: unknown command '" << printable(command)

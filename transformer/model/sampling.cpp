@@ -148,8 +148,53 @@ int64_t sample_next_token(const Tensor& logits, const SamplingOptions& o, Genera
   return index_at(next_token_distribution(logits, o), u);
 }
 
+namespace {
+
+Tensor row_of_ids(const std::vector<int64_t>& v) { return from_vector(v, {1, static_cast<int64_t>(v.size())}); }
+
+// The token drawn from the last position's scores (logits [1, Tn, V]), the next one at `position`.
+// Finite weights can still overflow (a LayerNorm gain of 3e38): greedy would take token 0 forever
+// and sampling would stop at once. Say so, and where.
+int64_t draw_next(const Variable& logits, int64_t position, const SamplingOptions& o, Generator& gen) {
+  const Tensor last = logits.value().select(0, 0).select(0, logits.size(1) - 1);  // [V]: scores for the next token
+  if (double bad = 0; first_non_finite(last, &bad))
+    throw ValueError(message("generate: the model's scores for the token at position ", position, " hold ", bad,
+                             ": its arithmetic overflows there (weights finite but too large?)"));
+  return sample_next_token(last, o, gen);
+}
+
+}  // namespace
+
+std::vector<int64_t> generate_after(DecoderOnly& model, DecoderOnlyCache& cache, const std::vector<int64_t>& fresh,
+                                    const SamplingOptions& o, Generator& gen,
+                                    const std::function<void(int64_t)>& on_token) {
+  o.validate();
+  if (fresh.empty()) throw ValueError("generate: the prompt must hold at least one token (usually <s>)");
+  const int64_t max_len = model.config().max_len, read = cache.length + static_cast<int64_t>(fresh.size());
+  if (read + o.max_tokens > max_len + 1)
+    throw ShapeError(message("generate: ", cache.length, " cached tokens, a prompt of ", fresh.size(), " and ",
+                             o.max_tokens, " new ones exceed the model's max_len ", max_len));
+  InferenceGuard guard(model);
+  std::vector<int64_t> generated;
+  // The first step reads all of `fresh` (its positions see each other causally), later ones one token.
+  Tensor next = row_of_ids(fresh);
+  for (int64_t step = 0; step < o.max_tokens; ++step) {
+    if (step > 0) next = row_of_ids({generated.back()});
+    const Variable logits = model.forward_step(next, cache);  // [1, Tn, V]; the cache now one position longer
+    const int64_t token = draw_next(logits, cache.length, o, gen);
+    generated.push_back(token);
+    if (on_token) on_token(token);
+    if (o.stops(token)) break;
+  }
+  return generated;
+}
+
 std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& o,
                               Generator& gen, const std::function<void(int64_t)>& on_token) {
+  if (o.use_cache) {
+    DecoderOnlyCache cache = model.start_cache();
+    return generate_after(model, cache, prompt, o, gen, on_token);
+  }
   o.validate();
   if (prompt.empty()) throw ValueError("generate: the prompt must hold at least one token (usually <s>)");
   const int64_t max_len = model.config().max_len;
@@ -158,29 +203,13 @@ std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& pr
                              " new ones exceed the model's max_len ", max_len));
   InferenceGuard guard(model);
   std::vector<int64_t> sequence = prompt, generated;
-  DecoderOnlyCache cache = model.start_cache();
-  auto ids = [](const std::vector<int64_t>& v) { return from_vector(v, {1, static_cast<int64_t>(v.size())}); };
-  // The first step reads the whole prompt (its positions see each other causally), later ones one token.
-  Tensor next = ids(prompt);
-  for (int64_t step = 0; step < o.max_tokens; ++step) {
-    Variable logits;  // [1, Tn, V]
-    if (o.use_cache) {
-      logits = model.forward_step(next, cache);
-    } else {
-      const Tensor all = ids(sequence);
-      logits = model.forward(all, causal_mask(all.size(1)).unsqueeze(0));
-    }
-    const Tensor last = logits.value().select(0, 0).select(0, logits.size(1) - 1);  // [V]: scores for the next token
-    // Finite weights can still overflow (a LayerNorm gain of 3e38): greedy would take token 0 forever
-    // and sampling would stop at once. Say so, and where.
-    if (double bad = 0; first_non_finite(last, &bad))
-      throw ValueError(message("generate: the model's scores for the token at position ", sequence.size(), " hold ",
-                               bad, ": its arithmetic overflows there (weights finite but too large?)"));
-    const int64_t token = sample_next_token(last, o, gen);
+  for (int64_t step = 0; step < o.max_tokens; ++step) {  // the whole sequence recomputed at every step
+    const Tensor all = row_of_ids(sequence);
+    const int64_t token = draw_next(model.forward(all, causal_mask(all.size(1)).unsqueeze(0)),
+                                    static_cast<int64_t>(sequence.size()), o, gen);
     generated.push_back(token), sequence.push_back(token);
     if (on_token) on_token(token);
     if (o.stops(token)) break;
-    next = ids({token});
   }
   return generated;
 }

@@ -61,6 +61,15 @@ int64_t sample_next_token(const Tensor& logits, const SamplingOptions& options, 
 std::vector<int64_t> generate(DecoderOnly& model, const std::vector<int64_t>& prompt, const SamplingOptions& options,
                               Generator& gen, const std::function<void(int64_t)>& on_token = {});
 
+/// As generate, but on top of a cache that already holds earlier tokens (a conversation's turns):
+/// `fresh` (at least one id) is read after them, then tokens are drawn until a stop or
+/// options.max_tokens. Afterwards the cache holds every id read; the last drawn token is returned
+/// but not read (the next call reads it first, in its `fresh`). ShapeError when the cache, `fresh`
+/// and max_tokens - 1 more would exceed max_len.
+std::vector<int64_t> generate_after(DecoderOnly& model, DecoderOnlyCache& cache, const std::vector<int64_t>& fresh,
+                                    const SamplingOptions& options, Generator& gen,
+                                    const std::function<void(int64_t)>& on_token = {});
+
 /// As generate, but past the model's max_len: a window of at most max_len tokens is read at once,
 /// and when a window is full its last half (max_len / 2 tokens, at least 1) becomes the next
 /// window's prompt, whose keys and values are computed afresh. options.max_tokens counts the new

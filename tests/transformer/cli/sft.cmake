@@ -39,3 +39,15 @@ gradformer_cli_test("train --task sft on a conversation without an output is sta
   "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/bad.jsonl|--init|${GRADFORMER_CLI_SFT}/base/model.safetensors|--out|${GRADFORMER_CLI_SFT}/refused"
   -DEXIT=1 ${one_error_line} "-DSTDERR=bad.jsonl:1: \"output\" is missing\n$"
   "-DNO_FILES=${GRADFORMER_CLI_SFT}/refused/model.safetensors" REQUIRES gradformer_cli_sft_base)
+# Three turns through a pipe, /reset between the second and the third: the second reads its new
+# tokens on top of the first's cache, the third starts afresh.
+file(WRITE ${GRADFORMER_CLI_SFT_DATA}/turns.txt "hi\nReverse.\n/reset\nab cd\n/quit\nnot read\n")
+gradformer_cli_test("chat through a pipe: the cache kept across turns, /reset, /quit"
+  "-DARGS=chat|--checkpoint|${GRADFORMER_CLI_SFT}/tuned/model.safetensors|--temperature|0|--max-tokens|6|--stats"
+  -DSTDIN=${GRADFORMER_CLI_SFT_DATA}/turns.txt
+  "-DSTDERR=^\\(read [0-9]+ new tokens after 0 cached; wrote [1-6]\\)\n\\(read [0-9]+ new tokens after [1-9][0-9]* cached; wrote [1-6]\\)\n\\(read [0-9]+ new tokens after 0 cached; wrote [1-6]\\)\n$"
+  REQUIRES gradformer_cli_sft_tuned)
+gradformer_cli_test("chat with a model that has no chat tokens is status 2 saying to fine-tune it"
+  "-DARGS=chat|--checkpoint|${GRADFORMER_CLI_SFT}/base/model.safetensors" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer chat: [^ ]*base/model.safetensors's tokenizer has no <\\|im_start\\|>, which the chatml template writes: fine-tune the model first"
+  REQUIRES gradformer_cli_sft_base)

@@ -202,7 +202,15 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     std::optional<CheckpointFile> init;
     if (!resumed) init = read_checkpoint_file(o_.init_path);
     const CheckpointFile& from = resumed ? *resumed : *init;
+    if (from.arch != Architecture::DecoderOnly)
+      throw CheckpointError(message(from.path, " is ", a_architecture(from.arch),
+                                    " checkpoint; sft fine-tunes a decoder-only one (--init)"));
     LoadedDecoderOnly saved = load_decoder_only_checkpoint(from);
+    if (saved.info.target_tokenizer.kind() == Tokenizer::Kind::Words)
+      throw DataError(message(from.path,
+                              "'s tokenizer is words (a closed list of whitespace words), which cannot write ",
+                              "a chat template's line ends nor take its tokens: fine-tune a model of bytes or bpe, or ",
+                              "an imported one"));
     tokenizer_ = saved.info.target_tokenizer, model_ = std::move(saved.model);
     if (resumed) {
       const auto recorded = saved.info.state.find("chat.template");

@@ -6,6 +6,7 @@
 #include "autograd/helpers.h"
 #include "training_helpers.h"
 #include "transformer/data/data_error.h"
+#include "transformer/model/encoder_only.h"
 #include "transformer/model/masks.h"
 #include "transformer/store/checkpoint.h"
 #include "transformer/train/sft.h"
@@ -144,6 +145,18 @@ TEST_CASE("train sft: what it needs is refused by name before any training") {
   o = sft_options(dir, "run", base);
   o.chat_template = "alpaca";
   CHECK_THROWS_MSG(train(o), TrainOptionError, "must be chatml or llama3, got 'alpaca'");
+  // A model of words cannot write a template's line ends; an encoder-only one generates nothing.
+  const Tokenizer words(Vocab::build({{"le", "chat"}}));
+  const TransformerConfig c = tiny(words.size(), true);
+  save_checkpoint(dir / "words.safetensors", DecoderOnly(c, 1), c, {}, {c, {}, words, {}});
+  o = sft_options(dir, "run", dir / "words.safetensors");
+  CHECK_THROWS_MSG(train(o), DataError, "words.safetensors's tokenizer is words (a closed list of whitespace words)");
+  EncoderOnlyConfig e{.vocab = words.size(), .classes = 2};
+  e.d_model = 16, e.d_ff = 32, e.heads = 2, e.layers = 1;
+  save_encoder_only_checkpoint(dir / "encoder.safetensors", EncoderOnly(e, 1), {}, {e, words.vocab(), {"a", "b"}, {}});
+  o = sft_options(dir, "run", dir / "encoder.safetensors");
+  CHECK_THROWS_MSG(train(o), CheckpointError,
+                   "encoder.safetensors is an encoder-only checkpoint; sft fine-tunes a decoder-only one (--init)");
   test::write_text(dir / "chat.jsonl", "{\"instruction\": \"a\"}\n");
   CHECK_THROWS_MSG(train(sft_options(dir, "run", base)), DataError, "chat.jsonl:1: \"output\" is missing");
 }

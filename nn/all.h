@@ -7,6 +7,7 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
+#include "nn/lora.h"
 #include "nn/module.h"
 #include "nn/optimizer.h"
 #include "nn/safetensors.h"

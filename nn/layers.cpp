@@ -23,7 +23,18 @@ void Linear::reset_parameters(Generator& gen) {
   if (bias.defined()) linear_default_(bias, in, gen);
 }
 
-Variable Linear::forward(const Variable& x) const { return linear(x, weight, bias); }
+Variable Linear::forward(const Variable& x) const {
+  const Variable y = linear(x, weight, bias);
+  return lora ? y + lora->forward(x) : y;
+}
+
+void Linear::add_lora(int64_t rank, double alpha, Generator* gen) {
+  if (lora) throw ValueError("Linear: it has a LoRA update already");
+  const int64_t in = weight.size(1), out = weight.size(0);
+  const DType dtype = weight.value().dtype();
+  lora = register_module("lora", gen ? std::make_shared<LoraAdapter>(in, out, rank, alpha, *gen, dtype)
+                                     : std::make_shared<LoraAdapter>(in, out, rank, alpha, skip_init, dtype));
+}
 
 Embedding::Embedding(int64_t num_embeddings, int64_t dim, SkipInit, DType dtype) {
   if (num_embeddings <= 0 || dim <= 0)

@@ -10,6 +10,7 @@
 
 #include "autograd/variable.h"
 #include "nn/init.h"
+#include "nn/lora.h"
 #include "nn/module.h"
 #include "tensor/random.h"
 
@@ -21,10 +22,15 @@ class Linear : public Module {
  public:
   Linear(int64_t in_features, int64_t out_features, Generator& gen, bool bias = true, DType dtype = DType::Float32);
   Linear(int64_t in_features, int64_t out_features, SkipInit, bool bias = true, DType dtype = DType::Float32);
+  /// x W^T + b, and the LoRA update when there is one.
   Variable forward(const Variable& x) const;
   /// Draws W and b again from U(-1/sqrt(in), 1/sqrt(in)).
   void reset_parameters(Generator& gen);
-  Variable weight, bias;  // bias is undefined when constructed without one
+  /// A LoRA update of rank `rank` beside W (nn/lora.h), registered as "lora" (lora.A, lora.B); drawn
+  /// from `gen`, or only allocated when it is null (a checkpoint's are loaded). ValueError if it has one.
+  void add_lora(int64_t rank, double alpha, Generator* gen);
+  Variable weight, bias;               // bias is undefined when constructed without one
+  std::shared_ptr<LoraAdapter> lora;  // null without an update
 };
 
 /// A lookup table: row i of the weight is the vector of token i.

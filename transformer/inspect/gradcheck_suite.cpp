@@ -68,6 +68,32 @@ std::vector<NamedGradcheck> gradient_checks() {
         return std::make_shared<Linear>(4, 3, gen, true, DType::Float64);
       },
       [](Linear& l, const Variable& x) { return l.forward(x); }, rnd({2, 3, 4}, 10)));
+  // LoRA's B starts at 0, which would make A's gradient 0: drawn here so that both are checked.
+  checks.push_back(layer(
+      "Linear with a LoRA update (rank 2, alpha 4)",
+      [] {
+        Generator gen(9);
+        auto l = std::make_shared<Linear>(4, 3, gen, true, DType::Float64);
+        l->add_lora(2, 4.0, &gen);
+        normal_(l->lora->B, 0, 0.5, gen);
+        return l;
+      },
+      [](Linear& l, const Variable& x) { return l.forward(x); }, rnd({2, 3, 4}, 20)));
+  checks.push_back(layer(
+      "multi-head attention with LoRA on W^Q, W^V and W^O (2 key/value heads)",
+      [] {
+        Generator gen(9);
+        auto mha =
+            std::make_shared<MultiheadAttention>(8, 4, 0.0, skip_init, std::make_shared<Generator>(1), DType::Float64,
+                                                 AttentionShape{.kv_heads = 2, .head_dim = 0, .bias = Bias::All});
+        mha->reset_parameters(gen);
+        mha->add_lora(true, false, true, 2, 2.0, &gen);
+        mha->out_proj->add_lora(2, 2.0, &gen);
+        for (LoraAdapter* a : {mha->lora_q.get(), mha->lora_v.get(), mha->out_proj->lora.get()})
+          normal_(a->B, 0, 0.5, gen);
+        return mha;
+      },
+      [](MultiheadAttention& mha, const Variable& x) { return mha.forward(x, x, x).output; }, rnd({2, 4, 8}, 21)));
   checks.push_back(layer(
       "LayerNorm", [] { return std::make_shared<LayerNorm>(4, 1e-5, DType::Float64); },
       [](LayerNorm& l, const Variable& x) { return l.forward(x); }, rnd({3, 4}, 11)));

@@ -55,12 +55,35 @@ Variable MultiheadAttention::split_heads(const Variable& x, int64_t heads) const
   return transpose(view(x, {x.size(0), x.size(1), heads, head_dim_}), 1, 2);
 }
 
-// x W^T + b for rows [first, first + count) of the stacked in_proj: x [B, T, d] -> [B, T, count]
+// x W^T + b for rows [first, first + count) of the stacked in_proj: x [B, T, d] -> [B, T, count];
+// with LoRA updates, each block of rows (q, k, v) gets its adapter's (alpha / r) x A^T B^T, or zeros.
 Variable MultiheadAttention::project(const Variable& x, int64_t first, int64_t count) const {
   const bool all = first == 0 && count == in_proj_weight.size(0);  // self-attention: no narrow, no zero-filled gradient
   const Variable w = all ? in_proj_weight : narrow(in_proj_weight, 0, first, count);
   const Variable b = !in_proj_bias.defined() ? Variable() : all ? in_proj_bias : narrow(in_proj_bias, 0, first, count);
-  return linear(x, w, b);
+  const Variable y = linear(x, w, b);
+  if (!lora_q && !lora_k && !lora_v) return y;
+  const int64_t q_rows = heads_ * head_dim_, kv_rows = kv_heads_ * head_dim_;
+  const std::tuple<int64_t, int64_t, const LoraAdapter*> blocks[] = {
+      {0, q_rows, lora_q.get()}, {q_rows, kv_rows, lora_k.get()}, {q_rows + kv_rows, kv_rows, lora_v.get()}};
+  std::vector<Variable> updates;  // [B, T, rows] each, for the blocks in [first, first + count)
+  for (const auto& [start, rows, adapter] : blocks) {
+    if (start < first || start + rows > first + count) continue;
+    updates.push_back(adapter ? adapter->forward(x) : Variable(zeros({x.size(0), x.size(1), rows}, x.value().dtype())));
+  }
+  return y + concat(updates, -1);
+}
+
+void MultiheadAttention::add_lora(bool q, bool k, bool v, int64_t rank, double alpha, Generator* gen) {
+  const int64_t q_rows = heads_ * head_dim_, kv_rows = kv_heads_ * head_dim_;
+  const DType dtype = in_proj_weight.value().dtype();
+  auto adapter = [&](const char* name, int64_t rows) {
+    return register_module(name, gen ? std::make_shared<LoraAdapter>(d_model_, rows, rank, alpha, *gen, dtype)
+                                     : std::make_shared<LoraAdapter>(d_model_, rows, rank, alpha, skip_init, dtype));
+  };
+  if (q) lora_q = adapter("lora_q", q_rows);
+  if (k) lora_k = adapter("lora_k", kv_rows);
+  if (v) lora_v = adapter("lora_v", kv_rows);
 }
 
 // Q = x W^Q + b^Q   x: [B, T, d] -> [B, H, T, d_k]

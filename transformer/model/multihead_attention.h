@@ -121,7 +121,14 @@ class MultiheadAttention : public Module {
   void use_rotary(std::shared_ptr<const RotaryTables> tables) { rotary_ = std::move(tables); }
   bool rotary() const { return rotary_ != nullptr; }
 
+  /// LoRA updates (nn/lora.h) of rank `rank` beside the rows of W^Q, W^K, W^V (each its own adapter,
+  /// "lora_q", "lora_k", "lora_v") for those of `q`, `k`, `v` that are true, added to what their rows
+  /// of in_proj give; W^O's is out_proj's (Linear::add_lora). Drawn from `gen`, or only allocated when
+  /// it is null.
+  void add_lora(bool q, bool k, bool v, int64_t rank, double alpha, Generator* gen);
+
   Variable in_proj_weight, in_proj_bias;  // in_proj_bias undefined without q/k/v biases
+  std::shared_ptr<LoraAdapter> lora_q, lora_k, lora_v;  // null without an update
   std::shared_ptr<Linear> out_proj;
   double dropout_p;
 

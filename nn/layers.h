@@ -29,7 +29,7 @@ class Linear : public Module {
   /// A LoRA update of rank `rank` beside W (nn/lora.h), registered as "lora" (lora.A, lora.B); drawn
   /// from `gen`, or only allocated when it is null (a checkpoint's are loaded). ValueError if it has one.
   void add_lora(int64_t rank, double alpha, Generator* gen);
-  Variable weight, bias;               // bias is undefined when constructed without one
+  Variable weight, bias;              // bias is undefined when constructed without one
   std::shared_ptr<LoraAdapter> lora;  // null without an update
 };
 

@@ -11,7 +11,7 @@ TEST_CASE("LoraAdapter: zero at first, (alpha / r) x A^T B^T after, and its delt
   LoraAdapter a(3, 2, 1, 4.0, gen, DType::Float64);  // A [1, 3], B [2, 1], scale 4 / 1
   const Variable x(from_vector(std::vector<double>{1, 2, 3}, {1, 3}));
   CHECK(a.forward(x).value().to_vector<double>() == std::vector<double>{0, 0});  // B = 0
-  Tensor A = a.A.value(), B = a.B.value();  // handles to the parameters' storage
+  Tensor A = a.A.value(), B = a.B.value();                                       // handles to the parameters' storage
   A.copy_(from_vector(std::vector<double>{1, 0, -1}, {1, 3}));
   B.copy_(from_vector(std::vector<double>{2, 0.5}, {2, 1}));
   // x A^T = 1 - 3 = -2; times B^T = [-4, -1]; times 4 = [-16, -4].

@@ -127,7 +127,7 @@ class MultiheadAttention : public Module {
   /// it is null.
   void add_lora(bool q, bool k, bool v, int64_t rank, double alpha, Generator* gen);
 
-  Variable in_proj_weight, in_proj_bias;  // in_proj_bias undefined without q/k/v biases
+  Variable in_proj_weight, in_proj_bias;                // in_proj_bias undefined without q/k/v biases
   std::shared_ptr<LoraAdapter> lora_q, lora_k, lora_v;  // null without an update
   std::shared_ptr<Linear> out_proj;
   double dropout_p;

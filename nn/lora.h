@@ -6,7 +6,9 @@
 // "We use a random Gaussian initialization for A and zero for B, so ΔW = BA is zero at the
 // beginning of training" (section 4.1): the model starts as it was. A and B hold r (in + out) numbers
 // against W's in·out; alpha / r keeps the update's size steady when r changes. Merged, W + (alpha / r)
-// B A is one matrix again, and the model runs as fast as before.
+// B A is one matrix again, and the model runs as fast as before. Freezing W is the caller's: a
+// fine-tuning trains A and B alone (set_requires_grad(false) on the rest, the optimizer given only
+// what requires gradients).
 #pragma once
 
 #include <cstdint>

@@ -43,7 +43,7 @@ TEST_CASE("a Linear with a LoRA update gives what its weight with the update mer
   CHECK_GRADCHECK([&] { return sum(l.forward(x)); }, l.parameters());
 }
 
-TEST_CASE("LoRA refuses a rank outside [1, min(in, out)], a scale that is not positive, and a second update") {
+TEST_CASE("LoRA refuses a rank outside 1 to min(in, out), a scale that is not positive, and a second update") {
   Generator gen(3);
   CHECK_THROWS_MSG(LoraAdapter(4, 3, 4, 8.0, gen), ValueError,
                    "LoraAdapter: rank must be from 1 to min(in, out) = 3 and alpha positive; got in 4, out 3, rank 4");

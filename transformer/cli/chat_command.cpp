@@ -28,21 +28,22 @@ constexpr const char* kSummary =
     "  /reset         forget the conversation (the system message stays)\n"
     "  /system TEXT   a new system message, and a new conversation\n"
     "  /quit          end (as the end of the input does)\n"
-    "E.g.  printf 'Reverse.\\n\\nab cd\\n/quit\\n' | gradformer chat --checkpoint runs/chat/model.safetensors";
+    "E.g.  printf 'Reverse: ab cd\\n/reset\\nReverse: ef gh\\n/quit\\n' | gradformer chat --checkpoint "
+    "runs/chat/model.safetensors";
 
 // The model's answer to a line, printed as it comes; a turn that does not fit is refused on stderr.
 void answer(ChatSession& session, const Tokenizer& tokenizer, const std::string& line, const SamplingOptions& o,
             Generator& gen, bool stats) {
   const int64_t end = session.end_of_turn();
-  Utf8Stream stream;
+  AnswerText text(tokenizer);
   const auto turn = session.answer(line, o, gen, [&](int64_t id) {
-    if (id != end) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
+    if (id != end) std::cout << text.add(id) << std::flush;
   });
   if (!turn) {
     std::cerr << "gradformer chat: the conversation fills the model's context; /reset starts a new one\n";
     return;
   }
-  std::cout << stream.finish() << "\n" << std::flush;
+  std::cout << text.finish() << "\n" << std::flush;
   if (stats)
     std::cerr << "(read " << turn->read << " new tokens after " << turn->cached << " cached; wrote "
               << turn->written.size() << ")\n";
@@ -130,7 +131,6 @@ int chat_command(int argc, char** argv) {
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(path);
   const Tokenizer& tokenizer = ckpt.info.target_tokenizer;
   const ChatTemplate chat = template_of(f, ckpt, path);
-  for (int64_t id = 0; id < tokenizer.special_count(); ++id) o.never.push_back(id);  // <pad> <s> ...: no text
   ChatSession session(*ckpt.model, tokenizer, chat, f.text("--system"));
   Generator gen(static_cast<uint64_t>(f.integer_in("--seed", 0)));
   converse(session, tokenizer, o, gen, f.on("--stats"));

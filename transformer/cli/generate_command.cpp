@@ -8,6 +8,7 @@
 #include "transformer/data/chat_template.h"
 #include "transformer/data/tokenizer.h"
 #include "transformer/data/tsv.h"
+#include "transformer/evaluate/chat_session.h"
 #include "transformer/evaluate/evaluate.h"
 #include "transformer/model/sampling.h"
 #include "transformer/store/checkpoint.h"
@@ -66,18 +67,19 @@ void continue_text(DecoderOnly& model, const Tokenizer& tokenizer, const std::st
 void answer(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat, const std::string& text,
             SamplingOptions o, Generator& gen) {
   const std::vector<int64_t> ids = encode_chat(tokenizer, render_chat(chat, {{Role::User, text}}, true)).ids;
-  const int64_t room = model.config().max_len - static_cast<int64_t>(ids.size());
+  const int64_t room = model.config().max_len + 1 - static_cast<int64_t>(ids.size());  // the last drawn is not read
   if (room < 1)
     throw UsageError(message("generate: the prompt is ", ids.size(), " tokens as the ", chat_template_name(chat),
                              " template writes it, which leaves no room in the model's context of ",
                              model.config().max_len, " tokens (max_len)"));
   o.max_tokens = std::min(o.max_tokens, room);
   o.eos = *tokenizer.special(end_of_turn(chat));
-  for (int64_t id = 0; id < tokenizer.special_count(); ++id) o.never.push_back(id);  // <pad> <s> ...: no text
-  Utf8Stream stream;
-  for (int64_t id : generate(model, ids, o, gen))
-    if (!o.stops(id)) std::cout << stream.add(tokenizer.decode_bytes({id})) << std::flush;
-  std::cout << stream.finish() << "\n";
+  o.never = not_in_answers(tokenizer, chat, model.config().tgt_vocab);
+  AnswerText written(tokenizer);
+  generate(model, ids, o, gen, [&](int64_t id) {
+    if (!o.stops(id)) std::cout << written.add(id) << std::flush;
+  });
+  std::cout << written.finish() << "\n";
 }
 
 // A model of words continues "<s> prompt" until </s> or its max_len, and prints the words.

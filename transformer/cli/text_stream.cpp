@@ -36,4 +36,13 @@ std::string Utf8Stream::finish() {
   return text;
 }
 
+std::string AnswerText::add(int64_t id) {
+  ids_.push_back(id);
+  const std::string text = tokenizer_.decode_bytes(ids_);
+  // A decoder that rewrote earlier bytes (none of this library's does) would give them again here.
+  const std::string fresh = text.size() >= given_ ? text.substr(given_) : std::string();
+  given_ = text.size();
+  return stream_.add(fresh);
+}
+
 }  // namespace gradformer

@@ -1,10 +1,12 @@
 // How a conversation becomes the one sequence of tokens a language model reads: each message wrapped
 // in the template's special tokens, which mark where a turn starts, whose it is and where it ends.
-// They are tokens of their own, not text: no message can be mistaken for a turn's end, and the
-// model learns to write the end-of-turn token when its answer is done, which is how generating
-// knows to stop.
+// They are tokens of their own, not text, and the model learns to write the end-of-turn token when
+// its answer is done, which is how generating knows to stop. This library's tokenizers never spell
+// them from text; a hub tokenizer matches its added tokens in text, as the tokenizers library does,
+// so there a message holding "<|im_end|>" ends its turn, as Hugging Face's apply_chat_template would.
 //   chatml  <|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n
-//           (Qwen2, SmolLM2 and many others)
+//           (the format of Qwen2's and SmolLM2's templates, without the system message they put
+//           first when a conversation has none)
 //   llama3  <|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>
 //           <|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>
 //           (Llama 3's, each message's content trimmed of whitespace at both ends, as its template does)

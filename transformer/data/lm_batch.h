@@ -19,10 +19,10 @@
 
 namespace gradformer {
 
-/// One sequence for the language model: tokens with <s> first and </s> last; the loss counts the
-/// prediction of tokens[i] where scored[i] (plain text: every token after <s>; a translation: the
-/// target's; a conversation: the assistant's answers). scored[0] is never set: nothing predicts the
-/// first token.
+/// One sequence for the language model (a sentence's with <s> first and </s> last, a block of text's,
+/// a conversation as its template writes it); the loss counts the prediction of tokens[i] where
+/// scored[i] (a sentence: every token after <s>; a translation: the target's; a conversation: the
+/// assistant's answers and their end-of-turn). scored[0] is never counted: nothing predicts it.
 struct LmSequence {
   std::vector<int64_t> tokens;
   std::vector<bool> scored;  // as many as tokens
@@ -48,9 +48,10 @@ LmSequence sentence_sequence(const std::vector<int64_t>& words);
 /// "<s> source <sep> target </s>", scored from the first target token on.
 LmSequence translation_sequence(const std::vector<int64_t>& source, const std::vector<int64_t>& target, int64_t sep);
 
-/// Pads sequences[indices] with <pad> into tokens [B, L] and makes the shift of causal language
-/// modelling: inputs = tokens[:, :-1], targets = tokens[:, 1:] (position t predicts token t + 1).
-/// `pad`: LmBatch::pad (lm_pad says which a tokenizer takes).
+/// Pads sequences[indices] into tokens [B, L] and makes the shift of causal language modelling:
+/// inputs = tokens[:, :-1], targets = tokens[:, 1:] (position t predicts token t + 1). `pad`:
+/// LmBatch::pad (lm_pad says which a tokenizer takes): <pad> fills both; kNoToken fills the targets,
+/// and the inputs with id 0.
 LmBatch make_lm_batch(const std::vector<LmSequence>& sequences, const std::vector<int64_t>& indices,
                       int64_t pad = Vocab::pad);
 /// The sequences in order, `size` to a batch (evaluation).

@@ -155,6 +155,9 @@ Tokenizer Tokenizer::with_added(const std::vector<std::string>& names) const {
   for (const std::string& name : names) {
     check_special_name(name);
     if (out.special(name)) continue;
+    if (has_vocab_ && out.vocab_.contains(name))
+      throw ValueError(message("Tokenizer with_added: ", name, " is token ", out.vocab_.id(name),
+                               " of the byte-pair encoding, learned from text; it cannot be a special token too"));
     out.added_.push_back(name);
     if (has_vocab_) out.vocab_ = Vocab::from_text(out.vocab_.to_text() + name + "\n", "the tokenizer's vocabulary");
   }

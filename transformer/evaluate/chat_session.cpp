@@ -16,6 +16,16 @@ int64_t end_of_turn_id(const Tokenizer& tokenizer, ChatTemplate chat) {
 
 }  // namespace
 
+std::vector<int64_t> not_in_answers(const Tokenizer& tokenizer, ChatTemplate chat, int64_t model_rows) {
+  std::vector<int64_t> never;
+  for (int64_t id = 0; id < tokenizer.special_count(); ++id) never.push_back(id);
+  for (int64_t id = tokenizer.size(); id < model_rows; ++id) never.push_back(id);
+  for (const std::string& name : chat_template_specials(chat))
+    if (name != end_of_turn(chat))
+      if (const auto id = tokenizer.special(name)) never.push_back(*id);
+  return never;
+}
+
 ChatSession::ChatSession(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat, std::string system)
     : model_(model), tokenizer_(tokenizer), chat_(chat), end_of_turn_(end_of_turn_id(tokenizer, chat)) {
   set_system(std::move(system));
@@ -57,6 +67,8 @@ std::optional<ChatSession::Turn> ChatSession::answer(const std::string& text, Sa
   const int64_t room = model_.config().max_len + 1 - cache_.length - static_cast<int64_t>(fresh.size());
   if (room < 2) return std::nullopt;  // not even one token of answer and its end
   o.max_tokens = std::min(o.max_tokens, room), o.eos = end_of_turn_;
+  const std::vector<int64_t> never = not_in_answers(tokenizer_, chat_, model_.config().tgt_vocab);
+  o.never.insert(o.never.end(), never.begin(), never.end());
   Turn t{.read = static_cast<int64_t>(fresh.size()), .cached = cache_.length};
   t.written = generate_after(model_, cache_, fresh, o, gen, on_token);
   // Not read yet: the end-of-turn, or for an answer cut by max_tokens its last token, then the

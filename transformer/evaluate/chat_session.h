@@ -15,6 +15,11 @@
 
 namespace gradformer {
 
+/// The ids an answer never draws: the specials in front of a tokenizer's ids (<pad> <s> ...), the
+/// model's rows past the tokenizer's ids (an imported model's padding), and the template's tokens
+/// but its end-of-turn (a turn's start or header is the template's to write, not the model's).
+std::vector<int64_t> not_in_answers(const Tokenizer& tokenizer, ChatTemplate chat, int64_t model_rows);
+
 class ChatSession {
  public:
   /// `model` and `tokenizer` must outlive the session; the tokenizer must hold the template's

@@ -75,6 +75,8 @@ Variable MultiheadAttention::project(const Variable& x, int64_t first, int64_t c
 }
 
 void MultiheadAttention::add_lora(bool q, bool k, bool v, int64_t rank, double alpha, Generator* gen) {
+  if ((q && lora_q) || (k && lora_k) || (v && lora_v))
+    throw ValueError("MultiheadAttention: a projection asked for has a LoRA update already");
   const int64_t q_rows = heads_ * head_dim_, kv_rows = kv_heads_ * head_dim_;
   const DType dtype = in_proj_weight.value().dtype();
   auto adapter = [&](const char* name, int64_t rows) {

@@ -74,7 +74,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     std::map<std::string, std::string> entries = state;
     if (chat_template_) entries["chat.template"] = chat_template_name(*chat_template_);
     save_checkpoint(path, *model_, model_->config(), optimizer_state,
-                    {model_->config(), /*source_tokenizer=*/{}, tokenizer_, entries});
+                    {model_->config(), /*source_tokenizer=*/{}, tokenizer_, entries, true, end_of_text_});
   }
 
  private:
@@ -201,41 +201,47 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   void start_sft(const CheckpointFile* resumed) {
     std::optional<CheckpointFile> init;
     if (!resumed) init = read_checkpoint_file(o_.init_path);
-    const CheckpointFile& from = resumed ? *resumed : *init;
-    if (from.arch != Architecture::DecoderOnly)
-      throw CheckpointError(message(from.path, " is ", a_architecture(from.arch),
-                                    " checkpoint; sft fine-tunes a decoder-only one (--init)"));
-    LoadedDecoderOnly saved = load_decoder_only_checkpoint(from);
+    const std::string path = resumed ? resumed->path : init->path;
+    const Architecture arch = resumed ? resumed->arch : init->arch;
+    if (arch != Architecture::DecoderOnly)
+      throw CheckpointError(
+          message(path, " is ", a_architecture(arch), " checkpoint; sft fine-tunes a decoder-only one (--init)"));
+    LoadedDecoderOnly saved = load_decoder_only_checkpoint(resumed ? *resumed : std::move(*init));
     if (saved.info.target_tokenizer.kind() == Tokenizer::Kind::Words)
-      throw DataError(message(from.path,
-                              "'s tokenizer is words (a closed list of whitespace words), which cannot write ",
+      throw DataError(message(path, "'s tokenizer is words (a closed list of whitespace words), which cannot write ",
                               "a chat template's line ends nor take its tokens: fine-tune a model of bytes or bpe, or ",
                               "an imported one"));
     tokenizer_ = saved.info.target_tokenizer, model_ = std::move(saved.model);
+    end_of_text_ = saved.info.end_of_text;  // an imported model's eos, kept for generate --raw
+    const auto recorded = saved.info.state.find("chat.template");
+    if (resumed && recorded == saved.info.state.end())
+      throw CheckpointError(message(path, ": an sft run's checkpoint without state.chat.template"));
     if (resumed) {
-      const auto recorded = saved.info.state.find("chat.template");
-      if (recorded == saved.info.state.end())
-        throw CheckpointError(message(from.path, ": an sft run's checkpoint without state.chat.template"));
       chat_template_ = chat_template_named(recorded->second);
     } else {
       chat_template_ = o_.chat_template.empty() ? implied_chat_template(tokenizer_).value_or(ChatTemplate::ChatML)
                                                 : chat_template_named(o_.chat_template);
-      const Tokenizer grown = tokenizer_.with_added(chat_template_specials(*chat_template_));
-      if (grown.size() > tokenizer_.size()) {
-        TransformerConfig c = model_->config();
-        c.src_vocab = c.tgt_vocab = grown.size();
-        model_ = std::make_unique<DecoderOnly>(c, o_.seed, skip_init);
-        load_parameters(*model_, grow_vocabulary(from.parameters, tokenizer_.size(), grown.size()), from.path);
-        std::string names;
-        for (const std::string& name : grown.added()) names += " " + name;
-        if (!o_.quiet)
-          Progress::note(message(chat_template_name(*chat_template_), ": the tokenizer lacked", names,
-                                 ": added as ids ", tokenizer_.size(), " to ", grown.size() - 1,
-                                 ", the embedding grown by as many rows ", "(each the mean row)"));
-      }
-      tokenizer_ = grown;
+      add_template_tokens(path);
     }
     read_chat();
+  }
+  // The template's tokens the tokenizer lacks, after its ids; the embedding (and output layer) rows
+  // for them the mean row, grown when the model has no spare rows (an imported model may have some).
+  void add_template_tokens(const std::string& path) {
+    const Tokenizer grown = tokenizer_.with_added(chat_template_specials(*chat_template_));
+    if (grown.size() == tokenizer_.size()) return;
+    TransformerConfig c = model_->config();
+    const int64_t rows = c.tgt_vocab;
+    c.src_vocab = c.tgt_vocab = std::max(rows, grown.size());
+    const StateDict parameters = grow_vocabulary(model_->state_dict(), tokenizer_.size(), rows, grown.size());
+    model_ = std::make_unique<DecoderOnly>(c, o_.seed, skip_init);
+    load_parameters(*model_, parameters, path);
+    std::string names;
+    for (const std::string& name : grown.added()) names += " " + name;
+    if (!o_.quiet)
+      Progress::note(message(chat_template_name(*chat_template_), ": the tokenizer lacked", names, ": added as ids ",
+                             tokenizer_.size(), " to ", grown.size() - 1, ", their embedding rows each the mean row"));
+    tokenizer_ = grown;
   }
   void read_chat() {
     std::vector<Conversation> train = read_conversations(o_.data_path), valid;
@@ -258,6 +264,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   const TrainOptions o_;
   Tokenizer tokenizer_;                        // the checkpoint's; for words, vocab_'s
   std::optional<ChatTemplate> chat_template_;  // sft
+  std::vector<int64_t> end_of_text_;           // sft: an imported model's eos ids, kept
   std::vector<Conversation> checked_;          // sft: whose answers evaluate() checks
   Vocab vocab_;
   std::unique_ptr<LmStream> batches_;

@@ -4,6 +4,7 @@
 
 #include "autograd/all.h"
 #include "transformer/data/data_error.h"
+#include "transformer/evaluate/chat_session.h"
 #include "transformer/model/sampling.h"
 
 namespace gradformer {
@@ -24,16 +25,23 @@ std::vector<LmSequence> chat_sequences(const std::vector<Conversation>& conversa
   return out;
 }
 
-StateDict grow_vocabulary(StateDict parameters, int64_t vocab, int64_t grown) {
-  if (grown < vocab) throw ValueError(message("grow_vocabulary: from ", vocab, " to ", grown, " tokens is no growth"));
+StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64_t grown) {
+  if (ids > rows || ids > grown || ids < 1)
+    throw ValueError(message("grow_vocabulary: from ", ids, " ids in ", rows, " rows to ", grown,
+                             " ids is no growth of a vocabulary"));
   for (const char* name : {"embed.weight", "generator.weight", "generator.bias"}) {
     const auto it = parameters.find(name);
-    if (it == parameters.end() || it->second.dim() < 1 || it->second.size(0) != vocab) continue;
-    const Tensor& rows = it->second;                            // [V, ...]
-    const Tensor mean_row = mean(rows, {0}, /*keepdim=*/true);  // [1, ...]
-    Shape more = rows.shape();
-    more[0] = grown - vocab;
-    it->second = concat(std::vector<Tensor>{rows, mean_row.expand(more)}, 0).contiguous();  // [grown, ...]
+    if (it == parameters.end() || it->second.dim() < 1 || it->second.size(0) != rows) continue;
+    const Tensor& old = it->second;                                              // [rows, ...]
+    const Tensor mean_row = mean(old.narrow(0, 0, ids), {0}, /*keepdim=*/true);  // [1, ...]
+    Shape extra = old.shape();
+    extra[0] = std::max<int64_t>(grown - rows, 0);
+    Tensor out =
+        concat(std::vector<Tensor>{old, zeros(extra, old.dtype())}, 0).contiguous();  // [max(rows, grown), ...]
+    Shape added = old.shape();
+    added[0] = grown - ids;
+    out.narrow(0, ids, grown - ids).copy_(mean_row.expand(added));
+    it->second = out;
   }
   return parameters;
 }
@@ -53,10 +61,12 @@ AnswerCheck check_answers(DecoderOnly& model, const Tokenizer& tokenizer, ChatTe
     const auto answer =
         std::find_if(pieces.rbegin(), pieces.rend(), [](const ChatPiece& p) { return p.scored && !p.special; });
     const auto expected_tokens = static_cast<int64_t>(tokenizer.encode(answer->text).size());
-    const int64_t room = max_len - static_cast<int64_t>(prompt.size());
+    const int64_t room = max_len + 1 - static_cast<int64_t>(prompt.size());  // the last drawn is not read
     if (room < 1) continue;  // the question alone fills the model's context
-    SamplingOptions options{
-        .max_tokens = std::min(room, 2 * expected_tokens + 16), .temperature = 0, .eos = end_of_turn_id};
+    SamplingOptions options{.max_tokens = std::min(room, 2 * expected_tokens + 16),
+                            .temperature = 0,
+                            .eos = end_of_turn_id,
+                            .never = not_in_answers(tokenizer, chat_template, model.config().tgt_vocab)};
     Generator gen(1);
     std::vector<int64_t> written = generate(model, prompt, options, gen);
     const bool ended = !written.empty() && written.back() == end_of_turn_id;

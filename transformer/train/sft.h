@@ -22,11 +22,13 @@ namespace gradformer {
 std::vector<LmSequence> chat_sequences(const std::vector<Conversation>& conversations, const Tokenizer& tokenizer,
                                        ChatTemplate chat_template, int64_t max_len);
 
-/// The parameters of a decoder-only model whose vocabulary grows from `vocab` to `grown` tokens: the
-/// embedding's rows, and a separate output layer's rows and biases, each get grown - vocab more, each
-/// the mean of its rows (a new token starts as the average token: its logit is the average logit, so
-/// the model's predictions do not change until it learns the token). ValueError unless grown >= vocab.
-StateDict grow_vocabulary(StateDict parameters, int64_t vocab, int64_t grown);
+/// The parameters of a decoder-only model whose tokenizer grows from `ids` to `grown` ids, its
+/// embedding (and a separate output layer and its bias) holding `rows` rows (more than ids when an
+/// imported model pads its embedding): afterwards max(rows, grown) rows, and rows [ids, grown) each the
+/// mean of rows [0, ids) (a new token starts as the average token: its logit is the average logit, so
+/// the model's predictions do not change until it learns the token). ValueError unless
+/// ids <= rows and ids <= grown.
+StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64_t grown);
 
 /// How a model answers the last user turn of conversations, greedily, each answer written until the
 /// end-of-turn token or twice the expected answer's tokens (and 16 more).

@@ -21,7 +21,7 @@ gradformer_cli_test("train --text: the small model sft starts from"
 gradformer_cli_test("train --task sft: chatml's tokens added, the held-out answers checked, how to ask it"
   "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/chat.jsonl|--init|${GRADFORMER_CLI_SFT}/base/model.safetensors|--steps|4|--batch-size|4|--out|${GRADFORMER_CLI_SFT}/tuned"
   -DCLEAN=${GRADFORMER_CLI_SFT}/tuned "-DFILES=${GRADFORMER_CLI_SFT}/tuned/model.safetensors"
-  "-DSTDOUT=chatml: the tokenizer lacked <\\|im_start\\|> <\\|im_end\\|>: added as ids 260 to 261, the embedding grown by as many rows \\(each the mean row\\)\n.*held-out answers \\(greedy\\): [0-9]+ of 1 end with <\\|im_end\\|>, [0-9]+ exact\n.*ask it: gradformer generate --checkpoint [^ ]*tuned/model.safetensors --prompt 'your question' --temperature 0"
+  "-DSTDOUT=chatml: the tokenizer lacked <\\|im_start\\|> <\\|im_end\\|>: added as ids 260 to 261, their embedding rows each the mean row\n.*held-out answers \\(greedy\\): [0-9]+ of 1 end with <\\|im_end\\|>, [0-9]+ exact\n.*ask it: gradformer generate --checkpoint [^ ]*tuned/model.safetensors --prompt 'your question' --temperature 0"
   REQUIRES gradformer_cli_sft_base FIXTURE gradformer_cli_sft_tuned)
 gradformer_cli_test("generate from an sft model answers the prompt as a user's turn, in one line"
   "-DARGS=generate|--checkpoint|${GRADFORMER_CLI_SFT}/tuned/model.safetensors|--prompt|Reverse.|--temperature|0|--max-tokens|8"

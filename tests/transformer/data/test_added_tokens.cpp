@@ -60,6 +60,13 @@ TEST_CASE("added tokens: what cannot be added is refused, and so is metadata tha
   CHECK_THROWS_MSG(Tokenizer().with_added(kChatML), ValueError, "a tokenizer of words cannot take added tokens");
   CHECK_THROWS_MSG(Tokenizer::bytes().with_added({"im end"}), ValueError,
                    "a special token is written <name> without spaces, got \"im end\"");
+  // A learned token spelling the name: it stays the text it was learned as.
+  std::vector<std::string> tokens = single_byte_tokens();
+  for (const char* t : {"<|", "<|x", "<|x|", "<|x|>"}) tokens.emplace_back(t);
+  const Tokenizer learned = Tokenizer::byte_pairs(
+      BytePairEncoding(tokens, {{"<", "|"}, {"<|", "x"}, {"<|x", "|"}, {"<|x|", ">"}}));  // <|x|>: id 4 + 259
+  CHECK_THROWS_MSG(learned.with_added({"<|x|>"}), ValueError,
+                   "Tokenizer with_added: <|x|> is token 263 of the byte-pair encoding, learned from text");
   const Tokenizer t = Tokenizer::bytes().with_added(kChatML);
   auto metadata = t.metadata("tokenizer.target");
   metadata["tokenizer.target.added"] = "<|im_end|>\n<|im_start|>\n";  // not the vocabulary's last tokens in order

@@ -62,7 +62,7 @@ TEST_CASE("grow_vocabulary: the new rows are the mean row, so a new token's logi
     TransformerConfig grown_config = c;
     grown_config.src_vocab = grown_config.tgt_vocab = 9;
     DecoderOnly grown(grown_config, 2, skip_init);
-    load_parameters(grown, grow_vocabulary(model.state_dict(), 7, 9), "grown");
+    load_parameters(grown, grow_vocabulary(model.state_dict(), 7, 7, 9), "grown");
     const StateDict after = grown.state_dict();
     CHECK(after.at("embed.weight").shape() == Shape{9, 16});
     const Tensor ids = from_vector(std::vector<int64_t>{1, 4, 6, 2}, {1, 4});
@@ -79,7 +79,20 @@ TEST_CASE("grow_vocabulary: the new rows are the mean row, so a new token's logi
       CHECK(now[t * 9 + 8] == Approx(mean).margin(1e-12));
     }
   }
-  CHECK_THROWS_MSG(grow_vocabulary({}, 7, 6), ValueError, "grow_vocabulary: from 7 to 6 tokens is no growth");
+  CHECK_THROWS_MSG(grow_vocabulary({}, 7, 7, 6), ValueError,
+                   "grow_vocabulary: from 7 ids in 7 rows to 6 ids is no growth of a vocabulary");
+}
+
+TEST_CASE("grow_vocabulary of a padded embedding: the new ids take spare rows, set to the mean of the real ones") {
+  // 3 ids in 5 rows (an imported model's padding), grown to 4 ids: still 5 rows, row 3 the mean of rows 0-2.
+  StateDict p{{"embed.weight", from_vector(std::vector<double>{1, 2, 3, 4, 5, 6, 9, 9, 7, 7}, {5, 2})},
+              {"generator.bias", from_vector(std::vector<double>{1, 2, 6, 9, 7}, {5})}};
+  const StateDict g = grow_vocabulary(p, 3, 5, 4);
+  CHECK(g.at("embed.weight").to_vector<double>() == std::vector<double>{1, 2, 3, 4, 5, 6, 3, 4, 7, 7});
+  CHECK(g.at("generator.bias").to_vector<double>() == std::vector<double>{1, 2, 6, 3, 7});
+  // Grown past its rows: 3 ids in 4 rows to 6 ids, 6 rows, rows 3-5 the mean.
+  const StateDict h = grow_vocabulary({{"generator.bias", from_vector(std::vector<double>{1, 2, 6, 9}, {4})}}, 3, 4, 6);
+  CHECK(h.at("generator.bias").to_vector<double>() == std::vector<double>{1, 2, 6, 3, 3, 3});
 }
 
 TEST_CASE("chat_sequences: the answers and their end-of-turn scored, a conversation too long refused by its source") {

@@ -21,6 +21,7 @@ void Linear::reset_parameters(Generator& gen) {
   const int64_t in = weight.size(1);
   linear_default_(weight, in, gen);
   if (bias.defined()) linear_default_(bias, in, gen);
+  if (lora) lora->reset_parameters(gen);
 }
 
 Variable Linear::forward(const Variable& x) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "autograd/all.h"
 #include "nn/functional.h"
@@ -19,12 +20,49 @@ LoraAdapter::LoraAdapter(int64_t in, int64_t out, int64_t rank, double alpha, Sk
 
 LoraAdapter::LoraAdapter(int64_t in, int64_t out, int64_t rank, double alpha, Generator& gen, DType dtype)
     : LoraAdapter(in, out, rank, alpha, skip_init, dtype) {
-  linear_default_(A, in, gen);  // B stays 0: the update starts at nothing
+  reset_parameters(gen);
+}
+
+void LoraAdapter::reset_parameters(Generator& gen) {
+  linear_default_(A, A.size(1), gen);
+  fill_(B, 0.0);  // the update starts at nothing
 }
 
 // (alpha / r) (x A^T) B^T: [..., in] -> [..., r] -> [..., out]
 Variable LoraAdapter::forward(const Variable& x) const { return linear(linear(x, A), B) * scale_; }
 
 Tensor LoraAdapter::delta() const { return mul(matmul(B.value(), A.value()), scalar(scale_, B.value().dtype())); }
+
+bool is_lora_parameter(const std::string& name) {
+  size_t start = 0;
+  while (start < name.size()) {
+    const size_t dot = std::min(name.find('.', start), name.size());
+    const std::string_view part(name.data() + start, dot - start);
+    if (part == "lora" || part.rfind("lora_", 0) == 0) return true;
+    start = dot + 1;
+  }
+  return false;
+}
+
+// An adapter's A [r, in] as LoraAdapter draws it, its B [out, r] zero.
+void reset_lora_adapters(const Module& model, Generator& gen) {
+  for (const auto& [name, p] : model.named_parameters()) {
+    if (!is_lora_parameter(name)) continue;
+    if (name.size() >= 2 && name.compare(name.size() - 2, 2, ".A") == 0)
+      linear_default_(p, p.size(1), gen);
+    else
+      fill_(p, 0.0);
+  }
+}
+
+int64_t freeze_all_but_lora(const Module& model) {
+  int64_t trained = 0;
+  for (auto& [name, p] : model.named_parameters()) {  // p: a handle on the model's own parameter
+    const bool adapter = is_lora_parameter(name);
+    p.set_requires_grad(adapter);
+    if (adapter) trained += p.numel();
+  }
+  return trained;
+}
 
 }  // namespace gradformer

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "autograd/variable.h"
 #include "nn/init.h"
@@ -26,6 +27,8 @@ class LoraAdapter : public Module {
   LoraAdapter(int64_t in, int64_t out, int64_t rank, double alpha, Generator& gen, DType dtype = DType::Float32);
   /// The same, A and B allocated but not drawn (a checkpoint's are loaded into them).
   LoraAdapter(int64_t in, int64_t out, int64_t rank, double alpha, SkipInit, DType dtype = DType::Float32);
+  /// A drawn again, B back to zero: the update is nothing again.
+  void reset_parameters(Generator& gen);
   /// (alpha / r) (x A^T) B^T     x [..., in] -> [..., out]: two thin products, never B A itself.
   Variable forward(const Variable& x) const;
   /// (alpha / r) B A  [out, in]: what merging adds to W.
@@ -37,5 +40,18 @@ class LoraAdapter : public Module {
  private:
   double scale_;
 };
+
+/// Whether a parameter's dotted name is an adapter's: one of its parts is "lora" or starts "lora_"
+/// (Linear's "lora", MultiheadAttention's "lora_q", "lora_k", "lora_v").
+bool is_lora_parameter(const std::string& name);
+
+/// Every adapter of `model` drawn again (A) and zeroed (B), the model as it was before the
+/// adapters: what a model's reset_parameters calls after drawing its own weights.
+void reset_lora_adapters(const Module& model, Generator& gen);
+
+/// LoRA's fine-tuning: every parameter but the adapters' frozen (requires_grad false: no gradient
+/// is computed for it, and an optimizer given the parameters that require one leaves it alone).
+/// Returns the number of numbers left to train.
+int64_t freeze_all_but_lora(const Module& model);
 
 }  // namespace gradformer

@@ -1,6 +1,10 @@
 // The three architectures' names and the shared configuration's presets and checks (config.h).
 #include "transformer/model/config.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "tensor/support/error.h"
 
 namespace gradformer {
@@ -46,6 +50,70 @@ const char* positions_name(Positions p) {
   return p == Positions::Learned ? "learned" : p == Positions::Rotary ? "rope" : "sinusoidal";
 }
 
+std::string lora_targets_name(const LoraOptions& lora) {
+  std::string names;
+  for (const auto& [on, name] : {std::pair{lora.q, "q"}, {lora.k, "k"}, {lora.v, "v"}, {lora.o, "o"}, {lora.ffn, "ffn"}})
+    if (on) names += (names.empty() ? "" : ",") + std::string(name);
+  return names;
+}
+
+LoraOptions parse_lora_targets(const std::string& list, LoraOptions lora) {
+  lora.q = lora.k = lora.v = lora.o = lora.ffn = false;
+  std::pair<bool*, const char*> targets[] = {
+      {&lora.q, "q"}, {&lora.k, "k"}, {&lora.v, "v"}, {&lora.o, "o"}, {&lora.ffn, "ffn"}};
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string piece = list.substr(start, comma - start);
+    bool* target = nullptr;
+    for (auto& [on, name] : targets)
+      if (piece == name) target = on;
+    if (!target || *target)
+      throw ValueError(message("LoRA targets: '", piece, "' in '", list, "' is ",
+                               target ? "named twice" : "not one of q, k, v, o, ffn (comma-separated)"));
+    *target = true;
+    start = comma + 1;
+  }
+  return lora;
+}
+
+namespace {
+
+// The (in, out) of each projection the adapters sit beside in one attention (q: d -> H d_k, k and v:
+// d -> N d_k, o: H d_k -> d), and in the feed-forward network (d -> d_ff, d_ff -> d, SwiGLU's third).
+std::vector<std::pair<int64_t, int64_t>> lora_projections(const LayerConfig& c, bool attention) {
+  const LoraOptions& l = c.block.lora;
+  const int64_t d = c.d_model, q = c.heads * c.head_dim(), kv = c.kv_heads() * c.head_dim();
+  std::vector<std::pair<int64_t, int64_t>> sides;
+  if (attention) {
+    if (l.q) sides.emplace_back(d, q);
+    if (l.k) sides.emplace_back(d, kv);
+    if (l.v) sides.emplace_back(d, kv);
+    if (l.o) sides.emplace_back(q, d);
+  } else if (l.ffn) {
+    sides.emplace_back(d, c.d_ff), sides.emplace_back(c.d_ff, d);
+    if (c.activation == Activation::SwiGLU) sides.emplace_back(d, c.d_ff);
+  }
+  return sides;
+}
+
+void validate_lora(const char* who, const LayerConfig& c) {
+  const LoraOptions& l = c.block.lora;
+  if (l.rank == 0) return;
+  if (l.rank < 0) throw ValueError(message(who, ": lora rank must be 0 (none) or positive, got ", l.rank));
+  if (!(l.alpha > 0 && l.alpha <= 1e6))
+    throw ValueError(message(who, ": lora alpha must be in (0, 1e6], got ", l.alpha));
+  if (!l.q && !l.k && !l.v && !l.o && !l.ffn)
+    throw ValueError(message(who, ": lora rank ", l.rank, " with no target (q, k, v, o, ffn)"));
+  for (bool attention : {true, false})
+    for (const auto& [in, out] : lora_projections(c, attention))
+      if (l.rank > std::min(in, out))
+        throw ValueError(message(who, ": lora rank ", l.rank, " is more than the narrower side of a ", in, " -> ",
+                                 out, " projection it would sit beside (targets ", lora_targets_name(l), ")"));
+}
+
+}  // namespace
+
 void validate_block(const char* who, const LayerConfig& c) {
   const BlockOptions& b = c.block;
   if (b.kv_heads < 0 || (b.kv_heads > 0 && c.heads % b.kv_heads != 0))
@@ -70,6 +138,7 @@ void validate_block(const char* who, const LayerConfig& c) {
                              "positive original length, got factor ",
                              r.factor, ", low_freq_factor ", r.low_freq_factor, ", high_freq_factor ",
                              r.high_freq_factor, ", original_max_len ", r.original_max_len));
+  validate_lora(who, c);
 }
 
 int64_t norm_parameter_count(const LayerConfig& c) {
@@ -88,6 +157,13 @@ LayerCount layer_parameter_count(const LayerConfig& c, bool with_cross_attention
   n.cross_attention = with_cross_attention ? n.attention : 0;
   n.feed_forward = (swiglu ? 3 : 2) * d * c.d_ff + (bias == Bias::All ? (swiglu ? 2 : 1) * c.d_ff + d : 0);
   n.norms = (with_cross_attention ? 3 : 2) * norm_parameter_count(c);
+  // each adapter beside an in -> out projection: A [r, in] and B [out, r]
+  auto adapters = [&](bool attention) {
+    int64_t sum = 0;
+    for (const auto& [in, out] : lora_projections(c, attention)) sum += c.block.lora.rank * (in + out);
+    return sum;
+  };
+  n.lora = (with_cross_attention ? 2 : 1) * adapters(true) + adapters(false);
   return n;
 }
 

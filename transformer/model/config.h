@@ -52,8 +52,24 @@ struct RopeScaling {
   friend bool operator==(const RopeScaling&, const RopeScaling&) = default;
 };
 
+/// Low-rank adapters (LoRA, nn/lora.h) beside a layer's projections, for fine-tuning: rank 0 is none.
+/// Each named projection W gets W + (alpha / rank) B A, A [rank, in] and B [out, rank]; q, k, v and o
+/// are W^Q, W^K, W^V and W^O of every attention (self- and cross-), ffn the feed-forward's matrices.
+struct LoraOptions {
+  int64_t rank = 0;
+  double alpha = 0;  // the update's scale is alpha / rank (the paper sets alpha to the first rank tried)
+  bool q = true, k = true, v = true, o = true, ffn = false;
+  friend bool operator==(const LoraOptions&, const LoraOptions&) = default;
+};
+/// "q,k,v,o", in that order (the checkpoint's config.lora.targets and the program's --lora-targets).
+std::string lora_targets_name(const LoraOptions& lora);
+/// The inverse: the targets of a comma-separated list of q, k, v, o and ffn, each at most once.
+/// ValueError naming the piece and listing the five for anything else, or for an empty list.
+LoraOptions parse_lora_targets(const std::string& list, LoraOptions lora = {});
+
 /// The settings that turn the 2017 block into this decade's (Llama's, Qwen2's), each the paper's by
-/// default, so that a configuration that does not name them is the model it always was.
+/// default, so that a configuration that does not name them is the model it always was; and the
+/// adapters a fine-tuning adds beside the block's projections (none by default).
 struct BlockOptions {
   Normalization normalization = Normalization::LayerNorm;
   /// Key/value heads N for grouped-query attention (Ainslie et al., 2023): the H query heads are
@@ -64,6 +80,7 @@ struct BlockOptions {
   Bias bias = Bias::All;
   double rope_theta = 10000;  // the rotary base: frequency i of d_k / 2 is rope_theta^(-2i / d_k)
   RopeScaling rope_scaling = {};
+  LoraOptions lora = {};
   friend bool operator==(const BlockOptions&, const BlockOptions&) = default;
 };
 
@@ -151,13 +168,15 @@ struct TransformerConfig {
 };
 
 /// The checks every architecture's configuration makes of its block (validate() calls them): kv_heads
-/// dividing heads, head_dim even with rotary positions, the rotary base and scaling; ValueError
+/// dividing heads, head_dim even with rotary positions, the rotary base and scaling, the adapters'
+/// rank (at most the narrowest side of a projection they sit beside), alpha and targets; ValueError
 /// naming `who` ("TransformerConfig") and the field.
 void validate_block(const char* who, const LayerConfig& layer);
 /// The parameters of one layer (with_cross_attention: a decoder layer's), term by term from the formula.
 struct LayerCount {
   int64_t attention = 0, cross_attention = 0, feed_forward = 0, norms = 0;
-  int64_t total() const { return attention + cross_attention + feed_forward + norms; }
+  int64_t lora = 0;  // the adapters' A and B, over every projection they sit beside
+  int64_t total() const { return attention + cross_attention + feed_forward + norms + lora; }
 };
 LayerCount layer_parameter_count(const LayerConfig& layer, bool with_cross_attention);
 /// One norm's parameters: 2 d for LayerNorm (gain and bias), d for RMSNorm (gain only).

@@ -113,6 +113,7 @@ void DecoderOnly::reset_parameters(Generator& init_gen) {
   }
   if (decoder->norm) decoder->norm->reset_parameters();
   positional_encoding->reset_parameters(init_gen);  // learned: N(0, 0.02)
+  reset_lora_adapters(*this, init_gen);             // A drawn, B zero: a fine-tuning's adapters start at nothing
 }
 
 void DecoderOnly::check_ids(const Tensor& ids) const {

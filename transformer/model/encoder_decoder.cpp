@@ -95,6 +95,7 @@ void EncoderDecoder::reset_parameters(Generator& init_gen) {
   if (decoder->norm) decoder->norm->reset_parameters();
   linear_default_(output_projection->bias, config_.d_model, init_gen);
   positional_encoding->reset_parameters(init_gen);  // learned positions: N(0, 0.02), not Xavier
+  reset_lora_adapters(*this, init_gen);             // A drawn, B zero: a fine-tuning's adapters start at nothing
 }
 
 // Ids outside [0, vocab) are an IndexError of the embedding lookup.

@@ -134,6 +134,7 @@ void EncoderOnly::reset_parameters(Generator& init_gen) {
   if (encoder->norm) encoder->norm->reset_parameters();
   if (embed_norm) embed_norm->reset_parameters();
   mlm_head->norm->reset_parameters();
+  reset_lora_adapters(*this, init_gen);  // A drawn, B zero: a fine-tuning's adapters start at nothing
 }
 
 Variable EncoderOnly::embed(const Tensor& ids, const Tensor& types) const {

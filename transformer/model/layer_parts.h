@@ -1,7 +1,7 @@
 // The parts a layer of any of the three architectures is built from, as its configuration says:
 // its norms (LayerNorm or RMSNorm), its attentions (heads, key/value heads, head width, biases,
 // rotary positions) and its feed-forward network's projections (with or without biases; SwiGLU's
-// third matrix). The encoder's and the decoder's layers both build theirs here, so a setting means
+// third matrix), and the LoRA adapters beside them. The encoder's and the decoder's layers both build theirs here, so a setting means
 // the same in every architecture.
 #pragma once
 
@@ -20,16 +20,26 @@ inline std::shared_ptr<Norm> make_norm(const LayerConfig& c) {
   return std::make_shared<LayerNorm>(c.d_model, c.norm_eps, c.dtype);
 }
 
-/// An attention of the configuration's shape (allocated, not initialised).
+/// An attention of the configuration's shape (allocated, not initialised), with the LoRA adapters the
+/// configuration names beside W^Q, W^K, W^V and W^O.
 inline std::shared_ptr<MultiheadAttention> make_attention(const LayerConfig& c,
                                                           std::shared_ptr<Generator> dropout_gen) {
-  return std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, std::move(dropout_gen), c.dtype,
-                                              AttentionShape{c.block.kv_heads, c.block.head_dim, c.block.bias});
+  auto a = std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, std::move(dropout_gen),
+                                                c.dtype, AttentionShape{c.block.kv_heads, c.block.head_dim, c.block.bias});
+  const LoraOptions& lora = c.block.lora;
+  if (lora.rank > 0) {
+    a->add_lora(lora.q, lora.k, lora.v, lora.rank, lora.alpha, nullptr);
+    if (lora.o) a->out_proj->add_lora(lora.rank, lora.alpha, nullptr);
+  }
+  return a;
 }
 
-/// The feed-forward network's Linear from `in` to `out` (biases only when every projection has one).
+/// The feed-forward network's Linear from `in` to `out` (biases only when every projection has one),
+/// with a LoRA adapter when the configuration names ffn.
 inline std::shared_ptr<Linear> make_feed_forward_linear(const LayerConfig& c, int64_t in, int64_t out) {
-  return std::make_shared<Linear>(in, out, skip_init, c.block.bias == Bias::All, c.dtype);
+  auto linear = std::make_shared<Linear>(in, out, skip_init, c.block.bias == Bias::All, c.dtype);
+  if (c.block.lora.rank > 0 && c.block.lora.ffn) linear->add_lora(c.block.lora.rank, c.block.lora.alpha, nullptr);
+  return linear;
 }
 
 /// The rotary tables a layer of this configuration shares with the others (null without rotary

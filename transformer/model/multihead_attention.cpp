@@ -43,6 +43,8 @@ void MultiheadAttention::reset_parameters(Generator& init_gen) {
   if (in_proj_bias.defined()) fill_(in_proj_bias, 0.0);
   linear_default_(out_proj->weight, out_proj->weight.size(1), init_gen);
   if (out_proj->bias.defined()) fill_(out_proj->bias, 0.0);
+  for (LoraAdapter* adapter : {lora_q.get(), lora_k.get(), lora_v.get(), out_proj->lora.get()})
+    if (adapter) adapter->reset_parameters(init_gen);
 }
 
 void MultiheadAttention::check_input(const char* what, const Variable& x) const {

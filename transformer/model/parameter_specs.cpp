@@ -12,9 +12,14 @@ class SpecList {
 
   void add(const std::string& name, Shape shape) { specs_.push_back({name, std::move(shape), dtype_}); }
   // nn::Linear: weight [out, in], bias [out]
-  void linear(const std::string& prefix, int64_t in, int64_t out, bool with_bias = true) {
+  void linear(const std::string& prefix, int64_t in, int64_t out, bool with_bias = true, int64_t lora_rank = 0) {
     add(prefix + "weight", {out, in});
     if (with_bias) add(prefix + "bias", {out});
+    if (lora_rank > 0) lora(prefix + "lora.", in, out, lora_rank);
+  }
+  // nn::LoraAdapter: A [r, in], B [out, r]
+  void lora(const std::string& prefix, int64_t in, int64_t out, int64_t rank) {
+    add(prefix + "A", {rank, in}), add(prefix + "B", {out, rank});
   }
   // nn::LayerNorm: gain and bias [d]; nn::RMSNorm: gain [d]
   void norm(const std::string& prefix, const LayerConfig& c) {
@@ -23,23 +28,30 @@ class SpecList {
   }
   void layer_norm(const std::string& prefix, int64_t d) { add(prefix + "weight", {d}), add(prefix + "bias", {d}); }
   // MultiheadAttention: W^Q [H d_k, d], W^K and W^V [N d_k, d] stacked, their bias, then W^O [d, H d_k]
+  // (and its adapter), then the adapters of W^Q, W^K and W^V
   void attention(const std::string& prefix, const LayerConfig& c) {
-    const int64_t rows = (c.heads + 2 * c.kv_heads()) * c.head_dim(), d = c.d_model;
-    add(prefix + "in_proj_weight", {rows, d});
-    if (c.block.bias != Bias::None) add(prefix + "in_proj_bias", {rows});
-    linear(prefix + "out_proj.", c.heads * c.head_dim(), d,
-           c.block.bias == Bias::All || c.block.bias == Bias::Attention);
+    const int64_t q = c.heads * c.head_dim(), kv = c.kv_heads() * c.head_dim(), d = c.d_model;
+    const LoraOptions& l = c.block.lora;
+    add(prefix + "in_proj_weight", {q + 2 * kv, d});
+    if (c.block.bias != Bias::None) add(prefix + "in_proj_bias", {q + 2 * kv});
+    linear(prefix + "out_proj.", q, d, c.block.bias == Bias::All || c.block.bias == Bias::Attention,
+           l.o ? l.rank : 0);
+    if (l.rank == 0) return;
+    if (l.q) lora(prefix + "lora_q.", d, q, l.rank);
+    if (l.k) lora(prefix + "lora_k.", d, kv, l.rank);
+    if (l.v) lora(prefix + "lora_v.", d, kv, l.rank);
   }
   // Encoder (decoder layers: with_cross_attention): N layers, then pre-LN's final norm.
   void stack(const std::string& prefix, const LayerConfig& c, int64_t layers, bool with_cross_attention) {
     const bool ffn_bias = c.block.bias == Bias::All;
+    const int64_t ffn_lora = c.block.lora.ffn ? c.block.lora.rank : 0;
     for (int64_t i = 0; i < layers; ++i) {
       const std::string layer = prefix + "layers." + std::to_string(i) + ".";
       attention(layer + "self_attn.", c);
       if (with_cross_attention) attention(layer + "multihead_attn.", c);
-      linear(layer + "linear1.", c.d_model, c.d_ff, ffn_bias);
-      linear(layer + "linear2.", c.d_ff, c.d_model, ffn_bias);
-      if (c.activation == Activation::SwiGLU) linear(layer + "linear3.", c.d_model, c.d_ff, ffn_bias);
+      linear(layer + "linear1.", c.d_model, c.d_ff, ffn_bias, ffn_lora);
+      linear(layer + "linear2.", c.d_ff, c.d_model, ffn_bias, ffn_lora);
+      if (c.activation == Activation::SwiGLU) linear(layer + "linear3.", c.d_model, c.d_ff, ffn_bias, ffn_lora);
       norm(layer + "norm1.", c);
       norm(layer + "norm2.", c);
       if (with_cross_attention) norm(layer + "norm3.", c);

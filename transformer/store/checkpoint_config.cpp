@@ -43,6 +43,11 @@ void block_to_metadata(const BlockOptions& b, std::map<std::string, std::string>
     m["config.rope_scaling.high_freq_factor"] = exact_text(b.rope_scaling.high_freq_factor);
     m["config.rope_scaling.original_max_len"] = std::to_string(b.rope_scaling.original_max_len);
   }
+  if (b.lora.rank > 0) {  // a fine-tuning's adapters, kept beside the weights (merge-lora folds them in)
+    m["config.lora.rank"] = std::to_string(b.lora.rank);
+    m["config.lora.alpha"] = exact_text(b.lora.alpha);
+    m["config.lora.targets"] = lora_targets_name(b.lora);
+  }
 }
 
 // The value of `key` among `names` (absent: `absent`), or CheckpointError listing them.
@@ -81,6 +86,15 @@ BlockOptions block_options_from_metadata(const std::map<std::string, std::string
     r.low_freq_factor = number("config.rope_scaling.low_freq_factor", r.low_freq_factor);
     r.high_freq_factor = number("config.rope_scaling.high_freq_factor", r.high_freq_factor);
     r.original_max_len = integer("config.rope_scaling.original_max_len", r.original_max_len);
+  }
+  if (m.count("config.lora.rank")) {
+    b.lora.rank = integer("config.lora.rank", 0), b.lora.alpha = number("config.lora.alpha", 0);
+    const std::string& targets = require(m, "config.lora.targets", source);
+    try {
+      b.lora = parse_lora_targets(targets, b.lora);
+    } catch (const ValueError& e) {
+      throw CheckpointError(message(source, ": config.lora.targets: ", e.what()));
+    }
   }
   return b;
 }

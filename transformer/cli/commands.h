@@ -52,6 +52,7 @@ int import_command(int argc, char** argv);
 int import_gpt2_command(int argc, char** argv);  // import --gpt2, reached through import_command
 int import_hub_command(int argc, char** argv);   // import --hf, reached through import_command
 int average_command(int argc, char** argv);
+int merge_lora_command(int argc, char** argv);
 int tokenize_command(int argc, char** argv);
 int learn_bpe_command(int argc, char** argv);
 /// params --preset bert-base.

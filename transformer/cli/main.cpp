@@ -55,6 +55,7 @@ constexpr const char* kUsage =
     "  import      turn an encoder-decoder's weights saved from PyTorch (.safetensors) into a checkpoint;\n"
     "              --gpt2: GPT-2's released weights and tokenizer; --hf: a hub folder of Llama, Qwen2 or Mistral\n"
     "  average     average the parameters of a run's last checkpoints into one checkpoint\n"
+    "  merge-lora  fold a LoRA fine-tuning's adapters into the weights beside them (train --lora-rank)\n"
     "  tokenize    the token ids of standard input's text (--pieces: the tokens; --decode: ids back to text)\n"
     "  learn-bpe   learn a byte-pair tokenizer from text files and write it for tokenize --tokenizer\n"
     "\n"
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
       {"gradcheck", gradcheck_command}, {"params", params_command},       {"trace", trace_command},
       {"generate", generate_command},   {"chat", chat_command},           {"classify", classify_command},
       {"import", import_command},       {"average", average_command},     {"tokenize", tokenize_command},
-      {"learn-bpe", learn_bpe_command}};
+      {"learn-bpe", learn_bpe_command}, {"merge-lora", merge_lora_command}};
   const auto found = commands.find(command);
   if (found == commands.end()) {
     std::cerr << "gradformer: unknown command '" << printable(command)

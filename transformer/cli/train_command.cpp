@@ -190,6 +190,28 @@ void declare_block_flags(Flags& f) {
         "which projections have biases: true (all, the paper), false (none, Llama), attention (q, k, v and the "
         "output) or qkv (Qwen2)");
   f.add("--rope-theta", "10000", "rope: the base of the rotation's frequencies, pair i turning by theta^(-2i/d_k)");
+  f.add("--lora-rank", "0",
+        "decoder-only sft: train low-rank adapters of this rank beside the --lora-targets, W + (alpha / rank) B A "
+        "with A random and B zero, every other weight frozen (0: fine-tune every weight)");
+  f.add("--lora-alpha", "", "decoder-only sft: the adapters' alpha (the update scaled by alpha / rank; default: rank)");
+  f.add("--lora-targets", "q,k,v,o",
+        "decoder-only sft: the projections given adapters, a comma-separated list of q, k, v, o (the attention's "
+        "W^Q, W^K, W^V, W^O) and ffn (the feed-forward network's matrices)");
+}
+
+// --lora-rank, --lora-alpha (default: the rank) and --lora-targets.
+void read_lora_flags(const Flags& f, LoraOptions& lora) {
+  if (!f.given("--lora-rank") && !f.given("--lora-alpha") && !f.given("--lora-targets")) return;
+  lora.rank = f.integer("--lora-rank");
+  if (lora.rank < 1)
+    throw UsageError(message("train: --lora-rank must be at least 1 (leave it out to fine-tune every weight), got ",
+                             lora.rank));
+  lora.alpha = f.given("--lora-alpha") ? f.number("--lora-alpha") : static_cast<double>(lora.rank);
+  try {
+    lora = parse_lora_targets(f.text("--lora-targets"), lora);
+  } catch (const ValueError& e) {
+    throw UsageError(message("train: --lora-targets: ", e.what()));
+  }
 }
 
 // --block's settings, then the block flags given, over `o`'s.
@@ -212,6 +234,7 @@ void read_block_flags(const Flags& f, TrainOptions& o) {
       if (name == bias_name(b)) o.block.bias = b;
   }
   if (f.given("--rope-theta")) o.block.rope_theta = f.number("--rope-theta");
+  read_lora_flags(f, o.block.lora);
 }
 
 // Every flag of a run, with the defaults `d` of one task.

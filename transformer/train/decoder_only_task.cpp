@@ -11,6 +11,7 @@
 //   sft              a trained model (init_path) fine-tuned on conversations (sft.h), the loss on the
 //                    answers; the last tenth held out; how many held-out answers end and are exact.
 #include <cmath>
+#include <cstdio>
 
 #include "transformer/data/lm_batch.h"
 #include "transformer/data/text_blocks.h"
@@ -222,8 +223,35 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
       chat_template_ = o_.chat_template.empty() ? implied_chat_template(tokenizer_).value_or(ChatTemplate::ChatML)
                                                 : chat_template_named(o_.chat_template);
       add_template_tokens(path);
+      if (o_.block.lora.rank > 0) add_adapters(path);
     }
+    if (model_->config().block.lora.rank > 0) freeze_base();
     read_chat();
+  }
+  // LoRA: adapters beside the projections --lora-targets names, A drawn and B zero.
+  void add_adapters(const std::string& path) {
+    const LoraOptions& had = model_->config().block.lora;
+    if (had.rank > 0)
+      throw TrainOptionError("lora_rank", message("is given, but ", path, " has adapters of rank ", had.rank, " on ",
+                                                  lora_targets_name(had),
+                                                  " already: fine-tune them as they are (leave out --lora-rank), or ",
+                                                  "fold them into its weights first (gradformer merge-lora)"));
+    try {
+      model_ = with_lora(*model_, o_.block.lora, o_.seed);
+    } catch (const ValueError& e) {
+      throw TrainOptionError("lora_rank", message("cannot be given to ", path, "'s model: ", e.what()));
+    }
+  }
+  // A model with adapters trains them alone: every other weight frozen (no gradient, no Adam moments).
+  void freeze_base() {
+    const int64_t trained = freeze_all_but_lora(*model_), all = model_->parameter_count();
+    const LoraOptions& lora = model_->config().block.lora;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.2f%%", 100.0 * static_cast<double>(trained) / static_cast<double>(all));
+    if (!o_.quiet)
+      Progress::note(message("LoRA rank ", lora.rank, ", alpha ", lora.alpha, " on ", lora_targets_name(lora),
+                             ": training ", trained, " of the model's ", all, " parameters (", share,
+                             "), the rest frozen"));
   }
   // The template's tokens the tokenizer lacks, after its ids; the embedding (and output layer) rows
   // for them the mean row, grown when the model has no spare rows (an imported model may have some).

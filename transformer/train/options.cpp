@@ -257,6 +257,9 @@ void validate_use(const TrainOptions& o) {
                                                 data.kind, " of a file"));
   if (sft && o.init_path.empty())
     throw TrainOptionError("init_path", "is empty: decoder-only sft fine-tunes a trained decoder-only model (--init)");
+  if (o.block.lora.rank != 0 && !sft)
+    throw TrainOptionError("lora_rank", message("is for fine-tuning a trained model (decoder-only sft), not ",
+                                                architecture_name(o.arch), " ", o.task));
   if (sft && !o.chat_template.empty() && o.chat_template != "chatml" && o.chat_template != "llama3")
     throw TrainOptionError("chat_template", message("must be chatml or llama3, got '", o.chat_template, "'"));
   if (text && o.text_path.empty())

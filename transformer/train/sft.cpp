@@ -46,6 +46,22 @@ StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64
   return parameters;
 }
 
+std::unique_ptr<DecoderOnly> with_lora(const DecoderOnly& model, const LoraOptions& lora, uint64_t seed) {
+  TransformerConfig c = model.config();
+  if (c.block.lora.rank > 0)
+    throw ValueError(message("with_lora: the model has adapters of rank ", c.block.lora.rank, " on ",
+                             lora_targets_name(c.block.lora), " already"));
+  c.block.lora = lora;
+  auto adapted = std::make_unique<DecoderOnly>(c, seed, skip_init);  // validates the adapters' settings
+  StateDict parameters = model.state_dict();
+  for (const auto& [name, p] : adapted->named_parameters())
+    if (is_lora_parameter(name)) parameters[name] = p.value();
+  adapted->load_state_dict(parameters);
+  Generator gen(seed, 2);  // a stream of its own: the model's weights came from stream 0
+  reset_lora_adapters(*adapted, gen);
+  return adapted;
+}
+
 AnswerCheck check_answers(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template,
                           const std::vector<Conversation>& conversations, int64_t most) {
   AnswerCheck check;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ std::vector<LmSequence> chat_sequences(const std::vector<Conversation>& conversa
 /// the model's predictions do not change until it learns the token). ValueError unless
 /// ids <= rows and ids <= grown.
 StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64_t grown);
+
+/// The model with LoRA adapters (nn/lora.h) beside the projections `lora` names: its weights as they
+/// are, each adapter's A drawn from `seed` and its B zero, so that it computes what it computed. The
+/// caller freezes the rest (freeze_all_but_lora). ValueError for adapters the model cannot take (a
+/// rank wider than a projection) or when it has adapters already.
+std::unique_ptr<DecoderOnly> with_lora(const DecoderOnly& model, const LoraOptions& lora, uint64_t seed);
 
 /// How a model answers the last user turn of conversations, greedily, each answer written until the
 /// end-of-turn token or twice the expected answer's tokens (and 16 more).

@@ -185,7 +185,11 @@ class Run {
     }
     inputs_ = input_identities(o_);  // once the task has read them
     task_->model().train();
-    adam_ = std::make_unique<Adam>(task_->model().parameters(), AdamOptions{.lr = 0, .beta2 = 0.98, .eps = 1e-9});
+    // Adam over what is trained: a LoRA fine-tuning's frozen weights get no moments (nor gradients).
+    std::vector<Variable> trained;
+    for (const Variable& p : task_->model().parameters())
+      if (p.requires_grad()) trained.push_back(p);
+    adam_ = std::make_unique<Adam>(std::move(trained), AdamOptions{.lr = 0, .beta2 = 0.98, .eps = 1e-9});
     if (resumed) restore(*resumed);
     total_steps_ = o_.steps > 0 ? o_.steps : o_.epochs * task_->batches_per_epoch();
     if (resumed && (requested.resume_epochs > 0 || requested.resume_steps > 0) && total_steps_ <= step_) {

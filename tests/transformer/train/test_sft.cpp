@@ -173,3 +173,65 @@ TEST_CASE("train sft: what it needs is refused by name before any training") {
   test::write_text(dir / "chat.jsonl", "{\"instruction\": \"a\"}\n");
   CHECK_THROWS_MSG(train(sft_options(dir, "run", base)), DataError, "chat.jsonl:1: \"output\" is missing");
 }
+
+TEST_CASE("train sft with LoRA: only the adapters move and have Adam moments, the base weights stay bit for bit") {
+  TempDir dir("sft-lora");
+  const std::string base = saved_base(dir);
+  test::write_text(dir / "chat.jsonl", reversal_data(40));
+  TrainOptions o = sft_options(dir, "lora", base);
+  o.steps = 30, o.lr = 1.0;
+  o.block.lora.rank = 2, o.block.lora.alpha = 4, o.block.lora = parse_lora_targets("q,v,ffn", o.block.lora);
+  const TrainReport r = train(o);
+  CHECK(r.losses.back() < r.losses.front());
+  const CheckpointFile tuned = read_checkpoint_file(r.checkpoint_path);
+  CHECK(tuned.info.config.block.lora == o.block.lora);
+  const CheckpointFile start = read_checkpoint_file(base);
+  // d 16, d_ff 32: W^Q 2 (16 + 16) = 64, W^V the same, the feed-forward's two 2 (16 + 32) = 96 each: 320
+  int64_t adapters = 0;
+  for (const auto& [name, t] : tuned.parameters) {
+    INFO(name);
+    if (is_lora_parameter(name)) {
+      adapters += t.numel();
+      if (name.back() == 'B') CHECK(max(mul(t, t)).item() > 0);  // trained away from zero
+    } else if (start.parameters.count(name) && name != "embed.weight") {
+      CHECK(t.to_vector<float>() == start.parameters.at(name).to_vector<float>());
+    }
+  }
+  CHECK(adapters == 320);
+  // The embedding's rows for the base ids are the base's too (two mean rows added after them).
+  const Tensor grown = tuned.parameters.at("embed.weight"), was = start.parameters.at("embed.weight");
+  CHECK(grown.narrow(0, 0, was.size(0)).contiguous().to_vector<float>() == was.to_vector<float>());
+  // Adam's moments for the adapters alone: m and v of each of the 8 adapter tensors.
+  int64_t moments = 0;
+  for (const auto& [name, t] : tuned.optimizer_state)
+    moments += name.rfind("adam.m.", 0) == 0 || name.rfind("adam.v.", 0) == 0 ? 1 : 0;
+  CHECK(moments == 2 * 8);
+}
+
+TEST_CASE("train sft with LoRA: resumed, it continues bit for bit; adapters on a model that has them are refused") {
+  TempDir dir("sft-lora-resume");
+  const std::string base = saved_base(dir);
+  test::write_text(dir / "chat.jsonl", reversal_data(20));
+  auto lora = [&](const std::string& name) {
+    TrainOptions o = sft_options(dir, name, base);
+    o.block.lora.rank = 3, o.block.lora.alpha = 3;
+    return o;
+  };
+  const TrainReport full = train(lora("full"));
+  TrainOptions first = lora("part");
+  first.stop_after = 3;
+  const TrainReport part = train(first);
+  const TrainReport resumed = train(lora("resumed"), part.checkpoint_path);
+  CHECK(test::same_bits(resumed.losses, {full.losses.begin() + 3, full.losses.end()}));
+  TrainOptions again = lora("again");
+  again.init_path = full.checkpoint_path;
+  CHECK_THROWS_MSG(train(again), TrainOptionError,
+                   "has adapters of rank 3 on q,k,v,o already: fine-tune them as they are (leave out --lora-rank), "
+                   "or fold them into its weights first (gradformer merge-lora)");
+  TrainOptions wide = lora("wide");
+  wide.block.lora.rank = 17;  // wider than d_model 16
+  CHECK_THROWS_MSG(train(wide), TrainOptionError, "lora rank 17 is more than the narrower side of a 16 -> 16 projection");
+  TrainOptions text = default_train_options("text", Architecture::DecoderOnly);
+  text.text_path = dir / "chat.jsonl", text.block.lora = first.block.lora;
+  CHECK_THROWS_MSG(train(text), TrainOptionError, "is for fine-tuning a trained model (decoder-only sft), not decoder-only text");
+}

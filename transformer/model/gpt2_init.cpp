@@ -31,7 +31,6 @@ void gpt2_init_(DecoderOnly& model, Generator& gen) {
     layer->norm1->reset_parameters(), layer->norm2->reset_parameters();  // gains 1, biases 0
   }
   if (model.decoder->norm) model.decoder->norm->reset_parameters();  // ln_f
-  reset_lora_adapters(model, gen);                                   // A drawn, B zero
 }
 
 }  // namespace gradformer

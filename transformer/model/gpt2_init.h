@@ -32,7 +32,8 @@ struct Gpt2Init {
 };
 
 /// Redraws every parameter of `model` as GPT-2 initialises it (above), from `gen`. Sinusoidal
-/// positions (no parameter) are left alone.
+/// positions (no parameter) and LoRA adapters (a fine-tuning's, drawn by reset_lora_adapters) are
+/// left alone.
 void gpt2_init_(DecoderOnly& model, Generator& gen);
 
 }  // namespace gradformer

@@ -51,3 +51,39 @@ gradformer_cli_test("chat with a model that has no chat tokens is status 2 sayin
   "-DARGS=chat|--checkpoint|${GRADFORMER_CLI_SFT}/base/model.safetensors" -DEXIT=2 ${one_error_line}
   "-DSTDERR=^gradformer chat: [^ ]*base/model.safetensors's tokenizer has no <\\|im_start\\|>, which the chatml template writes: fine-tune the model first"
   REQUIRES gradformer_cli_sft_base)
+# LoRA: adapters of rank 2 beside W^Q, W^V and the feed-forward's two matrices of the grown model
+# (d 16, d_ff 32): 2 (16 + 16) twice and 2 (16 + 32) twice, 320 numbers, of the model's 6448 + 320.
+gradformer_cli_test("train --task sft --lora-rank: the adapters alone trained, counted"
+  "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/chat.jsonl|--init|${GRADFORMER_CLI_SFT}/base/model.safetensors|--steps|4|--batch-size|4|--lora-rank|2|--lora-targets|v,ffn,q|--out|${GRADFORMER_CLI_SFT}/lora"
+  -DCLEAN=${GRADFORMER_CLI_SFT}/lora "-DFILES=${GRADFORMER_CLI_SFT}/lora/model.safetensors"
+  "-DSTDOUT=\nLoRA rank 2, alpha 2 on q,v,ffn: training 320 of the model's 6768 parameters \\(4.73%\\), the rest frozen\n"
+  REQUIRES gradformer_cli_sft_base FIXTURE gradformer_cli_sft_lora)
+gradformer_cli_test("params of a LoRA checkpoint shows the adapters' term"
+  "-DARGS=params|--checkpoint|${GRADFORMER_CLI_SFT}/lora/model.safetensors"
+  "-DSTDOUT=LoRA adapters 320 \\(rank 2 on q,v,ffn: r \\(in \\+ out\\) beside each; merge-lora folds them in\\)\n.*the checkpoint's 23 tensors hold 6768 numbers: the same\n"
+  REQUIRES gradformer_cli_sft_lora)
+gradformer_cli_test("chat reads a checkpoint with adapters beside its weights"
+  "-DARGS=chat|--checkpoint|${GRADFORMER_CLI_SFT}/lora/model.safetensors|--temperature|0|--max-tokens|3|--stats"
+  -DSTDIN=${GRADFORMER_CLI_SFT_DATA}/turns.txt
+  "-DSTDERR=^\\(read [0-9]+ new tokens after 0 cached; wrote [1-3]\\)\n" REQUIRES gradformer_cli_sft_lora)
+gradformer_cli_test("merge-lora writes the model with its adapters folded in"
+  "-DARGS=merge-lora|--checkpoint|${GRADFORMER_CLI_SFT}/lora/model.safetensors|--out|${GRADFORMER_CLI_SFT}/merged.safetensors|--force"
+  "-DFILES=${GRADFORMER_CLI_SFT}/merged.safetensors" "-DSTDOUT=^merged the LoRA adapters of [^ ]*lora/model.safetensors into [^ ]*merged.safetensors\n$"
+  REQUIRES gradformer_cli_sft_lora FIXTURE gradformer_cli_sft_merged)
+gradformer_cli_test("the merged model has no adapters and answers as a user's turn"
+  "-DARGS=params|--checkpoint|${GRADFORMER_CLI_SFT}/merged.safetensors"
+  "-DSTDOUT=the checkpoint's 15 tensors hold 6448 numbers: the same\n" "-DSTDOUT_ABSENT=LoRA" REQUIRES gradformer_cli_sft_merged)
+gradformer_cli_test("merge-lora of a checkpoint without adapters is status 1 saying so"
+  "-DARGS=merge-lora|--checkpoint|${GRADFORMER_CLI_SFT}/base/model.safetensors|--out|${GRADFORMER_CLI_SFT}/none.safetensors"
+  -DEXIT=1 ${one_error_line} "-DSTDERR=base/model.safetensors has no LoRA adapters to merge \\(no config.lora.rank\\)\n$"
+  "-DNO_FILES=${GRADFORMER_CLI_SFT}/none.safetensors" REQUIRES gradformer_cli_sft_base)
+gradformer_cli_test("train --lora-rank on a task that trains from scratch is status 2 naming the flag"
+  "-DARGS=train|--arch|decoder-only|--text|${GRADFORMER_CLI_SFT_DATA}/text.txt|--lora-rank|4" -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer train: --lora-rank is for fine-tuning a trained model \\(decoder-only sft\\), not decoder-only text\n$")
+gradformer_cli_test("train --lora-targets with an unknown projection is status 2 listing them"
+  "-DARGS=train|--arch|decoder-only|--task|sft|--data|x.jsonl|--init|x.safetensors|--lora-rank|4|--lora-targets|q,w"
+  -DEXIT=2 ${one_error_line}
+  "-DSTDERR=^gradformer train: --lora-targets: LoRA targets: 'w' in 'q,w' is not one of q, k, v, o, ffn \\(comma-separated\\)\n$")
+gradformer_cli_test("score --text reads a checkpoint with adapters beside its weights"
+  "-DARGS=score|--checkpoint|${GRADFORMER_CLI_SFT}/lora/model.safetensors|--text|${GRADFORMER_CLI_SFT_DATA}/text.txt"
+  "-DSTDOUT=600 tokens predicted \\(600 bytes\\), blocks of 64\nloss [0-9.]+ nats/token" REQUIRES gradformer_cli_sft_lora)

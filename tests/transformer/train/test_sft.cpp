@@ -208,7 +208,7 @@ TEST_CASE("train sft with LoRA: only the adapters move and have Adam moments, th
   CHECK(moments == 2 * 8);
 }
 
-TEST_CASE("train sft with LoRA: resumed, it continues bit for bit; adapters on a model that has them are refused") {
+TEST_CASE("train sft with LoRA: resumed, it continues bit for bit, and adapters on a model that has them are refused") {
   TempDir dir("sft-lora-resume");
   const std::string base = saved_base(dir);
   test::write_text(dir / "chat.jsonl", reversal_data(20));

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "nn/adam.h"
@@ -36,9 +37,25 @@ inline LmBatch gpt2_random_batch(int64_t vocab, Generator& gen) {
   return make_lm_batch(sequences, indices);  // inputs, targets [4, 256]
 }
 
-/// Adam as GPT-2 small would be trained: no weight decay (Adam has none), betas 0.9 and 0.999.
+/// GPT-2 small, or with lora_rank > 0 GPT-2 small fine-tuned with LoRA as the LoRA paper fine-tuned
+/// GPT-2 medium: adapters of that rank (alpha = rank) beside W^Q, W^K, W^V and W^O of every layer,
+/// every other weight frozen (nn/lora.h).
+inline std::unique_ptr<DecoderOnly> gpt2_model(int64_t lora_rank = 0) {
+  TransformerConfig c = gpt2_small_config();
+  if (lora_rank > 0) c.block.lora = {.rank = lora_rank, .alpha = static_cast<double>(lora_rank)};
+  auto model = std::make_unique<DecoderOnly>(c, /*seed=*/1);
+  if (lora_rank > 0) freeze_all_but_lora(*model);
+  model->train();
+  return model;
+}
+
+/// Adam as GPT-2 small would be trained: no weight decay (Adam has none), betas 0.9 and 0.999; over
+/// the parameters that are trained (with LoRA, the adapters alone).
 inline Adam gpt2_adam(const DecoderOnly& model) {
-  return Adam(model.parameters(), {.lr = 1e-4, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8});
+  std::vector<Variable> trained;
+  for (const Variable& p : model.parameters())
+    if (p.requires_grad()) trained.push_back(p);
+  return Adam(std::move(trained), {.lr = 1e-4, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8});
 }
 
 /// One step as the trainer takes it (transformer/train/trainer.cpp): forget the last step's

@@ -4,8 +4,11 @@
 // point of a step (mallinfo2, glibc) and the median time of the steps after the first. Compare with
 // bench/torch_gpt2_step.py, which prints the same lines for PyTorch.
 //
-//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--fresh-pages] [--held] [--profile]
+//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--lora R] [--fresh-pages] [--held] [--profile]
 //
+// --lora R fine-tunes with LoRA instead (bench/gpt2_step.h's gpt2_model): adapters of rank R beside
+// W^Q, W^K, W^V and W^O, every other weight frozen; run it and the full step alternately and compare
+// their peaks (target: LoRA rank 8 at <= 0.5 x the full step's peak).
 // --held also lists, after the last forward pass, the activations the graph's nodes hold as their
 // inputs (a node keeps its inputs until backward, needed or not), summed by the op that made them
 // and the op that holds them; what backward functions captured besides (dropout masks, attention
@@ -107,7 +110,7 @@ void report_held_inputs(const Variable& loss, const std::vector<Variable>& param
 }
 
 struct Options {
-  int steps = 10, threads = 0;
+  int steps = 10, threads = 0, lora = 0;
   bool fresh_pages = false, held = false, profile = false;
 };
 
@@ -120,6 +123,8 @@ Options parse_options(int argc, char** argv) {
       options.steps = std::atoi(argv[++i]);
     else if (arg == "--threads" && i + 1 < argc)
       options.threads = std::atoi(argv[++i]);
+    else if (arg == "--lora" && i + 1 < argc)
+      options.lora = std::atoi(argv[++i]);
     else if (arg == "--fresh-pages")
       options.fresh_pages = true;
     else if (arg == "--held")
@@ -128,7 +133,7 @@ Options parse_options(int argc, char** argv) {
       options.profile = true;
     else {
       std::fprintf(stderr,
-                   "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--fresh-pages] [--held] [--profile]\n");
+                   "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--lora R] [--fresh-pages] [--held] [--profile]\n");
       std::exit(2);
     }
   }
@@ -190,9 +195,12 @@ int main(int argc, char** argv) {
   report("before the model");
   const double baseline = rss_now_mib();
 
-  DecoderOnly model(gpt2_small_config(), /*seed=*/1);
-  model.train();
-  std::printf("parameters: %lld\n", static_cast<long long>(model.parameter_count()));
+  const std::unique_ptr<DecoderOnly> built = bench::gpt2_model(options.lora);
+  const DecoderOnly& model = *built;
+  int64_t trained = 0;
+  for (const Variable& p : model.parameters()) trained += p.requires_grad() ? p.numel() : 0;
+  std::printf("parameters: %lld, trained: %lld%s\n", static_cast<long long>(model.parameter_count()),
+              static_cast<long long>(trained), options.lora > 0 ? " (LoRA adapters on q, k, v, o)" : "");
   report("model built");
   Adam adam = bench::gpt2_adam(model);
   report("Adam built");

@@ -7,7 +7,7 @@ namespace gradformer {
 
 // d(a+b)/da = 1, d(a+b)/db = 1: the gradient passes through unchanged to both.
 Variable add(const Variable& a, const Variable& b) {
-  return record("add", gradformer::add(a.value(), b.value()), {a, b}, [](const Tensor& g, Grads& dx) {
+  return record("add", gradformer::add(a.value(), b.value()), {a, b}, Reads::None, [](const Tensor& g, Grads& dx) {
     if (dx.wanted(0)) dx[0] = g;
     if (dx.wanted(1)) dx[1] = g;
   });
@@ -15,7 +15,7 @@ Variable add(const Variable& a, const Variable& b) {
 
 // d(a-b)/da = 1, d(a-b)/db = -1
 Variable sub(const Variable& a, const Variable& b) {
-  return record("sub", gradformer::sub(a.value(), b.value()), {a, b}, [](const Tensor& g, Grads& dx) {
+  return record("sub", gradformer::sub(a.value(), b.value()), {a, b}, Reads::None, [](const Tensor& g, Grads& dx) {
     if (dx.wanted(0)) dx[0] = g;
     if (dx.wanted(1)) dx[1] = gradformer::neg(g);
   });
@@ -23,7 +23,7 @@ Variable sub(const Variable& a, const Variable& b) {
 
 // d(a*b)/da = b, d(a*b)/db = a
 Variable mul(const Variable& a, const Variable& b) {
-  return record("mul", gradformer::mul(a.value(), b.value()), {a, b}, [](const Tensor& g, Grads& dx) {
+  return record("mul", gradformer::mul(a.value(), b.value()), {a, b}, Reads::Other, [](const Tensor& g, Grads& dx) {
     if (dx.wanted(0)) dx[0] = gradformer::mul(g, dx.input(1));
     if (dx.wanted(1)) dx[1] = gradformer::mul(g, dx.input(0));
   });
@@ -40,7 +40,8 @@ Variable div(const Variable& a, const Variable& b) {
 
 // d(-a)/da = -1
 Variable neg(const Variable& a) {
-  return record("neg", gradformer::neg(a.value()), {a}, [](const Tensor& g, Grads& dx) { dx[0] = gradformer::neg(g); });
+  return record("neg", gradformer::neg(a.value()), {a}, Reads::None,
+                [](const Tensor& g, Grads& dx) { dx[0] = gradformer::neg(g); });
 }
 
 static Variable constant(double value, const Variable& like) { return Variable(scalar(value, like.dtype())); }

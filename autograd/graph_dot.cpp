@@ -25,7 +25,10 @@ std::string to_dot(const Variable& root) {
     stack.pop_back();
     const int id = ids.at(v);
     const bool leaf = v->grad_fn == nullptr;
-    out << "  v" << id << " [shape=box, label=\"" << (v->name.empty() ? "" : v->name + " | ") << v->value.shape() << " "
+    // an edge a node kept without the value (Reads) is named as the variable it stands for
+    const std::shared_ptr<const VariableImpl> from = v->released_from.lock();
+    const std::string& name = from && v->name.empty() ? from->name : v->name;
+    out << "  v" << id << " [shape=box, label=\"" << (name.empty() ? "" : name + " | ") << v->value.shape() << " "
         << v->value.dtype() << (leaf ? (v->requires_grad ? " | leaf" : " | constant") : "") << "\""
         << (leaf ? ", style=filled, fillcolor=\"#dbe9f6\"" : "") << "];\n";
     if (leaf) continue;

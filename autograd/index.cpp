@@ -7,9 +7,9 @@ namespace gradformer {
 
 // out = x[index] along dim  =>  dx[index[j]] += g[j]  (index_add_, which accumulates repeats)
 Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
-  return record("index_select", gradformer::index_select(x.value(), dim, index), {x},
+  return record("index_select", gradformer::index_select(x.value(), dim, index), {x}, Reads::None,
                 [dim, index](const Tensor& g, Grads& dx) {
-                  Tensor grad = zeros(dx.input(0).shape(), g.dtype());
+                  Tensor grad = zeros(dx.input_shape(0), g.dtype());
                   index_add_(grad, dim, index, g);
                   dx[0] = grad;
                 });
@@ -17,11 +17,12 @@ Variable index_select(const Variable& x, int64_t dim, const Tensor& index) {
 
 // out[i][j] = x[i][index[i][j]]  =>  dx[i][index[i][j]] += g[i][j]  (scatter_add_)
 Variable gather(const Variable& x, int64_t dim, const Tensor& index) {
-  return record("gather", gradformer::gather(x.value(), dim, index), {x}, [dim, index](const Tensor& g, Grads& dx) {
-    Tensor grad = zeros(dx.input(0).shape(), g.dtype());
-    scatter_add_(grad, dim, index, g);
-    dx[0] = grad;
-  });
+  return record("gather", gradformer::gather(x.value(), dim, index), {x}, Reads::None,
+                [dim, index](const Tensor& g, Grads& dx) {
+                  Tensor grad = zeros(dx.input_shape(0), g.dtype());
+                  scatter_add_(grad, dim, index, g);
+                  dx[0] = grad;
+                });
 }
 
 }  // namespace gradformer

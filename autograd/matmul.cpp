@@ -24,17 +24,24 @@ bool stored_transposed(const Tensor& t) {
 }  // namespace
 
 Variable matmul(const Variable& a, const Variable& b) {
-  return record("matmul", gradformer::matmul(a.value(), b.value()), {a, b}, [](const Tensor& g, Grads& dx) {
-    const Tensor &av = dx.input(0), &bv = dx.input(1);
-    const bool same_rank = av.dim() == bv.dim();  // no broadcast batch dimensions to sum over
-    // dA^T = B G^T and dB^T = G^T A: the same products, summed in the same order, in the other layout.
-    if (dx.wanted(0))
-      dx[0] = same_rank && stored_transposed(av) ? gradformer::matmul(bv, g.transpose(-2, -1)).transpose(-2, -1)
-                                                 : gradformer::matmul(g, bv.transpose(-2, -1));
-    if (dx.wanted(1))
-      dx[1] = same_rank && stored_transposed(bv) ? gradformer::matmul(g.transpose(-2, -1), av).transpose(-2, -1)
-                                                 : gradformer::matmul(av.transpose(-2, -1), g);
-  });
+  // dA^T = B G^T and dB^T = G^T A: the same products, summed in the same order, in the other layout,
+  // chosen by how A and B are laid out (seen here: the node keeps A only to make dB, and B only for dA).
+  const bool same_rank = a.dim() == b.dim();  // no broadcast batch dimensions to sum over
+  const bool a_transposed = same_rank && stored_transposed(a.value()),
+             b_transposed = same_rank && stored_transposed(b.value());
+  return record("matmul", gradformer::matmul(a.value(), b.value()), {a, b}, Reads::Other,
+                [a_transposed, b_transposed](const Tensor& g, Grads& dx) {
+                  if (dx.wanted(0)) {
+                    const Tensor& bv = dx.input(1);
+                    dx[0] = a_transposed ? gradformer::matmul(bv, g.transpose(-2, -1)).transpose(-2, -1)
+                                         : gradformer::matmul(g, bv.transpose(-2, -1));
+                  }
+                  if (dx.wanted(1)) {
+                    const Tensor& av = dx.input(0);
+                    dx[1] = b_transposed ? gradformer::matmul(g.transpose(-2, -1), av).transpose(-2, -1)
+                                         : gradformer::matmul(av.transpose(-2, -1), g);
+                  }
+                });
 }
 
 }  // namespace gradformer

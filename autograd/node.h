@@ -37,6 +37,14 @@ struct GradPart {
   int64_t dim = -1, start = 0, length = 0;
 };
 
+/// Which input values an op's backward function reads, so that the node keeps only those: All (the
+/// default), None (an add, a reshape, a concat: it needs the inputs' shapes, not their values), or
+/// Other (two inputs, each read only to make the other's gradient: a product, whose dL/dx needs W
+/// and dL/dW needs x; with W frozen, x is not kept). An input not read is held as an edge only
+/// (Variable::edge_only): its memory goes back as soon as nothing else holds it. A leaf that wants a
+/// gradient is always kept (its gradient lands on it).
+enum class Reads { All, None, Other };
+
 /// What a backward function reads and writes: the inputs' values, which inputs want a gradient,
 /// and a slot per input for dL/d(input).
 class Grads {
@@ -46,8 +54,10 @@ class Grads {
   size_t size() const { return slots_.size(); }
   /// Whether input i needs a gradient: skip the work when it does not.
   bool wanted(size_t i) const { return inputs_[i].requires_grad(); }
-  /// Input i's value, as the forward saw it.
-  const Tensor& input(size_t i) const { return inputs_[i].value(); }
+  /// Input i's value, as the forward saw it. GraphError if the op declared it would not read it (Reads).
+  const Tensor& input(size_t i) const;
+  /// Input i's shape, kept whether or not its value is.
+  const Shape& input_shape(size_t i) const { return inputs_[i].value().shape(); }
   /// The slot for dL/d(input i); leave it undefined to mean zero.
   Tensor& operator[](size_t i) { return slots_[i]; }
   /// dL/d(input i) is g on input(i).narrow(dim, start, length) and zero elsewhere. The engine adds g
@@ -91,6 +101,9 @@ class Node {
 
   /// Runs the backward function: fills grads (one slot per input) from dL/d(output).
   virtual void apply(const Tensor& grad_output, Grads& grads) = 0;
+  /// Replaces the inputs whose values the backward function does not read (`reads`) by edges
+  /// (Variable::edge_only); record() calls it as the node is made.
+  void release_unread(Reads reads);
   /// Drops the inputs and saved tensors: the memory of the graph goes back once backward is done.
   void free_graph() {
     release_inputs();
@@ -162,7 +175,7 @@ inline Variable make_constant(Tensor value) { return Variable(std::move(value));
 namespace detail {
 // record's body for both signatures below (output by reference: the Tensor is moved only once).
 template <class F>
-Variable record_op(const char* op, Tensor& output, std::span<const Variable> inputs, F&& backward) {
+Variable record_op(const char* op, Tensor& output, std::span<const Variable> inputs, Reads reads, F&& backward) {
   if (anomaly_enabled()) check_forward_finite(op, output, inputs);
   bool any = false;
   if (grad_enabled())
@@ -173,6 +186,7 @@ Variable record_op(const char* op, Tensor& output, std::span<const Variable> inp
     return result;
   }
   auto node = std::make_shared<LambdaNode<std::decay_t<F>>>(op, inputs, output, std::forward<F>(backward));
+  if (reads != Reads::All) node->release_unread(reads);
   Variable result = make_result(std::move(output), std::move(node));
   if (profiler::enabled()) profile_forward(op, result, inputs);
   return result;
@@ -185,14 +199,20 @@ Variable record_op(const char* op, Tensor& output, std::span<const Variable> inp
 /// the op's forward event ends here, after the node is made, so making it is part of the op's time.
 template <class F>
 Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, F&& backward) {
-  return detail::record_op(op, output, std::span<const Variable>(inputs.begin(), inputs.size()),
+  return detail::record_op(op, output, std::span<const Variable>(inputs.begin(), inputs.size()), Reads::All,
+                           std::forward<F>(backward));
+}
+/// As above, the node keeping only the input values `reads` says the backward reads.
+template <class F>
+Variable record(const char* op, Tensor output, std::initializer_list<Variable> inputs, Reads reads, F&& backward) {
+  return detail::record_op(op, output, std::span<const Variable>(inputs.begin(), inputs.size()), reads,
                            std::forward<F>(backward));
 }
 
 /// As above, for ops with a variable number of inputs (concat, stack).
 template <class F>
-Variable record(const char* op, Tensor output, const std::vector<Variable>& inputs, F&& backward) {
-  return detail::record_op(op, output, std::span<const Variable>(inputs), std::forward<F>(backward));
+Variable record(const char* op, Tensor output, const std::vector<Variable>& inputs, Reads reads, F&& backward) {
+  return detail::record_op(op, output, std::span<const Variable>(inputs), reads, std::forward<F>(backward));
 }
 
 }  // namespace gradformer

@@ -144,7 +144,7 @@ Variable dropout(const Variable& x, double p, Generator& gen, bool training) {
   if (!training || p == 0) return x;
   // The mask is stored already scaled by 1/(1-p), so the backward is one multiply.
   Dropped dropped = apply_dropout(x.value(), p, gen);
-  return record("dropout", std::move(dropped.output), {x},
+  return record("dropout", std::move(dropped.output), {x}, Reads::None,
                 [scaled_mask = std::move(dropped.scaled_mask)](const Tensor& g, Grads& dx) {
                   dx[0] = gradformer::mul(g, scaled_mask);
                 });

@@ -36,19 +36,20 @@ int64_t reduced_count(const Shape& x, const Axes& axes) {
 
 // d(sum x)/dx_i = 1: every element gets the upstream gradient of its output (a stride-0 view, no copy).
 Variable sum(const Variable& x, const Axes& axes, bool keepdim) {
-  return record("sum", gradformer::sum(x.value(), axes, keepdim), {x}, [axes](const Tensor& g, Grads& dx) {
-    const Shape& shape = dx.input(0).shape();
+  return record("sum", gradformer::sum(x.value(), axes, keepdim), {x}, Reads::None, [axes](const Tensor& g, Grads& dx) {
+    const Shape& shape = dx.input_shape(0);
     dx[0] = g.reshape(kept_shape(shape, axes)).expand(shape);
   });
 }
 
 // d(mean x)/dx_i = 1/n
 Variable mean(const Variable& x, const Axes& axes, bool keepdim) {
-  return record("mean", gradformer::mean(x.value(), axes, keepdim), {x}, [axes](const Tensor& g, Grads& dx) {
-    const Shape& shape = dx.input(0).shape();
-    const double n = static_cast<double>(reduced_count(shape, axes));
-    dx[0] = (g.reshape(kept_shape(shape, axes)) / n).expand(shape);
-  });
+  return record("mean", gradformer::mean(x.value(), axes, keepdim), {x}, Reads::None,
+                [axes](const Tensor& g, Grads& dx) {
+                  const Shape& shape = dx.input_shape(0);
+                  const double n = static_cast<double>(reduced_count(shape, axes));
+                  dx[0] = (g.reshape(kept_shape(shape, axes)) / n).expand(shape);
+                });
 }
 
 // d(max x)/dx_i = 1/k if x_i is one of the k maximal elements, else 0.

@@ -24,6 +24,29 @@ Variable::Variable(Tensor value, bool requires_grad) {
   impl_->requires_grad = requires_grad;
 }
 
+namespace {
+
+// One zero of the dtype, shared by every edge of it (never written): an edge costs no allocation
+// beyond its VariableImpl.
+const Tensor& shared_zero(DType dtype) {
+  static const Tensor f32 = scalar(0.0, DType::Float32), f64 = scalar(0.0, DType::Float64);
+  thread_local Tensor other;
+  if (dtype == DType::Float32) return f32;
+  if (dtype == DType::Float64) return f64;
+  return other = scalar(0.0, dtype);
+}
+
+}  // namespace
+
+Variable Variable::edge_only() const {
+  const VariableImpl& v = checked("edge_only");
+  auto edge = std::make_shared<VariableImpl>();
+  edge->value = shared_zero(v.value.dtype()).expand(v.value.shape());  // stride 0: one number for any shape
+  edge->grad_fn = v.grad_fn, edge->requires_grad = v.requires_grad, edge->name = v.name;
+  edge->value_released = true, edge->released_from = impl_;
+  return from_impl(std::move(edge));
+}
+
 Variable Variable::from_impl(std::shared_ptr<VariableImpl> impl) {
   Variable v;
   v.impl_ = std::move(impl);

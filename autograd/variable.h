@@ -32,6 +32,11 @@ struct VariableImpl {
   std::shared_ptr<Node> grad_fn;  // the op that made this value; null for a leaf
   bool requires_grad = false;
   std::string name;  // optional, shown by the graph export
+  /// An edge a node keeps to an input whose value its backward does not read (Node's Reads): the
+  /// same grad_fn, shape and dtype, the value a stand-in of no memory, so that the input's own
+  /// memory goes back as soon as nothing else holds it.
+  bool value_released = false;
+  std::weak_ptr<const VariableImpl> released_from;  // the variable it is the edge to, while it lives (its name)
 };
 
 class Variable {
@@ -90,6 +95,9 @@ class Variable {
 
   /// For ops and the engine.
   const std::shared_ptr<VariableImpl>& impl() const { return impl_; }
+  /// The edge to this variable without its value (VariableImpl::value_released): its grad_fn,
+  /// requires_grad, name, shape and dtype, the value a zero broadcast to the shape (no memory).
+  Variable edge_only() const;
   static Variable from_impl(std::shared_ptr<VariableImpl> impl);
 
  private:

@@ -132,8 +132,9 @@ Options parse_options(int argc, char** argv) {
     else if (arg == "--profile")
       options.profile = true;
     else {
-      std::fprintf(stderr,
-                   "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--lora R] [--fresh-pages] [--held] [--profile]\n");
+      std::fprintf(
+          stderr,
+          "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--lora R] [--fresh-pages] [--held] [--profile]\n");
       std::exit(2);
     }
   }

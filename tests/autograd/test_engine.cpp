@@ -302,3 +302,37 @@ TEST_CASE("a variable prints its value and where it came from") {
   CHECK(s.find("constant)") != std::string::npos);
   CHECK(s.find("variable(undefined)") != std::string::npos);
 }
+
+TEST_CASE("a node keeps only the input values its backward reads: an add none, a product the other side's") {
+  Variable w(from_vector(std::vector<double>{1, 2, 3, 4, 5, 6}, {3, 2}), true);
+  Variable frozen(from_vector(std::vector<double>{1, 0, 0, 1, 1, 1}, {2, 3}));  // wants no gradient
+  std::weak_ptr<Storage> x_storage, y_storage;
+  Variable loss;
+  {
+    const Variable x = matmul(Variable(ones({4, 3}, DType::Float64), true) * 2.0, w);  // [4, 2], made by an op
+    const Variable y = matmul(x, frozen);  // [4, 3]: x read only to make frozen's gradient, which is not wanted
+    x_storage = x.value().storage(), y_storage = y.value().storage();
+    const Node& product = *y.grad_fn();
+    CHECK(product.inputs()[0].impl()->value_released);        // x: an edge only
+    CHECK_FALSE(product.inputs()[1].impl()->value_released);  // frozen: kept, to make x's gradient
+    CHECK(product.inputs()[0].shape() == Shape{4, 2});
+    loss = sum(y + y);  // add: neither value kept
+    CHECK(loss.grad_fn()->inputs()[0].grad_fn()->inputs()[0].impl()->value_released);
+  }
+  // Nothing else holds x or y: their memory went back at the end of the block, the graph intact.
+  CHECK(x_storage.expired());
+  CHECK(y_storage.expired());
+  loss.backward();
+  // L = sum(2 y): dL/dy = 2; dL/dx = 2 ones [4, 3] frozen^T = [2, 6] in every row (frozen's rows
+  // sum to 1 and 3); x = X w with X = 2 ones [4, 3]: dL/dw = X^T dL/dx = 4 x 2 x [2, 6] in every row.
+  CHECK(w.grad().to_vector<double>() == std::vector<double>{16, 48, 16, 48, 16, 48});
+}
+
+TEST_CASE("a backward that reads an input its op said it would not read is a GraphError, not a silent zero") {
+  const Variable a = Variable(scalar(2.0, DType::Float64), true) * 1.0;
+  const Variable out = record("wrongly_declared", scalar(4.0, DType::Float64), {a}, Reads::None,
+                              [](const Tensor& g, Grads& dx) { dx[0] = mul(g, dx.input(0)); });
+  CHECK_THROWS_MSG(out.backward(), GraphError,
+                   "backward read input 0 ([]), whose value its op said it would not read (Reads): the node did not "
+                   "keep it");
+}

@@ -118,10 +118,12 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   const std::map<std::string, int (*)(int, char**)> commands = {
-      {"train", train_command},         {"translate", translate_command}, {"score", score_command},
-      {"gradcheck", gradcheck_command}, {"params", params_command},       {"trace", trace_command},
-      {"generate", generate_command},   {"chat", chat_command},           {"classify", classify_command},
-      {"import", import_command},       {"average", average_command},     {"tokenize", tokenize_command},
+      {"train", train_command},         {"translate", translate_command},
+      {"score", score_command},         {"gradcheck", gradcheck_command},
+      {"params", params_command},       {"trace", trace_command},
+      {"generate", generate_command},   {"chat", chat_command},
+      {"classify", classify_command},   {"import", import_command},
+      {"average", average_command},     {"tokenize", tokenize_command},
       {"learn-bpe", learn_bpe_command}, {"merge-lora", merge_lora_command}};
   const auto found = commands.find(command);
   if (found == commands.end()) {

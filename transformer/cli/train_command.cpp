@@ -204,8 +204,8 @@ void read_lora_flags(const Flags& f, LoraOptions& lora) {
   if (!f.given("--lora-rank") && !f.given("--lora-alpha") && !f.given("--lora-targets")) return;
   lora.rank = f.integer("--lora-rank");
   if (lora.rank < 1)
-    throw UsageError(message("train: --lora-rank must be at least 1 (leave it out to fine-tune every weight), got ",
-                             lora.rank));
+    throw UsageError(
+        message("train: --lora-rank must be at least 1 (leave it out to fine-tune every weight), got ", lora.rank));
   lora.alpha = f.given("--lora-alpha") ? f.number("--lora-alpha") : static_cast<double>(lora.rank);
   try {
     lora = parse_lora_targets(f.text("--lora-targets"), lora);

@@ -52,7 +52,8 @@ const char* positions_name(Positions p) {
 
 std::string lora_targets_name(const LoraOptions& lora) {
   std::string names;
-  for (const auto& [on, name] : {std::pair{lora.q, "q"}, {lora.k, "k"}, {lora.v, "v"}, {lora.o, "o"}, {lora.ffn, "ffn"}})
+  for (const auto& [on, name] :
+       {std::pair{lora.q, "q"}, {lora.k, "k"}, {lora.v, "v"}, {lora.o, "o"}, {lora.ffn, "ffn"}})
     if (on) names += (names.empty() ? "" : ",") + std::string(name);
   return names;
 }
@@ -108,8 +109,8 @@ void validate_lora(const char* who, const LayerConfig& c) {
   for (bool attention : {true, false})
     for (const auto& [in, out] : lora_projections(c, attention))
       if (l.rank > std::min(in, out))
-        throw ValueError(message(who, ": lora rank ", l.rank, " is more than the narrower side of a ", in, " -> ",
-                                 out, " projection it would sit beside (targets ", lora_targets_name(l), ")"));
+        throw ValueError(message(who, ": lora rank ", l.rank, " is more than the narrower side of a ", in, " -> ", out,
+                                 " projection it would sit beside (targets ", lora_targets_name(l), ")"));
 }
 
 }  // namespace

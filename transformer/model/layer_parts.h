@@ -1,8 +1,8 @@
 // The parts a layer of any of the three architectures is built from, as its configuration says:
 // its norms (LayerNorm or RMSNorm), its attentions (heads, key/value heads, head width, biases,
 // rotary positions) and its feed-forward network's projections (with or without biases; SwiGLU's
-// third matrix), and the LoRA adapters beside them. The encoder's and the decoder's layers both build theirs here, so a setting means
-// the same in every architecture.
+// third matrix), and the LoRA adapters beside them. The encoder's and the decoder's layers both build theirs here, so a
+// setting means the same in every architecture.
 #pragma once
 
 #include <memory>
@@ -24,8 +24,9 @@ inline std::shared_ptr<Norm> make_norm(const LayerConfig& c) {
 /// configuration names beside W^Q, W^K, W^V and W^O.
 inline std::shared_ptr<MultiheadAttention> make_attention(const LayerConfig& c,
                                                           std::shared_ptr<Generator> dropout_gen) {
-  auto a = std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, std::move(dropout_gen),
-                                                c.dtype, AttentionShape{c.block.kv_heads, c.block.head_dim, c.block.bias});
+  auto a =
+      std::make_shared<MultiheadAttention>(c.d_model, c.heads, c.dropout, skip_init, std::move(dropout_gen), c.dtype,
+                                           AttentionShape{c.block.kv_heads, c.block.head_dim, c.block.bias});
   const LoraOptions& lora = c.block.lora;
   if (lora.rank > 0) {
     a->add_lora(lora.q, lora.k, lora.v, lora.rank, lora.alpha, nullptr);

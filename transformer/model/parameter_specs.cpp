@@ -34,8 +34,7 @@ class SpecList {
     const LoraOptions& l = c.block.lora;
     add(prefix + "in_proj_weight", {q + 2 * kv, d});
     if (c.block.bias != Bias::None) add(prefix + "in_proj_bias", {q + 2 * kv});
-    linear(prefix + "out_proj.", q, d, c.block.bias == Bias::All || c.block.bias == Bias::Attention,
-           l.o ? l.rank : 0);
+    linear(prefix + "out_proj.", q, d, c.block.bias == Bias::All || c.block.bias == Bias::Attention, l.o ? l.rank : 0);
     if (l.rank == 0) return;
     if (l.q) lora(prefix + "lora_q.", d, q, l.rank);
     if (l.k) lora(prefix + "lora_k.", d, kv, l.rank);

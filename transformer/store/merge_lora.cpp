@@ -21,7 +21,8 @@ struct Target {
 // H d_k, or H d_k + N d_k.
 Target target_of(const std::string& adapter, const LayerConfig& c) {
   const int64_t q_rows = c.heads * c.head_dim(), kv_rows = c.kv_heads() * c.head_dim();
-  const std::pair<const char*, int64_t> attention[] = {{"lora_q.", 0}, {"lora_k.", q_rows}, {"lora_v.", q_rows + kv_rows}};
+  const std::pair<const char*, int64_t> attention[] = {
+      {"lora_q.", 0}, {"lora_k.", q_rows}, {"lora_v.", q_rows + kv_rows}};
   for (const auto& [name, first] : attention)
     if (ends_with(adapter, std::string(".") + name))
       return {adapter.substr(0, adapter.size() - std::string(name).size()) + "in_proj_weight", first};

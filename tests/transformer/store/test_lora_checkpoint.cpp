@@ -115,9 +115,9 @@ TEST_CASE("merge-lora on a checkpoint: adapters gone, the logits kept in float32
   for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(b[i]).margin(1e-5));
   CHECK_THROWS_MSG(merge_lora_checkpoint(out, lct::temp_path("twice")), CheckpointError,
                    "merge-lora: " + out + " has no LoRA adapters to merge (no config.lora.rank)");
-  CHECK_THROWS_MSG(merge_lora_checkpoint(path, path), ValueError, "merge-lora: the output " + path + " is the checkpoint");
+  CHECK_THROWS_MSG(merge_lora_checkpoint(path, path), ValueError,
+                   "merge-lora: the output " + path + " is the checkpoint");
 }
-
 
 TEST_CASE("LoRA settings: the checkpoint's metadata carries them, and nothing when there are none") {
   const TransformerConfig c = lora_checkpoint_test::small("k,o,ffn");
@@ -133,4 +133,3 @@ TEST_CASE("LoRA settings: the checkpoint's metadata carries them, and nothing wh
   m.erase("config.lora.targets");
   CHECK_THROWS_MSG(config_from_metadata(m, "x.safetensors"), CheckpointError, "config.lora.targets");
 }
-

@@ -230,8 +230,10 @@ TEST_CASE("train sft with LoRA: resumed, it continues bit for bit, and adapters 
                    "or fold them into its weights first (gradformer merge-lora)");
   TrainOptions wide = lora("wide");
   wide.block.lora.rank = 17;  // wider than d_model 16
-  CHECK_THROWS_MSG(train(wide), TrainOptionError, "lora rank 17 is more than the narrower side of a 16 -> 16 projection");
+  CHECK_THROWS_MSG(train(wide), TrainOptionError,
+                   "lora rank 17 is more than the narrower side of a 16 -> 16 projection");
   TrainOptions text = default_train_options("text", Architecture::DecoderOnly);
   text.text_path = dir / "chat.jsonl", text.block.lora = first.block.lora;
-  CHECK_THROWS_MSG(train(text), TrainOptionError, "is for fine-tuning a trained model (decoder-only sft), not decoder-only text");
+  CHECK_THROWS_MSG(train(text), TrainOptionError,
+                   "is for fine-tuning a trained model (decoder-only sft), not decoder-only text");
 }

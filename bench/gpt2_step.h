@@ -23,14 +23,14 @@ namespace gradformer::bench {
 
 inline constexpr int64_t kGpt2Batch = 4, kGpt2Context = 256;
 
-/// kGpt2Batch random sequences of kGpt2Context + 1 token ids in [1, V): id 0 is <pad>, which lm_loss
-/// would mask, so none is drawn and all kGpt2Batch * kGpt2Context targets are scored.
-inline LmBatch gpt2_random_batch(int64_t vocab, Generator& gen) {
-  const Tensor ids = randint({kGpt2Batch, kGpt2Context + 1}, 1, vocab, gen);
+/// `batch` (kGpt2Batch) random sequences of kGpt2Context + 1 token ids in [1, V): id 0 is <pad>, which
+/// lm_loss would mask, so none is drawn and all batch * kGpt2Context targets are scored.
+inline LmBatch gpt2_random_batch(int64_t vocab, Generator& gen, int64_t batch = kGpt2Batch) {
+  const Tensor ids = randint({batch, kGpt2Context + 1}, 1, vocab, gen);
   const int64_t* p = ids.data<int64_t>();
   std::vector<LmSequence> sequences;
   std::vector<int64_t> indices;
-  for (int64_t b = 0; b < kGpt2Batch; ++b) {
+  for (int64_t b = 0; b < batch; ++b) {
     sequences.push_back(scored_from({p + b * (kGpt2Context + 1), p + (b + 1) * (kGpt2Context + 1)}));
     indices.push_back(b);
   }

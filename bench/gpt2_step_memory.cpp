@@ -4,7 +4,9 @@
 // point of a step (mallinfo2, glibc) and the median time of the steps after the first. Compare with
 // bench/torch_gpt2_step.py, which prints the same lines for PyTorch.
 //
-//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--lora R] [--fresh-pages] [--held] [--profile]
+//   build/bench/gpt2_step_memory [--steps N] [--threads N] [--lora R] [--batch B] [--fresh-pages] [--held] [--profile]
+//
+// --batch B: B sequences of 256 tokens a step (default 4, as bench_training_step and PyTorch's twin).
 //
 // --lora R fine-tunes with LoRA instead (bench/gpt2_step.h's gpt2_model): adapters of rank R beside
 // W^Q, W^K, W^V and W^O, every other weight frozen; run it and the full step alternately and compare
@@ -110,7 +112,7 @@ void report_held_inputs(const Variable& loss, const std::vector<Variable>& param
 }
 
 struct Options {
-  int steps = 10, threads = 0, lora = 0;
+  int steps = 10, threads = 0, lora = 0, batch = static_cast<int>(bench::kGpt2Batch);
   bool fresh_pages = false, held = false, profile = false;
 };
 
@@ -125,6 +127,8 @@ Options parse_options(int argc, char** argv) {
       options.threads = std::atoi(argv[++i]);
     else if (arg == "--lora" && i + 1 < argc)
       options.lora = std::atoi(argv[++i]);
+    else if (arg == "--batch" && i + 1 < argc)
+      options.batch = std::atoi(argv[++i]);
     else if (arg == "--fresh-pages")
       options.fresh_pages = true;
     else if (arg == "--held")
@@ -132,11 +136,15 @@ Options parse_options(int argc, char** argv) {
     else if (arg == "--profile")
       options.profile = true;
     else {
-      std::fprintf(
-          stderr,
-          "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--lora R] [--fresh-pages] [--held] [--profile]\n");
+      std::fprintf(stderr,
+                   "usage: gpt2_step_memory [--steps N >= 2] [--threads N] [--lora R] [--batch B] [--fresh-pages] "
+                   "[--held] [--profile]\n");
       std::exit(2);
     }
+  }
+  if (options.batch < 1) {
+    std::fprintf(stderr, "gpt2_step_memory: --batch must be at least 1, got %d\n", options.batch);
+    std::exit(2);
   }
   if (options.steps < 2) {
     std::fprintf(stderr, "gpt2_step_memory: --steps must be at least 2, got %d\n", options.steps);
@@ -191,7 +199,7 @@ int main(int argc, char** argv) {
   const bool kept = !options.fresh_pages && keep_freed_memory();
   if (options.threads > 0) set_num_threads(options.threads);
   std::printf("GPT-2 small, batch %lld x context %lld, %d steps, %d threads, freed memory %s\n",
-              static_cast<long long>(bench::kGpt2Batch), static_cast<long long>(bench::kGpt2Context), options.steps,
+              static_cast<long long>(options.batch), static_cast<long long>(bench::kGpt2Context), options.steps,
               num_threads(), kept ? "kept for reuse" : "returned to the kernel");
   report("before the model");
   const double baseline = rss_now_mib();
@@ -206,7 +214,7 @@ int main(int argc, char** argv) {
   Adam adam = bench::gpt2_adam(model);
   report("Adam built");
   Generator gen(1);
-  const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen);
+  const LmBatch batch = bench::gpt2_random_batch(model.config().tgt_vocab, gen, options.batch);
 
   const std::vector<double> ms = run_steps(model, adam, batch, options.steps, options.held);
   report("after the last step");

@@ -104,11 +104,8 @@ int chat_command(int argc, char** argv) {
   f.add("--system", "", "a system message, first in the conversation (default: none)");
   f.add("--template", "",
         "chatml or llama3 (default: the one the checkpoint was fine-tuned with, else the one its tokenizer implies)");
-  f.add("--max-tokens", "256", "tokens of one answer at most, its end-of-turn included");
-  f.add("--temperature", "0.7", "divides the logits before the softmax; 0: greedy (the most likely token)");
-  f.add("--top-k", "0", "sample among the k most likely tokens only (0: all)");
-  f.add("--top-p", "1", "sample among the fewest most likely tokens whose probability reaches p (1: all)");
-  f.add("--seed", "1", "the sampling generator's seed: the same seed and turns give the same answers");
+  declare_sampling_flags(f, "256", "tokens of one answer at most, its end-of-turn included", "0.7",
+                         "the sampling generator's seed: the same seed and turns give the same answers");
   f.add_switch("--stats",
                "after each answer, say on stderr how many tokens it read and wrote, and how many were cached");
   f.add("--threads", "0", "threads (0: all cores)");
@@ -117,14 +114,7 @@ int chat_command(int argc, char** argv) {
     return 0;
   }
   f.require("--checkpoint");
-  SamplingOptions o{.max_tokens = f.integer_in("--max-tokens", 1),
-                    .temperature = f.number("--temperature"),
-                    .top_k = f.integer_in("--top-k", 0, std::numeric_limits<int64_t>::max(), " (0: all tokens)"),
-                    .top_p = f.number("--top-p")};
-  if (!(o.temperature >= 0))
-    throw UsageError(message("chat: --temperature must be at least 0, got ", f.text("--temperature")));
-  if (!(o.top_p > 0 && o.top_p <= 1))
-    throw UsageError(message("chat: --top-p must be in (0, 1], got ", f.text("--top-p")));
+  const SamplingOptions o = sampling_options(f, "chat");
   if (const auto problem = utf8_problem(f.text("--system"))) throw UsageError("chat: --system is " + *problem);
   apply_threads(f);
   const std::string path = f.text("--checkpoint");
@@ -132,7 +122,7 @@ int chat_command(int argc, char** argv) {
   const Tokenizer& tokenizer = ckpt.info.target_tokenizer;
   const ChatTemplate chat = template_of(f, ckpt, path);
   ChatSession session(*ckpt.model, tokenizer, chat, f.text("--system"));
-  Generator gen(static_cast<uint64_t>(f.integer_in("--seed", 0)));
+  Generator gen(sampling_seed(f));
   converse(session, tokenizer, o, gen, f.on("--stats"));
   return 0;
 }

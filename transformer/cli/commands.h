@@ -20,6 +20,15 @@ void apply_threads(const Flags& f);
 void declare_profile_flag(Flags& f);
 std::string profile_path(const Flags& f, const std::string& out_dir);
 
+/// generate's and chat's sampling flags: --max-tokens (its default and help given), --temperature (its
+/// default given), --top-k, --top-p and --seed (its help given); then read back, each checked, a
+/// UsageError naming `command` and the flag.
+void declare_sampling_flags(Flags& f, const char* max_tokens, const char* max_tokens_help, const char* temperature,
+                            const char* seed_help);
+struct SamplingOptions;
+SamplingOptions sampling_options(const Flags& f, const char* command);
+uint64_t sampling_seed(const Flags& f);
+
 /// What translate and classify share: each line of standard input (read by LineReader,
 /// transformer/data/line_reader.h) split into words and answered on one line of standard output, so
 /// output line N is always input line N's: a blank line gives an empty line, and so does a line the

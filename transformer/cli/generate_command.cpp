@@ -103,6 +103,30 @@ void continue_words(DecoderOnly& model, const Vocab& vocab, const std::string& t
 
 }  // namespace
 
+void declare_sampling_flags(Flags& f, const char* max_tokens, const char* max_tokens_help, const char* temperature,
+                            const char* seed_help) {
+  f.add("--max-tokens", max_tokens, max_tokens_help);
+  f.add("--temperature", temperature, "divides the logits before the softmax; 0: greedy (the most likely token)");
+  f.add("--top-k", "0", "sample among the k most likely tokens only (0: all)");
+  f.add("--top-p", "1", "sample among the fewest most likely tokens whose probability reaches p (1: all)");
+  f.add("--seed", "1", seed_help);
+}
+
+SamplingOptions sampling_options(const Flags& f, const char* command) {
+  SamplingOptions o{.max_tokens = f.integer_in("--max-tokens", 1),
+                    .temperature = f.number("--temperature"),
+                    .top_k = f.integer_in("--top-k", 0, std::numeric_limits<int64_t>::max(), " (0: all tokens)"),
+                    .top_p = f.number("--top-p")};
+  if (!(o.temperature >= 0))
+    throw UsageError(message(command, ": --temperature must be at least 0, got ", f.text("--temperature")));
+  if (!(o.top_p > 0 && o.top_p <= 1))
+    throw UsageError(message(command, ": --top-p must be in (0, 1], got ", f.text("--top-p")));
+  (void)sampling_seed(f);  // checked before any work
+  return o;
+}
+
+uint64_t sampling_seed(const Flags& f) { return static_cast<uint64_t>(f.integer_in("--seed", 0)); }
+
 int generate_command(int argc, char** argv) {
   Flags f("generate",
           "Continue a prompt with a decoder-only checkpoint (gradformer train --arch decoder-only) and print the\n"
@@ -118,11 +142,9 @@ int generate_command(int argc, char** argv) {
   f.add("--prompt", "",
         "the start of the text, whitespace-separated words (default: nothing after <s>); a text model's: raw "
         "text (required)");
-  f.add("--max-tokens", "40", "new tokens generated at most, </s> or <|endoftext|> included");
-  f.add("--temperature", "1", "divides the logits before the softmax; 0: greedy (the most likely token)");
-  f.add("--top-k", "0", "sample among the k most likely tokens only (0: all)");
-  f.add("--top-p", "1", "sample among the fewest most likely tokens whose probability reaches p (1: all)");
-  f.add("--seed", "1", "the sampling generator's seed: the same seed gives the same text (unused by --temperature 0)");
+  declare_sampling_flags(
+      f, "40", "new tokens generated at most, </s> or <|endoftext|> included", "1",
+      "the sampling generator's seed: the same seed gives the same text (unused by --temperature 0)");
   f.add("--threads", "0", "threads (0: all cores)");
   f.add_switch("--raw", "a fine-tuned model (train --task sft): continue the prompt as text, not as a user's turn");
   if (!f.parse(argc, argv)) {
@@ -130,15 +152,7 @@ int generate_command(int argc, char** argv) {
     return 0;
   }
   f.require("--checkpoint");
-  SamplingOptions o{.max_tokens = f.integer_in("--max-tokens", 1),
-                    .temperature = f.number("--temperature"),
-                    .top_k = f.integer_in("--top-k", 0, std::numeric_limits<int64_t>::max(), " (0: all tokens)"),
-                    .top_p = f.number("--top-p")};
-  if (!(o.temperature >= 0))
-    throw UsageError(message("generate: --temperature must be at least 0, got ", f.text("--temperature")));
-  if (!(o.top_p > 0 && o.top_p <= 1))
-    throw UsageError(message("generate: --top-p must be in (0, 1], got ", f.text("--top-p")));
-  (void)f.integer_in("--seed", 0);
+  const SamplingOptions o = sampling_options(f, "generate");
   // User text, checked as LineReader checks every line of a file.
   if (const auto problem = utf8_problem(f.text("--prompt"))) throw UsageError("generate: --prompt is " + *problem);
   apply_threads(f);
@@ -150,7 +164,7 @@ int generate_command(int argc, char** argv) {
                              " checkpoint; generate needs a decoder-only one (translate and score take "
                              "encoder-decoder ones, classify encoder-only ones)"));
   LoadedDecoderOnly ckpt = load_decoder_only_checkpoint(std::move(file));
-  Generator gen(static_cast<uint64_t>(f.integer("--seed")));
+  Generator gen(sampling_seed(f));
   if (const auto chat = ckpt.info.state.find("chat.template"); chat != ckpt.info.state.end() && !f.on("--raw")) {
     answer(*ckpt.model, ckpt.info.target_tokenizer, chat_template_named(chat->second), f.text("--prompt"), o, gen);
     return 0;

@@ -5,6 +5,7 @@
 
 #include "autograd/anomaly.h"
 #include "tensor/support/saved_state.h"
+#include "transformer/data/chat_template.h"
 #include "transformer/model/parameter_specs.h"
 
 namespace gradformer {
@@ -103,6 +104,14 @@ CheckpointInfo transformer_info(const CheckpointFile& file) {
   if (const auto ends = file.metadata.find(kEndOfText); ends != file.metadata.end())
     info.end_of_text = end_of_text_ids(ends->second, info.config.tgt_vocab, path);
   info.state = file.state;
+  // a fine-tuned model's chat template (train --task sft), checked here for every reader
+  if (const auto chat = info.state.find("chat.template"); chat != info.state.end()) {
+    try {
+      chat_template_named(chat->second);
+    } catch (const ValueError& e) {
+      throw CheckpointError(message(path, ": state.chat.template: ", e.what()));
+    }
+  }
   return info;
 }
 

@@ -133,3 +133,14 @@ TEST_CASE("LoRA settings: the checkpoint's metadata carries them, and nothing wh
   m.erase("config.lora.targets");
   CHECK_THROWS_MSG(config_from_metadata(m, "x.safetensors"), CheckpointError, "config.lora.targets");
 }
+
+TEST_CASE("a checkpoint whose chat template is unknown is refused when read, naming the file and the entry") {
+  const TransformerConfig c = lct::small("q");
+  const DecoderOnly model(c, 6);
+  CheckpointInfo info;
+  info.config = c, info.target_tokenizer = lct::vocab_of(c.tgt_vocab), info.state = {{"chat.template", "zephyr"}};
+  const std::string path = lct::temp_path("zephyr");
+  save_checkpoint(path, model, c, {}, info);
+  CHECK_THROWS_MSG(load_decoder_only_checkpoint(path), CheckpointError,
+                   path + ": state.chat.template: chat template: unknown zephyr (chatml, llama3)");
+}

@@ -12,9 +12,10 @@
 // W^Q, W^K, W^V and W^O, every other weight frozen; run it and the full step alternately and compare
 // their peaks (target: LoRA rank 8 at <= 0.5 x the full step's peak).
 // --held also lists, after the last forward pass, the activations the graph's nodes hold as their
-// inputs (a node keeps its inputs until backward, needed or not), summed by the op that made them
-// and the op that holds them; what backward functions captured besides (dropout masks, attention
-// weights, ...) is the rest of the memory the forward pass added.
+// inputs (a node keeps the input values its backward reads, autograd/node.h's Reads; the others are
+// edges of no memory, listed at 0), summed by the op that made them and the op that holds them; what
+// backward functions captured besides (dropout masks, attention weights, ...) is the rest of the
+// memory the forward pass added.
 // --profile runs one more step under the profiler (tensor/support/profiler.h) and prints its table, as
 // `gradformer train --profile` does.
 // --fresh-pages skips keep_freed_memory() (tensor/support/memory.h), which the gradformer program calls:

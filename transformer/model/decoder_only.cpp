@@ -133,7 +133,8 @@ Variable DecoderOnly::forward(const Tensor& ids, const Tensor& mask) const {
   const int64_t B = ids.size(0), T = ids.size(1);
   if (!mask.defined() || mask.dtype() != DType::Bool || mask.dim() != 3 || (mask.size(0) != B && mask.size(0) != 1) ||
       mask.size(1) != T || mask.size(2) != T)
-    throw ShapeError(message("DecoderOnly: mask must be [", B, " or 1, ", T, ", ", T, "] bool (causal), got ",
+    throw ShapeError(message("DecoderOnly: mask must be [", B == 1 ? std::string("1") : message(B, " or 1"), ", ", T,
+                             ", ", T, "] bool (causal), got ",
                              mask.defined() ? message(mask.shape(), " ", mask.dtype()) : std::string("none")));
   return output_projection->forward(decoder->forward(embed_tokens(ids), mask));  // [B, T, V]
 }

@@ -131,7 +131,10 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
     if (!is_training_state(key) && !absent_side_entry(first.arch, key)) metadata.emplace(key, value);
   std::string sources;
   for (const std::string& path : paths) sources += fs::path(path).filename().string() + "\n";
-  save_checkpoint_parameters(out_path, averaged, /*optimizer_state=*/{}, std::move(metadata), {{"averaged", sources}});
+  std::map<std::string, std::string> state{{"averaged", sources}};
+  // a fine-tuned model's chat template (train --task sft): how its conversations are written
+  if (const auto chat = first.state.find("chat.template"); chat != first.state.end()) state.insert(*chat);
+  save_checkpoint_parameters(out_path, averaged, /*optimizer_state=*/{}, std::move(metadata), state);
 }
 
 }  // namespace gradformer

@@ -7,6 +7,7 @@
 
 #include "model_helpers.h"
 #include "transformer/model/decoder_only.h"
+#include "transformer/model/masks.h"
 #include "transformer/model/sampling.h"
 
 using namespace gradformer;
@@ -272,4 +273,14 @@ TEST_CASE("decoder-only: without a gradient the cache grows in place, with the s
   CHECK(from_original == std::vector<double>(in_place.begin() + 30 * 7, in_place.end()));
   CHECK(from_copy == from_original);
   CHECK_FALSE(copy.layers[0].k.value().shares_storage_with(cache.layers[0].k.value()));
+}
+
+TEST_CASE("DecoderOnly's forward names the mask it needs, B or 1 by T by T, or 1 by T by T for one sequence") {
+  const DecoderOnly model(tiny_lm(NormPlacement::Pre), 1);
+  const Tensor one = from_vector(std::vector<int64_t>{1, 4, 2}, {1, 3});
+  CHECK_THROWS_MSG(model.forward(one, causal_mask(3)), ShapeError,
+                   "DecoderOnly: mask must be [1, 3, 3] bool (causal), got [3, 3] bool");
+  const Tensor two = from_vector(std::vector<int64_t>{1, 4, 2, 3, 5, 6}, {2, 3});
+  CHECK_THROWS_MSG(model.forward(two, causal_mask(2).unsqueeze(0)), ShapeError,
+                   "DecoderOnly: mask must be [2 or 1, 3, 3] bool (causal), got [1, 2, 2] bool");
 }

@@ -9,6 +9,7 @@
 #include "transformer/model/decoder_only.h"
 #include "transformer/model/encoder_decoder.h"
 #include "transformer/model/masks.h"
+#include "transformer/store/average.h"
 #include "transformer/store/checkpoint.h"
 #include "transformer/store/merge_lora.h"
 
@@ -143,4 +144,15 @@ TEST_CASE("a checkpoint whose chat template is unknown is refused when read, nam
   save_checkpoint(path, model, c, {}, info);
   CHECK_THROWS_MSG(load_decoder_only_checkpoint(path), CheckpointError,
                    path + ": state.chat.template: chat template: unknown zephyr (chatml, llama3)");
+}
+
+TEST_CASE("average keeps a fine-tuned model's chat template, as merge-lora does") {
+  const TransformerConfig c = lct::small("q");
+  CheckpointInfo info;
+  info.config = c, info.target_tokenizer = lct::vocab_of(c.tgt_vocab), info.state = {{"chat.template", "llama3"}};
+  const std::string a = lct::temp_path("avg-a"), b = lct::temp_path("avg-b"), out = lct::temp_path("avg-out");
+  save_checkpoint(a, DecoderOnly(c, 1), c, {}, info);
+  save_checkpoint(b, DecoderOnly(c, 2), c, {}, info);
+  average_checkpoints({a, b}, out);
+  CHECK(load_decoder_only_checkpoint(out).info.state.at("chat.template") == "llama3");
 }

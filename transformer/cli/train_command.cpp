@@ -196,7 +196,8 @@ void declare_block_flags(Flags& f) {
   f.add("--lora-alpha", "", "decoder-only sft: the adapters' alpha (the update scaled by alpha / rank; default: rank)");
   f.add("--lora-targets", "q,k,v,o",
         "decoder-only sft: the projections given adapters, a comma-separated list of q, k, v, o (the attention's "
-        "W^Q, W^K, W^V, W^O) and ffn (the feed-forward network's matrices)");
+        "W^Q, W^K, W^V, W^O) and ffn (the feed-forward network's matrices); embed also trains the embedding in full "
+        "(added when the template's tokens are: their rows must learn)");
 }
 
 // --lora-rank, --lora-alpha (default: the rank) and --lora-targets.

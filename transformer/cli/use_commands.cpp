@@ -250,10 +250,13 @@ void print_layer_terms(const TransformerConfig& c) {
               ll(matrices), c.block.bias == Bias::All ? " and their biases" : "",
               c.block.normalization == Normalization::RMSNorm ? "RMSNorms (gains)" : "LayerNorms (gains, biases)",
               ll(n.norms));
-  if (n.lora > 0)
+  if (n.lora > 0) {
+    LoraOptions projections = l.block.lora;
+    projections.embed = false;  // trained in full, not an adapter
     std::printf(
         "             LoRA adapters %lld (rank %lld on %s: r (in + out) beside each; merge-lora folds them in)\n",
-        ll(n.lora), ll(l.block.lora.rank), lora_targets_name(l.block.lora).c_str());
+        ll(n.lora), ll(l.block.lora.rank), lora_targets_name(projections).c_str());
+  }
   std::printf("  %lld layers x %lld = %lld\n", ll(c.layers), ll(n.total()), ll(c.layers * n.total()));
 }
 

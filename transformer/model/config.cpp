@@ -53,15 +53,15 @@ const char* positions_name(Positions p) {
 std::string lora_targets_name(const LoraOptions& lora) {
   std::string names;
   for (const auto& [on, name] :
-       {std::pair{lora.q, "q"}, {lora.k, "k"}, {lora.v, "v"}, {lora.o, "o"}, {lora.ffn, "ffn"}})
+       {std::pair{lora.q, "q"}, {lora.k, "k"}, {lora.v, "v"}, {lora.o, "o"}, {lora.ffn, "ffn"}, {lora.embed, "embed"}})
     if (on) names += (names.empty() ? "" : ",") + std::string(name);
   return names;
 }
 
 LoraOptions parse_lora_targets(const std::string& list, LoraOptions lora) {
-  lora.q = lora.k = lora.v = lora.o = lora.ffn = false;
-  std::pair<bool*, const char*> targets[] = {
-      {&lora.q, "q"}, {&lora.k, "k"}, {&lora.v, "v"}, {&lora.o, "o"}, {&lora.ffn, "ffn"}};
+  lora.q = lora.k = lora.v = lora.o = lora.ffn = lora.embed = false;
+  std::pair<bool*, const char*> targets[] = {{&lora.q, "q"}, {&lora.k, "k"},     {&lora.v, "v"},
+                                             {&lora.o, "o"}, {&lora.ffn, "ffn"}, {&lora.embed, "embed"}};
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
@@ -71,7 +71,7 @@ LoraOptions parse_lora_targets(const std::string& list, LoraOptions lora) {
       if (piece == name) target = on;
     if (!target || *target)
       throw ValueError(message("LoRA targets: '", piece, "' in '", list, "' is ",
-                               target ? "named twice" : "not one of q, k, v, o, ffn (comma-separated)"));
+                               target ? "named twice" : "not one of q, k, v, o, ffn, embed (comma-separated)"));
     *target = true;
     start = comma + 1;
   }
@@ -105,7 +105,7 @@ void validate_lora(const char* who, const LayerConfig& c) {
   if (!(l.alpha > 0 && l.alpha <= 1e6))
     throw ValueError(message(who, ": lora alpha must be in (0, 1e6], got ", l.alpha));
   if (!l.q && !l.k && !l.v && !l.o && !l.ffn)
-    throw ValueError(message(who, ": lora rank ", l.rank, " with no target (q, k, v, o, ffn)"));
+    throw ValueError(message(who, ": lora rank ", l.rank, " with no projection to sit beside (q, k, v, o, ffn)"));
   for (bool attention : {true, false})
     for (const auto& [in, out] : lora_projections(c, attention))
       if (l.rank > std::min(in, out))

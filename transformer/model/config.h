@@ -55,16 +55,19 @@ struct RopeScaling {
 /// Low-rank adapters (LoRA, nn/lora.h) beside a layer's projections, for fine-tuning: rank 0 is none.
 /// Each named projection W gets W + (alpha / rank) B A, A [rank, in] and B [out, rank]; q, k, v and o
 /// are W^Q, W^K, W^V and W^O of every attention (self- and cross-), ffn the feed-forward's matrices.
+/// embed adds no adapter: it trains the token embedding (and an untied output layer) in full beside
+/// them, which a fine-tuning needs when its chat template added tokens (their rows must learn).
 struct LoraOptions {
   int64_t rank = 0;
   double alpha = 0;  // the update's scale is alpha / rank (the paper sets alpha to the first rank tried)
-  bool q = true, k = true, v = true, o = true, ffn = false;
+  bool q = true, k = true, v = true, o = true, ffn = false, embed = false;
   friend bool operator==(const LoraOptions&, const LoraOptions&) = default;
 };
-/// "q,k,v,o", in that order (the checkpoint's config.lora.targets and the program's --lora-targets).
+/// "q,k,v,o", in the order q, k, v, o, ffn, embed (the checkpoint's config.lora.targets and the
+/// program's --lora-targets).
 std::string lora_targets_name(const LoraOptions& lora);
-/// The inverse: the targets of a comma-separated list of q, k, v, o and ffn, each at most once.
-/// ValueError naming the piece and listing the five for anything else, or for an empty list.
+/// The inverse: the targets of a comma-separated list of q, k, v, o, ffn and embed, each at most once.
+/// ValueError naming the piece and listing the six for anything else, or for an empty list.
 LoraOptions parse_lora_targets(const std::string& list, LoraOptions lora = {});
 
 /// The settings that turn the 2017 block into this decade's (Llama's, Qwen2's), each the paper's by

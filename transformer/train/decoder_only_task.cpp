@@ -236,16 +236,29 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
                                                   lora_targets_name(had),
                                                   " already: fine-tune them as they are (leave out --lora-rank), or ",
                                                   "fold them into its weights first (gradformer merge-lora)"));
+    LoraOptions lora = o_.block.lora;
+    if (added_tokens_ && !lora.embed) {  // frozen, the new tokens' rows would stay the mean row
+      lora.embed = true;
+      if (!o_.quiet)
+        Progress::note(
+            "LoRA: the embedding is trained too (target embed), so that the template's new tokens learn "
+            "rows of their own");
+    }
     try {
-      model_ = with_lora(*model_, o_.block.lora, o_.seed);
+      model_ = with_lora(*model_, lora, o_.seed);
     } catch (const ValueError& e) {
       throw TrainOptionError("lora_rank", message("cannot be given to ", path, "'s model: ", e.what()));
     }
   }
-  // A model with adapters trains them alone: every other weight frozen (no gradient, no Adam moments).
+  // A model with adapters trains them alone (and with target embed the embedding and an untied output
+  // layer): every other weight frozen (no gradient, no Adam moments).
   void freeze_base() {
-    const int64_t trained = freeze_all_but_lora(*model_), all = model_->parameter_count();
+    int64_t trained = freeze_all_but_lora(*model_);
+    const int64_t all = model_->parameter_count();
     const LoraOptions& lora = model_->config().block.lora;
+    if (lora.embed)
+      for (Variable w : {model_->embed->weight, model_->output_projection->weight})
+        if (!w.requires_grad()) w.set_requires_grad(true), trained += w.numel();  // tied: the same weight, once
     char share[32];
     std::snprintf(share, sizeof share, "%.2f%%", 100.0 * static_cast<double>(trained) / static_cast<double>(all));
     if (!o_.quiet)
@@ -258,6 +271,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   void add_template_tokens(const std::string& path) {
     const Tokenizer grown = tokenizer_.with_added(chat_template_specials(*chat_template_));
     if (grown.size() == tokenizer_.size()) return;
+    added_tokens_ = true;
     TransformerConfig c = model_->config();
     const int64_t rows = c.tgt_vocab;
     c.src_vocab = c.tgt_vocab = std::max(rows, grown.size());
@@ -292,6 +306,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   const TrainOptions o_;
   Tokenizer tokenizer_;                        // the checkpoint's; for words, vocab_'s
   std::optional<ChatTemplate> chat_template_;  // sft
+  bool added_tokens_ = false;                  // sft: the template's tokens were added to the tokenizer
   std::vector<int64_t> end_of_text_;           // sft: an imported model's eos ids, kept
   std::vector<Conversation> checked_;          // sft: whose answers evaluate() checks
   Vocab vocab_;

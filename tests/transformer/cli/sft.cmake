@@ -52,11 +52,12 @@ gradformer_cli_test("chat with a model that has no chat tokens is status 2 sayin
   "-DSTDERR=^gradformer chat: [^ ]*base/model.safetensors's tokenizer has no <\\|im_start\\|>, which the chatml template writes: fine-tune the model first"
   REQUIRES gradformer_cli_sft_base)
 # LoRA: adapters of rank 2 beside W^Q, W^V and the feed-forward's two matrices of the grown model
-# (d 16, d_ff 32): 2 (16 + 16) twice and 2 (16 + 32) twice, 320 numbers, of the model's 6448 + 320.
+# (d 16, d_ff 32): 2 (16 + 16) twice and 2 (16 + 32) twice, 320 numbers, of the model's 6448 + 320;
+# and the embedding (262 x 16 = 4192), trained too because chatml's tokens were added: 4512.
 gradformer_cli_test("train --task sft --lora-rank: the adapters alone trained, counted"
   "-DARGS=train|--arch|decoder-only|--task|sft|--data|${GRADFORMER_CLI_SFT_DATA}/chat.jsonl|--init|${GRADFORMER_CLI_SFT}/base/model.safetensors|--steps|4|--batch-size|4|--lora-rank|2|--lora-targets|v,ffn,q|--out|${GRADFORMER_CLI_SFT}/lora"
   -DCLEAN=${GRADFORMER_CLI_SFT}/lora "-DFILES=${GRADFORMER_CLI_SFT}/lora/model.safetensors"
-  "-DSTDOUT=\nLoRA rank 2, alpha 2 on q,v,ffn: training 320 of the model's 6768 parameters \\(4.73%\\), the rest frozen\n"
+  "-DSTDOUT=\nLoRA: the embedding is trained too \\(target embed\\), so that the template's new tokens learn rows of their own\nLoRA rank 2, alpha 2 on q,v,ffn,embed: training 4512 of the model's 6768 parameters \\(66.67%\\), the rest frozen\n"
   REQUIRES gradformer_cli_sft_base FIXTURE gradformer_cli_sft_lora)
 gradformer_cli_test("params of a LoRA checkpoint shows the adapters' term"
   "-DARGS=params|--checkpoint|${GRADFORMER_CLI_SFT}/lora/model.safetensors"
@@ -83,7 +84,7 @@ gradformer_cli_test("train --lora-rank on a task that trains from scratch is sta
 gradformer_cli_test("train --lora-targets with an unknown projection is status 2 listing them"
   "-DARGS=train|--arch|decoder-only|--task|sft|--data|x.jsonl|--init|x.safetensors|--lora-rank|4|--lora-targets|q,w"
   -DEXIT=2 ${one_error_line}
-  "-DSTDERR=^gradformer train: --lora-targets: LoRA targets: 'w' in 'q,w' is not one of q, k, v, o, ffn \\(comma-separated\\)\n$")
+  "-DSTDERR=^gradformer train: --lora-targets: LoRA targets: 'w' in 'q,w' is not one of q, k, v, o, ffn, embed \\(comma-separated\\)\n$")
 gradformer_cli_test("score --text reads a checkpoint with adapters beside its weights"
   "-DARGS=score|--checkpoint|${GRADFORMER_CLI_SFT}/lora/model.safetensors|--text|${GRADFORMER_CLI_SFT_DATA}/text.txt"
   "-DSTDOUT=600 tokens predicted \\(600 bytes\\), blocks of 64\nloss [0-9.]+ nats/token" REQUIRES gradformer_cli_sft_lora)

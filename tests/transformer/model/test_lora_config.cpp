@@ -147,11 +147,12 @@ TEST_CASE("LoRA settings: a rank wider than a projection, no target, a bad alpha
   CHECK_THROWS_MSG(lc::small(Architecture::DecoderOnly, zero_alpha).validate(), ValueError,
                    "lora alpha must be in (0, 1e6], got 0");
   LoraOptions none = lc::lora(2, "q");
-  none.q = false;
+  none.q = false, none.embed = true;  // the embedding trained is no adapter
   CHECK_THROWS_MSG(lc::small(Architecture::DecoderOnly, none).validate(), ValueError,
-                   "lora rank 2 with no target (q, k, v, o, ffn)");
+                   "lora rank 2 with no projection to sit beside (q, k, v, o, ffn)");
   CHECK_THROWS_MSG(parse_lora_targets("q,q"), ValueError, "'q' in 'q,q' is named twice");
-  CHECK_THROWS_MSG(parse_lora_targets(""), ValueError, "'' in '' is not one of q, k, v, o, ffn");
+  CHECK_THROWS_MSG(parse_lora_targets(""), ValueError, "'' in '' is not one of q, k, v, o, ffn, embed");
   CHECK_THROWS_MSG(parse_lora_targets("q,,v"), ValueError, "'' in 'q,,v' is not one of");
   CHECK(lora_targets_name(parse_lora_targets("ffn,v,q")) == "q,v,ffn");
+  CHECK(lora_targets_name(parse_lora_targets("embed,o")) == "o,embed");
 }

@@ -129,8 +129,9 @@ TEST_CASE("LoRA settings: the checkpoint's metadata carries them, and nothing wh
   CHECK(config_from_metadata(m, "x.safetensors").block.lora == c.block.lora);
   CHECK(config_to_metadata(TransformerConfig::tutorial(9, 9)).count("config.lora.rank") == 0);
   m["config.lora.targets"] = "k,w";
-  CHECK_THROWS_MSG(config_from_metadata(m, "x.safetensors"), CheckpointError,
-                   "x.safetensors: config.lora.targets: LoRA targets: 'w' in 'k,w' is not one of q, k, v, o, ffn");
+  CHECK_THROWS_MSG(
+      config_from_metadata(m, "x.safetensors"), CheckpointError,
+      "x.safetensors: config.lora.targets: LoRA targets: 'w' in 'k,w' is not one of q, k, v, o, ffn, embed");
   m.erase("config.lora.targets");
   CHECK_THROWS_MSG(config_from_metadata(m, "x.safetensors"), CheckpointError, "config.lora.targets");
 }

@@ -176,7 +176,11 @@ TEST_CASE("train sft: what it needs is refused by name before any training") {
 
 TEST_CASE("train sft with LoRA: only the adapters move and have Adam moments, the base weights stay bit for bit") {
   TempDir dir("sft-lora");
-  const std::string base = saved_base(dir);
+  // A model whose tokenizer has chatml's tokens already: nothing is added, the embedding stays frozen.
+  const Tokenizer chat = Tokenizer::bytes().with_added(chat_template_specials(ChatTemplate::ChatML));
+  const TransformerConfig c = tiny(chat.size(), true);
+  const std::string base = dir / "chat-base.safetensors";
+  save_checkpoint(base, DecoderOnly(c, 3), c, {}, {c, {}, chat, {}});
   test::write_text(dir / "chat.jsonl", reversal_data(40));
   TrainOptions o = sft_options(dir, "lora", base);
   o.steps = 30, o.lr = 1.0;
@@ -193,19 +197,37 @@ TEST_CASE("train sft with LoRA: only the adapters move and have Adam moments, th
     if (is_lora_parameter(name)) {
       adapters += t.numel();
       if (name.back() == 'B') CHECK(max(mul(t, t)).item() > 0);  // trained away from zero
-    } else if (start.parameters.count(name) && name != "embed.weight") {
+    } else {
       CHECK(t.to_vector<float>() == start.parameters.at(name).to_vector<float>());
     }
   }
   CHECK(adapters == 320);
-  // The embedding's rows for the base ids are the base's too (two mean rows added after them).
-  const Tensor grown = tuned.parameters.at("embed.weight"), was = start.parameters.at("embed.weight");
-  CHECK(grown.narrow(0, 0, was.size(0)).contiguous().to_vector<float>() == was.to_vector<float>());
   // Adam's moments for the adapters alone: m and v of each of the 8 adapter tensors.
   int64_t moments = 0;
   for (const auto& [name, t] : tuned.optimizer_state)
     moments += name.rfind("adam.m.", 0) == 0 || name.rfind("adam.v.", 0) == 0 ? 1 : 0;
   CHECK(moments == 2 * 8);
+}
+
+TEST_CASE("train sft with LoRA on a model that lacked the template's tokens trains the embedding too") {
+  TempDir dir("sft-lora-embed");
+  const std::string base = saved_base(dir);  // bytes: chatml's two tokens are added, their rows the mean row
+  test::write_text(dir / "chat.jsonl", reversal_data(40));
+  TrainOptions o = sft_options(dir, "lora", base);
+  o.block.lora.rank = 2, o.block.lora.alpha = 2;
+  const TrainReport r = train(o);
+  const CheckpointFile tuned = read_checkpoint_file(r.checkpoint_path), start = read_checkpoint_file(base);
+  LoraOptions expected = o.block.lora;
+  expected.embed = true;  // frozen, the new rows would stay the mean row: <|im_end|> could never be told apart
+  CHECK(tuned.info.config.block.lora == expected);
+  const Tensor grown = tuned.parameters.at("embed.weight"), was = start.parameters.at("embed.weight");
+  CHECK(grown.narrow(0, 0, was.size(0)).contiguous().to_vector<float>() != was.to_vector<float>());
+  CHECK(tuned.parameters.at("decoder.layers.0.linear1.weight").to_vector<float>() ==
+        start.parameters.at("decoder.layers.0.linear1.weight").to_vector<float>());
+  int64_t moments = 0;  // the 8 adapter tensors of q, k, v, o and the embedding
+  for (const auto& [name, t] : tuned.optimizer_state)
+    moments += name.rfind("adam.m.", 0) == 0 || name.rfind("adam.v.", 0) == 0 ? 1 : 0;
+  CHECK(moments == 2 * 9);
 }
 
 TEST_CASE("train sft with LoRA: resumed, it continues bit for bit, and adapters on a model that has them are refused") {
@@ -225,9 +247,10 @@ TEST_CASE("train sft with LoRA: resumed, it continues bit for bit, and adapters 
   CHECK(test::same_bits(resumed.losses, {full.losses.begin() + 3, full.losses.end()}));
   TrainOptions again = lora("again");
   again.init_path = full.checkpoint_path;
-  CHECK_THROWS_MSG(train(again), TrainOptionError,
-                   "has adapters of rank 3 on q,k,v,o already: fine-tune them as they are (leave out --lora-rank), "
-                   "or fold them into its weights first (gradformer merge-lora)");
+  CHECK_THROWS_MSG(
+      train(again), TrainOptionError,
+      "has adapters of rank 3 on q,k,v,o,embed already: fine-tune them as they are (leave out --lora-rank), "
+      "or fold them into its weights first (gradformer merge-lora)");
   TrainOptions wide = lora("wide");
   wide.block.lora.rank = 17;  // wider than d_model 16
   CHECK_THROWS_MSG(train(wide), TrainOptionError,

@@ -48,7 +48,7 @@ bool is_lora_parameter(const std::string& name) {
 void reset_lora_adapters(const Module& model, Generator& gen) {
   for (const auto& [name, p] : model.named_parameters()) {
     if (!is_lora_parameter(name)) continue;
-    if (name.size() >= 2 && name.compare(name.size() - 2, 2, ".A") == 0)
+    if (name.ends_with(".A"))
       linear_default_(p, p.size(1), gen);
     else
       fill_(p, 0.0);

@@ -7,10 +7,6 @@
 namespace gradformer {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // Where an adapter's update goes: the weight's name and its first row (a Linear's: all its rows).
 struct Target {
   std::string weight;
@@ -24,9 +20,9 @@ Target target_of(const std::string& adapter, const LayerConfig& c) {
   const std::pair<const char*, int64_t> attention[] = {
       {"lora_q.", 0}, {"lora_k.", q_rows}, {"lora_v.", q_rows + kv_rows}};
   for (const auto& [name, first] : attention)
-    if (ends_with(adapter, std::string(".") + name))
+    if (adapter.ends_with(std::string(".") + name))
       return {adapter.substr(0, adapter.size() - std::string(name).size()) + "in_proj_weight", first};
-  if (ends_with(adapter, ".lora.")) return {adapter.substr(0, adapter.size() - 5) + "weight", 0};
+  if (adapter.ends_with(".lora.")) return {adapter.substr(0, adapter.size() - 5) + "weight", 0};
   throw CheckpointError(message("merge_lora: ", adapter, "A is no adapter of a Linear or an attention"));
 }
 
@@ -39,7 +35,7 @@ StateDict merge_lora(const StateDict& parameters, const LayerConfig& layer) {
   for (const auto& [name, t] : parameters)
     if (!is_lora_parameter(name)) merged.emplace(name, t);
   for (const auto& [name, A] : parameters) {
-    if (!is_lora_parameter(name) || !ends_with(name, ".A")) continue;
+    if (!is_lora_parameter(name) || !name.ends_with(".A")) continue;
     const std::string adapter = name.substr(0, name.size() - 1);  // "...lora_q."
     const Target target = target_of(adapter, layer);
     const Tensor& B = parameters.at(adapter + "B");

@@ -2,7 +2,7 @@
 // it, as an SVG a browser opens, and runs the C++ primer's listings. The chapter embeds
 // tutorials/figures/00-transformer.svg; the test suite runs this program and checks that the
 // committed picture is exactly what it draws. It also draws the "you are here" map that opens each
-// chapter from the book's route (`route()`, the table of chapter 0): figures/here-01.svg to here-20.svg.
+// chapter from the book's route (`route()`, the table of chapter 0): figures/here-01.svg to here-21.svg.
 //
 //   ./build/tutorials/00-map [--figure path.svg]     (default: 00-transformer.svg here)
 #include <cstdio>
@@ -127,6 +127,7 @@ const std::vector<RouteChapter>& route() {
       {18, "Where the time goes", {2, 12, 15}, true},
       {19, "GPT-2", {15, 16}, true},
       {20, "From GPT-2 to Llama", {19}, true},
+      {21, "From a language model to an assistant", {13, 16}, true},
   };
   return chapters;
 }
@@ -140,9 +141,9 @@ struct RoutePart {
 std::string you_are_here_svg(int here) {
   using gradformer::Diagram;
   const std::vector<RoutePart> parts = {
-      {"deep learning", 0, 4}, {"the model", 5, 10}, {"training it and using it", 11, 14}, {"the family", 15, 20}};
+      {"deep learning", 0, 4}, {"the model", 5, 10}, {"training it and using it", 11, 14}, {"the family", 15, 21}};
   const double box = 38, gap = 6, part_gap = 18, top = 30;
-  Diagram d(21 * (box + gap) + 3 * part_gap + 24, 96);
+  Diagram d(static_cast<double>(route().size()) * (box + gap) + 3 * part_gap + 24, 96);
   const RouteChapter& chapter = route()[static_cast<size_t>(here)];
   auto is_need = [&](int n) {
     for (int need : chapter.needs)

@@ -222,7 +222,7 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
     } else {
       chat_template_ = o_.chat_template.empty() ? implied_chat_template(tokenizer_).value_or(ChatTemplate::ChatML)
                                                 : chat_template_named(o_.chat_template);
-      add_template_tokens(path);
+      add_template_tokens();
       if (o_.block.lora.rank > 0) add_adapters(path);
     }
     if (model_->config().block.lora.rank > 0) freeze_base();
@@ -253,12 +253,9 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   // A model with adapters trains them alone (and with target embed the embedding and an untied output
   // layer): every other weight frozen (no gradient, no Adam moments).
   void freeze_base() {
-    int64_t trained = freeze_all_but_lora(*model_);
+    const int64_t trained = freeze_all_but_adapters(*model_);
     const int64_t all = model_->parameter_count();
     const LoraOptions& lora = model_->config().block.lora;
-    if (lora.embed)
-      for (Variable w : {model_->embed->weight, model_->output_projection->weight})
-        if (!w.requires_grad()) w.set_requires_grad(true), trained += w.numel();  // tied: the same weight, once
     char share[32];
     std::snprintf(share, sizeof share, "%.2f%%", 100.0 * static_cast<double>(trained) / static_cast<double>(all));
     if (!o_.quiet)
@@ -268,22 +265,17 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   }
   // The template's tokens the tokenizer lacks, after its ids; the embedding (and output layer) rows
   // for them the mean row, grown when the model has no spare rows (an imported model may have some).
-  void add_template_tokens(const std::string& path) {
-    const Tokenizer grown = tokenizer_.with_added(chat_template_specials(*chat_template_));
-    if (grown.size() == tokenizer_.size()) return;
+  void add_template_tokens() {
+    const int64_t had = tokenizer_.size();
+    ChatModel grown = with_chat_tokens(*model_, tokenizer_, *chat_template_);
+    if (grown.tokenizer.size() == had) return;
     added_tokens_ = true;
-    TransformerConfig c = model_->config();
-    const int64_t rows = c.tgt_vocab;
-    c.src_vocab = c.tgt_vocab = std::max(rows, grown.size());
-    const StateDict parameters = grow_vocabulary(model_->state_dict(), tokenizer_.size(), rows, grown.size());
-    model_ = std::make_unique<DecoderOnly>(c, o_.seed, skip_init);
-    load_parameters(*model_, parameters, path);
+    model_ = std::move(grown.model), tokenizer_ = std::move(grown.tokenizer);
     std::string names;
-    for (const std::string& name : grown.added()) names += " " + name;
+    for (const std::string& name : tokenizer_.added()) names += " " + name;
     if (!o_.quiet)
       Progress::note(message(chat_template_name(*chat_template_), ": the tokenizer lacked", names, ": added as ids ",
-                             tokenizer_.size(), " to ", grown.size() - 1, ", their embedding rows each the mean row"));
-    tokenizer_ = grown;
+                             had, " to ", tokenizer_.size() - 1, ", their embedding rows each the mean row"));
   }
   void read_chat() {
     std::vector<Conversation> train = read_conversations(o_.data_path), valid;

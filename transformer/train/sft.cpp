@@ -46,6 +46,16 @@ StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64
   return parameters;
 }
 
+ChatModel with_chat_tokens(const DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template) {
+  ChatModel out{.model = nullptr, .tokenizer = tokenizer.with_added(chat_template_specials(chat_template))};
+  TransformerConfig c = model.config();
+  const int64_t rows = c.tgt_vocab;
+  c.src_vocab = c.tgt_vocab = std::max(rows, out.tokenizer.size());
+  out.model = std::make_unique<DecoderOnly>(c, /*seed=*/0, skip_init);
+  out.model->load_state_dict(grow_vocabulary(model.state_dict(), tokenizer.size(), rows, out.tokenizer.size()));
+  return out;
+}
+
 std::unique_ptr<DecoderOnly> with_lora(const DecoderOnly& model, const LoraOptions& lora, uint64_t seed) {
   TransformerConfig c = model.config();
   if (c.block.lora.rank > 0)
@@ -60,6 +70,14 @@ std::unique_ptr<DecoderOnly> with_lora(const DecoderOnly& model, const LoraOptio
   Generator gen(seed, 2);  // a stream of its own: the model's weights came from stream 0
   reset_lora_adapters(*adapted, gen);
   return adapted;
+}
+
+int64_t freeze_all_but_adapters(const DecoderOnly& model) {
+  int64_t trained = freeze_all_but_lora(model);
+  if (model.config().block.lora.embed)
+    for (Variable w : {model.embed->weight, model.output_projection->weight})
+      if (!w.requires_grad()) w.set_requires_grad(true), trained += w.numel();  // tied: the same weight, once
+  return trained;
 }
 
 AnswerCheck check_answers(DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template,

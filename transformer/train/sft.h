@@ -31,11 +31,28 @@ std::vector<LmSequence> chat_sequences(const std::vector<Conversation>& conversa
 /// ids <= rows and ids <= grown.
 StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64_t grown);
 
+/// A model and the tokenizer it reads, ready for a chat template.
+struct ChatModel {
+  std::unique_ptr<DecoderOnly> model;
+  Tokenizer tokenizer;
+};
+
+/// The model and its tokenizer given the template's special tokens the tokenizer lacks: the tokens
+/// after its ids (Tokenizer::with_added), the embedding (and a separate output layer) grown by a row
+/// each, the mean row (grow_vocabulary; an imported model's spare rows are used first). A copy of the
+/// model, unchanged, when the tokenizer has them all.
+ChatModel with_chat_tokens(const DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template);
+
 /// The model with LoRA adapters (nn/lora.h) beside the projections `lora` names: its weights as they
 /// are, each adapter's A drawn from `seed` and its B zero, so that it computes what it computed. The
 /// caller freezes the rest (freeze_all_but_lora). ValueError for adapters the model cannot take (a
 /// rank wider than a projection) or when it has adapters already.
 std::unique_ptr<DecoderOnly> with_lora(const DecoderOnly& model, const LoraOptions& lora, uint64_t seed);
+
+/// A model with adapters made ready to fine-tune them: every parameter frozen but the adapters' and,
+/// with target embed, the embedding's and a separate output layer's (freeze_all_but_lora). Returns
+/// the numbers left to train (a tied embedding once).
+int64_t freeze_all_but_adapters(const DecoderOnly& model);
 
 /// How a model answers the last user turn of conversations, greedily, each answer written until the
 /// end-of-turn token or twice the expected answer's tokens (and 16 more).

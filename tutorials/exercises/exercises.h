@@ -180,4 +180,13 @@ gradformer::StateDict gpt2_block(const gradformer::StateDict& gpt2, int64_t i);
 /// (start + t) theta^(-2i / d_k).
 gradformer::Tensor rotate_pairs(const gradformer::Tensor& x, double theta, int64_t start);
 
+/// Chapter 21: LoRA's backward. x [N, in], A [r, in], B [out, r], G = dL/dh [N, out] for the
+/// adapter's h = scale (x A^T) B^T, all float64 -> dL/dA [r, in], dL/dB [out, r] and the adapter's
+/// part of dL/dx [N, in].
+struct LoraGradients {
+  gradformer::Tensor dA, dB, dx;
+};
+LoraGradients lora_backward(const gradformer::Tensor& x, const gradformer::Tensor& A, const gradformer::Tensor& B,
+                            double scale, const gradformer::Tensor& G);
+
 }  // namespace exercises

@@ -17,6 +17,15 @@ using test::TempDir;
 
 namespace {
 
+double largest_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to(DType::Float64).contiguous().to_vector<double>(),
+                            y = b.to(DType::Float64).contiguous().to_vector<double>();
+  REQUIRE(x.size() == y.size());
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+  return worst;
+}
+
 TransformerConfig tiny(int64_t vocab, bool tied) {
   TransformerConfig c = decoder_only_config(vocab);
   c.d_model = 16, c.d_ff = 32, c.heads = 2, c.layers = 1, c.max_len = 64, c.dropout = 0, c.tie_embeddings = tied;
@@ -93,6 +102,50 @@ TEST_CASE("grow_vocabulary of a padded embedding: the new ids take spare rows, s
   // Grown past its rows: 3 ids in 4 rows to 6 ids, 6 rows, rows 3-5 the mean.
   const StateDict h = grow_vocabulary({{"generator.bias", from_vector(std::vector<double>{1, 2, 6, 9}, {4})}}, 3, 4, 6);
   CHECK(h.at("generator.bias").to_vector<double>() == std::vector<double>{1, 2, 6, 3, 3, 3});
+}
+
+TEST_CASE("with_chat_tokens: the template's missing tokens added after the tokenizer's ids, their rows the mean row") {
+  TransformerConfig c = tiny(Tokenizer::bytes().size(), /*tied=*/false);
+  c.dtype = DType::Float64;
+  const DecoderOnly model(c, 5);
+  const Tokenizer bytes = Tokenizer::bytes();
+  const ChatModel chat = with_chat_tokens(model, bytes, ChatTemplate::Llama3);  // four tokens: ids 260 to 263
+  CHECK(chat.tokenizer.size() == bytes.size() + 4);
+  CHECK(chat.tokenizer.special("<|eot_id|>") == bytes.size() + 3);
+  CHECK(chat.model->config().tgt_vocab == bytes.size() + 4);
+  const Tensor was = model.embed->weight.value(), now = chat.model->embed->weight.value();  // [260, 16], [264, 16]
+  CHECK(largest_difference(now.narrow(0, 0, bytes.size()), was) == 0);
+  const Tensor mean_row = mean(was, {0}, true);  // [1, 16]
+  for (int64_t id = bytes.size(); id < bytes.size() + 4; ++id)
+    CHECK(largest_difference(now.narrow(0, id, 1), mean_row) < 1e-15);
+  CHECK(largest_difference(chat.model->output_projection->weight.value().narrow(0, bytes.size(), 1),
+                           mean(model.output_projection->weight.value(), {0}, true)) < 1e-15);
+  // A tokenizer that has them all: the same model, copied; the tokenizer as it was.
+  const ChatModel again = with_chat_tokens(*chat.model, chat.tokenizer, ChatTemplate::Llama3);
+  CHECK(again.tokenizer.size() == chat.tokenizer.size());
+  CHECK(again.model.get() != chat.model.get());
+  CHECK(largest_difference(again.model->embed->weight.value(), now) == 0);
+}
+
+TEST_CASE("freeze_all_but_adapters: the adapters, and with target embed the embedding and output layer, train") {
+  for (const bool tied : {true, false}) {
+    for (const bool embed : {false, true}) {
+      INFO("tied " << tied << ", embed " << embed);
+      TransformerConfig c = tiny(11, tied);
+      c.block.lora = {.rank = 2, .alpha = 2, .embed = embed};
+      const DecoderOnly model(c, 1);
+      int64_t adapters = 0;
+      for (const auto& [name, p] : model.named_parameters()) adapters += is_lora_parameter(name) ? p.numel() : 0;
+      CHECK(adapters == 1 * 4 * 2 * (16 + 16));             // one layer: q, k, v, o, each r (in + out)
+      const int64_t tables = tied ? 11 * 16 : 2 * 11 * 16;  // tied: the one matrix, counted once
+      CHECK(freeze_all_but_adapters(model) == adapters + (embed ? tables : 0));
+      CHECK(model.embed->weight.requires_grad() == embed);
+      CHECK(model.output_projection->weight.requires_grad() == embed);
+      for (const auto& [name, p] : model.named_parameters())
+        if (name.find("linear1") != std::string::npos || name.find("norm") != std::string::npos)
+          CHECK_FALSE(p.requires_grad());
+    }
+  }
 }
 
 TEST_CASE("chat_sequences: the answers and their end-of-turn scored, a conversation too long refused by its source") {

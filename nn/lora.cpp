@@ -28,8 +28,12 @@ void LoraAdapter::reset_parameters(Generator& gen) {
   fill_(B, 0.0);  // the update starts at nothing
 }
 
-// (alpha / r) (x A^T) B^T: [..., in] -> [..., r] -> [..., out]
-Variable LoraAdapter::forward(const Variable& x) const { return linear(linear(x, A), B) * scale_; }
+// (alpha / r) (x A^T) B^T: [..., in] -> [..., r] -> [..., out]. The scale multiplies the narrow
+// [..., r] activation, not the [..., out] result, and not at all when it is 1 (alpha = r, the default).
+Variable LoraAdapter::forward(const Variable& x) const {
+  const Variable u = linear(x, A);  // [..., r]
+  return linear(scale_ == 1 ? u : u * scale_, B);
+}
 
 Tensor LoraAdapter::delta() const { return mul(matmul(B.value(), A.value()), scalar(scale_, B.value().dtype())); }
 

@@ -29,7 +29,7 @@ class LoraAdapter : public Module {
   LoraAdapter(int64_t in, int64_t out, int64_t rank, double alpha, SkipInit, DType dtype = DType::Float32);
   /// A drawn again, B back to zero: the update is nothing again.
   void reset_parameters(Generator& gen);
-  /// (alpha / r) (x A^T) B^T     x [..., in] -> [..., out]: two thin products, never B A itself.
+  /// ((alpha / r) x A^T) B^T     x [..., in] -> [..., out]: two thin products, never B A itself.
   Variable forward(const Variable& x) const;
   /// (alpha / r) B A  [out, in]: what merging adds to W.
   Tensor delta() const;

@@ -168,20 +168,22 @@ MaskRows mask_rows(const Tensor& mask) {  // mask: [lead..., Tq, Tk], any stride
 
 // The backward pass, a function of its own so a debugger can stop in it by name
 // (break scaled_dot_product_attention_backward). P: the attention weights [..., Tq, Tk];
-// F: the dropout factors or undefined; g = dO: [..., Tq, d_v] -> dQ, dK, dV into dx.
-static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor& F, double scale, const Tensor& g,
-                                                  Grads& dx) {
+// kept: the elements dropout kept (bool) or undefined, p its rate; g = dO: [..., Tq, d_v] -> dQ, dK,
+// dV into dx.
+static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor& kept, double p, double scale,
+                                                  const Tensor& g, Grads& dx) {
   const int64_t Tk = P.size(-1);
   const Tensor& qv = dx.input(0);
   const Tensor& kv = dx.input(1);
   const Tensor& vv = dx.input(2);
-  const Tensor Pd = F.defined() ? P * F : P;
-  if (dx.wanted(2)) dx[2] = matmul(Pd.transpose(-2, -1), g);  // dV = (P * F)^T dO
+  const Tensor Pd = kept.defined() ? times_dropout_factors(P, kept, p) : P;  // P * F
+  if (dx.wanted(2)) dx[2] = matmul(Pd.transpose(-2, -1), g);                 // dV = (P * F)^T dO
   if (!dx.wanted(0) && !dx.wanted(1)) return;
   Tensor dS = matmul(g, vv.transpose(-2, -1));  // dP (before dropout): [..., Tq, Tk], contiguous
   dispatch_floating(P.dtype(), "scaled_dot_product_attention_backward", [&]<class T>() {
     const T* pp = P.data<T>();
-    const T* pf = F.defined() ? F.data<T>() : nullptr;
+    const bool* pk = kept.defined() ? kept.data<bool>() : nullptr;
+    const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));  // F where kept (apply_dropout's factor)
     T* pd = dS.data<T>();
     const T sc = static_cast<T>(scale);
     const int64_t rows = P.numel() / std::max<int64_t>(Tk, 1);
@@ -190,8 +192,8 @@ static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor&
       for (int64_t r = lo; r < hi; ++r) {
         const T* pr = pp + r * Tk;
         T* dr = pd + r * Tk;
-        if (pf)
-          for (int64_t j = 0; j < Tk; ++j) dr[j] *= pf[r * Tk + j];
+        if (pk)
+          for (int64_t j = 0; j < Tk; ++j) dr[j] *= pk[r * Tk + j] ? keep : T(0);
         T dot = 0;
         for (int64_t j = 0; j < Tk; ++j) dot += pr[j] * dr[j];
         for (int64_t j = 0; j < Tk; ++j) dr[j] = sc * pr[j] * (dr[j] - dot);  // 0 where P is 0 (masked)
@@ -209,7 +211,7 @@ static void scaled_dot_product_attention_backward(const Tensor& P, const Tensor&
 //   forward:  S = Q K^T;  P = softmax(scale * S, masked);  O = (P * F) V
 //   backward: dV = (P * F)^T dO;  dP = (dO V^T) * F;  dS = scale * P * (dP - rowsum(dP * P));
 //             dQ = dS K;  dK = dS^T Q
-// F is the dropout factor (0 or 1/(1-p)), absent without dropout.
+// F is the dropout factor (0 or 1/(1-p)), kept as a bool per weight; absent without dropout.
 Attention scaled_dot_product_attention(const Variable& q, const Variable& k, const Variable& v, const Tensor& mask,
                                        const AttentionOptions& options) {
   const char* op = "scaled_dot_product_attention";
@@ -244,15 +246,15 @@ Attention scaled_dot_product_attention(const Variable& q, const Variable& k, con
       }
     });
   });
-  Tensor F, Pd = P;  // the dropout factors and P * F, made in one pass: [..., Tq, Tk]
+  Tensor kept, Pd = P;  // which weights dropout kept (bool) and P * F, made in one pass: [..., Tq, Tk]
   if (options.dropout_p > 0) {
     Dropped dropped = apply_dropout(P, options.dropout_p, *options.dropout_gen);
-    F = std::move(dropped.scaled_mask), Pd = std::move(dropped.output);
+    kept = std::move(dropped.kept), Pd = std::move(dropped.output);
   }
   const Tensor out = matmul(Pd, v.value());  // [..., Tq, d_v]
 
-  Variable output = record(op, out, {q, k, v}, [P, F, scale](const Tensor& g, Grads& dx) {
-    scaled_dot_product_attention_backward(P, F, scale, g, dx);
+  Variable output = record(op, out, {q, k, v}, [P, kept, p = options.dropout_p, scale](const Tensor& g, Grads& dx) {
+    scaled_dot_product_attention_backward(P, kept, p, scale, g, dx);
   });
   return {output, P};
 }

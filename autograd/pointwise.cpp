@@ -138,16 +138,15 @@ Variable masked_fill(const Variable& x, const Tensor& mask, double value) {
                 [mask](const Tensor& g, Grads& dx) { dx[0] = gradformer::masked_fill(g, mask, 0.0); });
 }
 
-// y = x * mask / (1 - p)  =>  dL/dx = dL/dy * mask / (1 - p): the same scaled mask both ways.
+// y = x * mask / (1 - p)  =>  dL/dx = dL/dy * mask / (1 - p): the same factors both ways.
 Variable dropout(const Variable& x, double p, Generator& gen, bool training) {
   if (!(p >= 0 && p <= 1)) throw ValueError(message("dropout: p must be in [0, 1], got ", p));
   if (!training || p == 0) return x;
-  // The mask is stored already scaled by 1/(1-p), so the backward is one multiply.
+  // The backward keeps which elements were kept, one byte each, and multiplies by their factors.
   Dropped dropped = apply_dropout(x.value(), p, gen);
-  return record("dropout", std::move(dropped.output), {x}, Reads::None,
-                [scaled_mask = std::move(dropped.scaled_mask)](const Tensor& g, Grads& dx) {
-                  dx[0] = gradformer::mul(g, scaled_mask);
-                });
+  return record(
+      "dropout", std::move(dropped.output), {x}, Reads::None,
+      [kept = std::move(dropped.kept), p](const Tensor& g, Grads& dx) { dx[0] = times_dropout_factors(g, kept, p); });
 }
 
 }  // namespace gradformer

@@ -5,6 +5,7 @@
 #include <numbers>
 #include <sstream>
 #include <type_traits>
+#include <vector>
 
 #include "tensor/kernels/dropout_kernel.h"
 #include "tensor/kernels/parallel.h"
@@ -77,11 +78,17 @@ int64_t draw_vectorised(uint64_t states[4], const uint64_t increments[4], int64_
   return 0;
 }
 
+// The factor of a kept element: 1/(1-p) in T (0 for p = 1, where nothing is kept).
 template <class T>
-void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* mask) {
+T kept_factor(double p) {
+  return p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
+}
+
+template <class T>
+void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, bool* kept) {
   constexpr int64_t kChunk = 4096;  // elements per stream: fixed, so the thread count cannot matter
   const uint64_t base = static_cast<uint64_t>(gen.next_u32()) << 32 | gen.next_u32();
-  const T keep = p == 1 ? T(0) : static_cast<T>(1 / (1 - p));
+  const T keep = kept_factor<T>(p);
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   // Within a chunk, element i draws from the chunk's stream i % 4: four independent generator
   // chains the CPU can advance side by side, where one chain would wait on each multiply.
@@ -91,11 +98,12 @@ void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* m
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   const Bits keep_bits = std::bit_cast<Bits>(keep);
   auto put = [=](int64_t i, Generator& g) {
-    const T f = std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{g.next_u32() >= cut})));
-    mask[i] = f;
-    out[i] = in[i] * f;
+    const bool k = g.next_u32() >= cut;
+    kept[i] = k;
+    out[i] = in[i] * std::bit_cast<T>(static_cast<Bits>(keep_bits & (Bits{0} - Bits{k})));
   };
   parallel_for(0, chunks, grain_for(kChunk), [=](int64_t lo, int64_t hi) {
+    std::vector<T> factors(kChunk);  // the vector kernels' factors, a chunk at a time (in L1), then kept as bools
     for (int64_t c = lo; c < hi; ++c) {
       Generator s[4] = {Generator(base, 4 * c), Generator(base, 4 * c + 1), Generator(base, 4 * c + 2),
                         Generator(base, 4 * c + 3)};
@@ -105,8 +113,10 @@ void draw_dropout(int64_t n, double p, Generator& gen, const T* in, T* out, T* m
       if (cut <= UINT32_MAX) {
         uint64_t states[4], increments[4];
         for (int k = 0; k < 4; ++k) states[k] = s[k].state()[0], increments[k] = s[k].state()[1];
-        i += draw_vectorised(states, increments, end - begin, static_cast<uint32_t>(cut), keep, in + begin, out + begin,
-                             mask + begin);
+        const int64_t done = draw_vectorised(states, increments, end - begin, static_cast<uint32_t>(cut), keep,
+                                             in + begin, out + begin, factors.data());
+        for (int64_t j = 0; j < done; ++j) kept[begin + j] = factors[static_cast<size_t>(j)] != T(0);
+        i += done;
         for (int k = 0; k < 4; ++k) s[k].set_state({states[k], increments[k]});
       }
       for (; i + 4 <= end; i += 4) put(i, s[0]), put(i + 1, s[1]), put(i + 2, s[2]), put(i + 3, s[3]);
@@ -126,13 +136,30 @@ void check_dropout_p(double p, const char* op) {
 Dropped apply_dropout(const Tensor& x, double p, Generator& gen) {
   check_dropout_p(p, "dropout");
   const Tensor input = x.contiguous();
-  Dropped result{Tensor::empty(x.shape(), x.dtype()), Tensor::empty(x.shape(), x.dtype())};
+  Dropped result{Tensor::empty(x.shape(), x.dtype()), Tensor::empty(x.shape(), DType::Bool)};
   dispatch_floating(x.dtype(), "dropout", [&]<class T>() {
-    const T* in = input.data<T>();
-    T *out = result.output.data<T>(), *mask = result.scaled_mask.data<T>();
-    draw_dropout<T>(input.numel(), p, gen, in, out, mask);
+    draw_dropout<T>(input.numel(), p, gen, input.data<T>(), result.output.data<T>(), result.kept.data<bool>());
   });
   return result;
+}
+
+Tensor times_dropout_factors(const Tensor& g, const Tensor& kept, double p) {
+  check_dropout_p(p, "dropout");
+  if (kept.dtype() != DType::Bool || kept.shape() != g.shape())
+    throw ShapeError(message("dropout: the kept mask is ", kept.dtype(), " ", kept.shape(), ", the gradient ",
+                             g.shape(), ": they must have one shape, the mask bool"));
+  const Tensor in = g.contiguous(), mask = kept.contiguous();
+  Tensor out = Tensor::empty(g.shape(), g.dtype());
+  dispatch_floating(g.dtype(), "dropout", [&]<class T>() {
+    const T keep = kept_factor<T>(p);
+    const T* a = in.data<T>();
+    const bool* k = mask.data<bool>();
+    T* o = out.data<T>();
+    parallel_for(0, in.numel(), grain_for(1), [=](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) o[i] = a[i] * (k[i] ? keep : T(0));
+    });
+  });
+  return out;
 }
 
 Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen) {

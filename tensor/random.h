@@ -50,15 +50,21 @@ Tensor normal(const Shape& shape, double mean, double std, Generator& gen, DType
 Tensor randint(const Shape& shape, int64_t lo, int64_t hi, Generator& gen);  // int64 in [lo, hi)
 
 /// Inverted dropout of x in one pass: each element kept and scaled by 1/(1-p) with probability
-/// 1 - p, else 0 (all 0 for p = 1), and those factors as the mask (for the backward pass).
+/// 1 - p, else 0 (all 0 for p = 1), and which were kept as a bool mask (for the backward pass: one
+/// byte an element, where the factors themselves would take four or eight).
 /// Filled in parallel and still reproducible: one number drawn from `gen` seeds four PCG streams
 /// per fixed-size chunk of elements, so the mask depends on the seed alone, never on the thread
 /// count. Each element compares one 32-bit draw with p * 2^32. ValueError unless 0 <= p <= 1;
 /// DTypeError unless x is float32 or float64.
 struct Dropped {
-  Tensor output;       // x * scaled_mask
-  Tensor scaled_mask;  // 1/(1-p) or 0 per element
+  Tensor output;  // x * factor, factor = 1/(1-p) where kept, else 0
+  Tensor kept;    // bool, x's shape
 };
 Dropped apply_dropout(const Tensor& x, double p, Generator& gen);
+
+/// g times dropout's factors: g * 1/(1-p) where `kept`, g * 0 elsewhere (the same products, bit for
+/// bit, as multiplying by the factors). g float32 or float64, contiguous or not; kept bool of g's
+/// shape (ShapeError otherwise).
+Tensor times_dropout_factors(const Tensor& g, const Tensor& kept, double p);
 
 }  // namespace gradformer

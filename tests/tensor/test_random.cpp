@@ -100,10 +100,15 @@ TEST_CASE("apply_dropout's output is x times its mask, and the mask does not dep
       Generator init(5);
       const Tensor x = randn({37, 301}, init, dtype);  // 11,137 elements: three chunks and a ragged tail
       Generator a(9), b(9);
-      const Tensor mask = apply_dropout(ones(x.shape(), dtype), 0.1, a).scaled_mask;
+      const Dropped of_ones = apply_dropout(ones(x.shape(), dtype), 0.1, a);
+      const Tensor mask = of_ones.output;  // the factors: 1/(1-p) where kept, else 0
       const Dropped dropped = apply_dropout(x, 0.1, b);
-      CHECK(dropped.scaled_mask.to_vector<double>() == mask.to_vector<double>());
+      CHECK(dropped.kept.dtype() == DType::Bool);
+      const auto flags = [](const Tensor& t) { return t.to(DType::Float64).to_vector<double>(); };
+      CHECK(flags(dropped.kept) == flags(of_ones.kept));
+      CHECK(flags(dropped.kept) == flags(ne(mask, zeros({1}, dtype))));
       CHECK(dropped.output.to_vector<double>() == mul(x, mask).to_vector<double>());
+      CHECK(times_dropout_factors(x, dropped.kept, 0.1).to_vector<double>() == mul(x, mask).to_vector<double>());
       CHECK(a.state() == b.state());
       // A strided input reads its own elements, not its storage's order.
       Generator c(9);
@@ -116,6 +121,21 @@ TEST_CASE("apply_dropout's output is x times its mask, and the mask does not dep
   Generator gen;
   CHECK_THROWS_MSG(apply_dropout(ones({2}), -0.5, gen), ValueError, "dropout: p must be in [0, 1], got -0.5");
   CHECK_THROWS_MSG(apply_dropout(ones({2}, DType::Int64), 0.5, gen), DTypeError, "dropout");
+}
+
+TEST_CASE("times_dropout_factors: g times 1/(1-p) where kept, and a signed zero where not, as a multiply by 0 gives") {
+  const Tensor g = tensor({2.0, -3.0, 0.5, -1.0}, {2, 2}, DType::Float64);
+  const Tensor kept = ne(tensor({1.0, 0.0, 1.0, 0.0}, {2, 2}), zeros({1}));
+  const std::vector<double> out = times_dropout_factors(g, kept, 0.5).to_vector<double>();
+  CHECK(out == std::vector<double>{4.0, 0.0, 1.0, 0.0});
+  CHECK(std::signbit(out[1]));  // -3 * 0 = -0, as the factors' multiply gave
+  // Strided gradients read in their own order.
+  CHECK(times_dropout_factors(g.transpose(0, 1), kept, 0.5).to_vector<double>() ==
+        std::vector<double>{4.0, 0.0, -6.0, 0.0});
+  CHECK(sum(times_dropout_factors(g, kept, 1.0)).item() == 0.0);  // p = 1: nothing kept at any factor
+  CHECK_THROWS_MSG(times_dropout_factors(g, ne(ones({4}), zeros({1})), 0.5), ShapeError,
+                   "dropout: the kept mask is bool [4], the gradient [2, 2]: they must have one shape, the mask bool");
+  CHECK_THROWS_AS(times_dropout_factors(g, ones({2, 2}), 0.5), ShapeError);
 }
 
 // The vector kernels, each as a function of the float and double overloads it has (both take the

@@ -267,7 +267,7 @@ const char* const kTest = "runs/reverse-test.jsonl";
 // added to it as fine-tuning adds them (their rows the mean row).
 AnswerCheck answers_before() {
   const LoadedDecoderOnly base = load_decoder_only_checkpoint("runs/base/model.safetensors");
-  const ChatModel chat = with_chat_tokens(*base.model, base.info.target_tokenizer, ChatTemplate::ChatML);
+  const ChatModel chat = with_chat_tokens(*base.model, base.info.target_tokenizer, ChatTemplate::ChatML, /*seed=*/1);
   return check_answers(*chat.model, chat.tokenizer, ChatTemplate::ChatML, read_conversations(kTest), 100);
 }
 

@@ -267,8 +267,8 @@ class DecoderOnlyTask : public ModelTask<DecoderOnly> {
   // for them the mean row, grown when the model has no spare rows (an imported model may have some).
   void add_template_tokens() {
     const int64_t had = tokenizer_.size();
-    ChatModel grown = with_chat_tokens(*model_, tokenizer_, *chat_template_);
-    if (grown.tokenizer.size() == had) return;
+    if (tokenizer_.with_added(chat_template_specials(*chat_template_)).size() == had) return;  // no copy of the model
+    ChatModel grown = with_chat_tokens(*model_, tokenizer_, *chat_template_, o_.seed);
     added_tokens_ = true;
     model_ = std::move(grown.model), tokenizer_ = std::move(grown.tokenizer);
     std::string names;

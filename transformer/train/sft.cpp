@@ -46,12 +46,13 @@ StateDict grow_vocabulary(StateDict parameters, int64_t ids, int64_t rows, int64
   return parameters;
 }
 
-ChatModel with_chat_tokens(const DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template) {
+ChatModel with_chat_tokens(const DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template,
+                           uint64_t seed) {
   ChatModel out{.model = nullptr, .tokenizer = tokenizer.with_added(chat_template_specials(chat_template))};
   TransformerConfig c = model.config();
   const int64_t rows = c.tgt_vocab;
   c.src_vocab = c.tgt_vocab = std::max(rows, out.tokenizer.size());
-  out.model = std::make_unique<DecoderOnly>(c, /*seed=*/0, skip_init);
+  out.model = std::make_unique<DecoderOnly>(c, seed, skip_init);
   out.model->load_state_dict(grow_vocabulary(model.state_dict(), tokenizer.size(), rows, out.tokenizer.size()));
   return out;
 }

@@ -40,8 +40,10 @@ struct ChatModel {
 /// The model and its tokenizer given the template's special tokens the tokenizer lacks: the tokens
 /// after its ids (Tokenizer::with_added), the embedding (and a separate output layer) grown by a row
 /// each, the mean row (grow_vocabulary; an imported model's spare rows are used first). A copy of the
-/// model, unchanged, when the tokenizer has them all.
-ChatModel with_chat_tokens(const DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template);
+/// model, unchanged, when the tokenizer has them all. The copy's dropout draws from `seed`, as a model
+/// built with that seed would.
+ChatModel with_chat_tokens(const DecoderOnly& model, const Tokenizer& tokenizer, ChatTemplate chat_template,
+                           uint64_t seed);
 
 /// The model with LoRA adapters (nn/lora.h) beside the projections `lora` names: its weights as they
 /// are, each adapter's A drawn from `seed` and its B zero, so that it computes what it computed. The

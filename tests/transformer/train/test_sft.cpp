@@ -109,10 +109,11 @@ TEST_CASE("with_chat_tokens: the template's missing tokens added after the token
   c.dtype = DType::Float64;
   const DecoderOnly model(c, 5);
   const Tokenizer bytes = Tokenizer::bytes();
-  const ChatModel chat = with_chat_tokens(model, bytes, ChatTemplate::Llama3);  // four tokens: ids 260 to 263
+  const ChatModel chat = with_chat_tokens(model, bytes, ChatTemplate::Llama3, 7);  // four tokens: ids 260 to 263
   CHECK(chat.tokenizer.size() == bytes.size() + 4);
   CHECK(chat.tokenizer.special("<|eot_id|>") == bytes.size() + 3);
   CHECK(chat.model->config().tgt_vocab == bytes.size() + 4);
+  CHECK(chat.model->dropout_generator()->state() == Generator(7, 1).state());  // dropout as --seed 7 draws it
   const Tensor was = model.embed->weight.value(), now = chat.model->embed->weight.value();  // [260, 16], [264, 16]
   CHECK(largest_difference(now.narrow(0, 0, bytes.size()), was) == 0);
   const Tensor mean_row = mean(was, {0}, true);  // [1, 16]
@@ -121,7 +122,7 @@ TEST_CASE("with_chat_tokens: the template's missing tokens added after the token
   CHECK(largest_difference(chat.model->output_projection->weight.value().narrow(0, bytes.size(), 1),
                            mean(model.output_projection->weight.value(), {0}, true)) < 1e-15);
   // A tokenizer that has them all: the same model, copied; the tokenizer as it was.
-  const ChatModel again = with_chat_tokens(*chat.model, chat.tokenizer, ChatTemplate::Llama3);
+  const ChatModel again = with_chat_tokens(*chat.model, chat.tokenizer, ChatTemplate::Llama3, 7);
   CHECK(again.tokenizer.size() == chat.tokenizer.size());
   CHECK(again.model.get() != chat.model.get());
   CHECK(largest_difference(again.model->embed->weight.value(), now) == 0);
